@@ -1,0 +1,213 @@
+// Package spec decodes wave files (HCL native syntax *.hcl and HCL JSON syntax
+// *.hcl.json) into a typed, fully resolved Config.
+//
+// Decoding happens in two passes, in the manner of Terraform's configs package:
+// the first pass decodes every block and evaluates every value attribute, the
+// second resolves the references between blocks (lot.X, repo.Y, agent.Z) and
+// checks the dependency graph. Every problem is an hcl.Diagnostic carrying the
+// source range, and all of them are reported in one run. The package never
+// starts a process and never touches git; file() and templatefile() read files
+// relative to the wave file's folder.
+package spec
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Config is a decoded, resolved wave file.
+type Config struct {
+	// File is the path of the wave file as it was given.
+	File string
+	// Dir is the folder of the wave file; relative paths inside the file are
+	// relative to it.
+	Dir string
+	// Wave holds the settings of the wave block.
+	Wave Wave
+	// Agents are the agent definitions, the built-in "claude" first, then the
+	// declared ones in file order.
+	Agents []*Agent
+	// Repos are the repositories in file order.
+	Repos []*Repo
+	// Lots are the lots in file order.
+	Lots []*Lot
+
+	agentsByName map[string]*Agent
+	reposByName  map[string]*Repo
+	lotsByID     map[string]*Lot
+}
+
+// Lot returns the lot with the given id, or nil.
+func (c *Config) Lot(id string) *Lot { return c.lotsByID[id] }
+
+// Repo returns the repository with the given name, or nil.
+func (c *Config) Repo(name string) *Repo { return c.reposByName[name] }
+
+// Agent returns the agent with the given name, or nil.
+func (c *Config) Agent(name string) *Agent { return c.agentsByName[name] }
+
+// OnQuota says what a wave does when the agent reports a usage or rate limit.
+type OnQuota string
+
+const (
+	// OnQuotaSuspend suspends the wave with the reset time (apply exits 3).
+	OnQuotaSuspend OnQuota = "suspend"
+	// OnQuotaWait starts no new session until the reset time, then goes on.
+	OnQuotaWait OnQuota = "wait"
+)
+
+// OnConflict says what integration does when a rebase conflicts.
+type OnConflict string
+
+const (
+	// OnConflictHandBack aborts the rebase and hands the lot back to the lead.
+	OnConflictHandBack OnConflict = "hand-back"
+	// OnConflictFix runs a fresh fix session to resolve the conflict, then
+	// retries integration once.
+	OnConflictFix OnConflict = "fix"
+)
+
+// Wave is the wave block: the name and the wave-wide limits.
+type Wave struct {
+	// Name is the wave's label; it names branches and folders.
+	Name string
+	// Budget is the wave's ceiling in counted tokens; 0 means no ceiling.
+	Budget Tokens
+	// BudgetUSD is the optional second ceiling; 0 means none.
+	BudgetUSD USD
+	// MaxSessions is the number of agent sessions at once on this machine,
+	// shared by every cadence process.
+	MaxSessions int
+	// OnQuota is what happens on a usage limit.
+	OnQuota OnQuota
+	// Templates is the folder of brief templates overriding the built-in ones
+	// (absolute, or empty for none).
+	Templates string
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+	// BudgetRange is the range of the budget attribute's value, if set.
+	BudgetRange hcl.Range
+}
+
+// Agent is an agent CLI definition. The built-in "claude" always exists; an
+// agent block with that name changes some of its settings.
+type Agent struct {
+	// Name is the block label.
+	Name string
+	// Command is the executable (CADENCE_CLAUDE_BIN overrides it for claude).
+	Command string
+	// PermissionMode is passed as --permission-mode.
+	PermissionMode string
+	// AllowedTools are passed as --allowedTools.
+	AllowedTools []string
+	// DisallowedTools are passed as --disallowedTools.
+	DisallowedTools []string
+	// AppendSystemPrompt is passed as --append-system-prompt when not empty.
+	AppendSystemPrompt string
+	// MaxRetries bounds the CLI's own API retries (CLAUDE_CODE_MAX_RETRIES).
+	MaxRetries int
+	// Builtin is true when the agent was not declared in the file.
+	Builtin bool
+	// DeclRange is the range of the block header (empty for a built-in).
+	DeclRange hcl.Range
+}
+
+// Repo is a git repository that lots work in.
+type Repo struct {
+	// Name is the block label.
+	Name string
+	// Path is the repository's folder, absolute (resolved against Config.Dir).
+	Path string
+	// RawPath is the path as written in the file.
+	RawPath string
+	// Base is the branch lots start from and are integrated into.
+	Base string
+	// Test is the test gate command; empty when none is configured.
+	Test string
+	// Parallel is the number of this repo's lots at once.
+	Parallel int
+	// Changelog is the changelog file whose [Unreleased] additions merge by
+	// union; empty for none.
+	Changelog string
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// LotKind tells agent lots from command lots.
+type LotKind int
+
+const (
+	// AgentLot is a lot with a brief, run by agent sessions.
+	AgentLot LotKind = iota
+	// CommandLot is a lot with a run command, Make-style.
+	CommandLot
+)
+
+// String returns "agent" or "command".
+func (k LotKind) String() string {
+	if k == CommandLot {
+		return "command"
+	}
+	return "agent"
+}
+
+// Lot is one unit of work. Its settings are effective values: the lot's own,
+// else the defaults block's, else the built-in defaults.
+type Lot struct {
+	// ID is the lot's label.
+	ID string
+	// Index is the lot's position in file order.
+	Index int
+	// Kind says whether the lot has a brief or a run command.
+	Kind LotKind
+	// Title is a short human title (the id when not given).
+	Title string
+	// Brief is the agent brief (agent lots).
+	Brief string
+	// Run is the shell command (command lots).
+	Run string
+	// Repo is the lot's repository; nil only for a command lot without one.
+	Repo *Repo
+	// Also are the neighbour repositories the lot edits too.
+	Also []*Repo
+	// DependsOn are the lots that must be done before this one, in the order
+	// written.
+	DependsOn []*Lot
+	// DependsOnRanges are the source ranges of the DependsOn elements.
+	DependsOnRanges []hcl.Range
+	// Agent is the agent CLI that runs the lot's sessions (agent lots).
+	Agent *Agent
+	// Model is the model of write steps (implement, fix).
+	Model string
+	// ReviewModel is the model of read-only steps (precheck, review).
+	ReviewModel string
+	// FixPasses is the most fix passes after a non-conform review.
+	FixPasses int
+	// Timeout is the write step timeout.
+	Timeout time.Duration
+	// ReviewTimeout is the read-only step timeout.
+	ReviewTimeout time.Duration
+	// Budget is the lot's ceiling in counted tokens; 0 means none.
+	Budget Tokens
+	// Estimate is the expected duration, for critical-path ordering.
+	Estimate time.Duration
+	// EstimateSet is true when Estimate was written (in the lot or defaults).
+	EstimateSet bool
+	// Precheck runs a read-only "is this already done?" step first.
+	Precheck bool
+	// Small lots skip the minor-findings pass.
+	Small bool
+	// OnConflict is what integration does on a rebase conflict.
+	OnConflict OnConflict
+	// DeclRange is the range of the block header.
+	DeclRange hcl.Range
+}
+
+// Repos returns the lot's own repository followed by its neighbours.
+func (l *Lot) Repos() []*Repo {
+	if l.Repo == nil {
+		return l.Also
+	}
+	return append([]*Repo{l.Repo}, l.Also...)
+}

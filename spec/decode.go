@@ -1,0 +1,369 @@
+package spec
+
+import (
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// IDPattern is the form of lot ids and wave names: they name branches, folders
+// and state keys.
+var IDPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+
+var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+	{Type: "wave", LabelNames: []string{"name"}},
+	{Type: "defaults"},
+	{Type: "agent", LabelNames: []string{"name"}},
+	{Type: "repo", LabelNames: []string{"name"}},
+	{Type: "lot", LabelNames: []string{"id"}},
+	{Type: "locals"},
+	{Type: "variable", LabelNames: []string{"name"}},
+}}
+
+var waveSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "budget"}, {Name: "budget_usd"}, {Name: "max_sessions"}, {Name: "on_quota"}, {Name: "templates"},
+}}
+
+// lotSettings are the attributes a lot shares with the defaults block.
+var lotSettings = []hcl.AttributeSchema{
+	{Name: "agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fix_passes"},
+	{Name: "timeout"}, {Name: "review_timeout"}, {Name: "estimate"}, {Name: "budget"},
+	{Name: "precheck"}, {Name: "small"}, {Name: "on_conflict"},
+}
+
+var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
+
+var lotSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
+	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
+}, lotSettings...)}
+
+var agentSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "command"}, {Name: "permission_mode"}, {Name: "allowed_tools"}, {Name: "disallowed_tools"},
+	{Name: "append_system_prompt"}, {Name: "max_retries"},
+}}
+
+var repoSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
+}}
+
+// agentOnly are the lot settings that make no sense for a command lot.
+var agentOnly = []string{"agent", "model", "review_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
+
+// decoder carries the state of one decoding run.
+type decoder struct {
+	values
+	cfg      *Config
+	filename string
+	defaults settings
+	lotAttrs map[*Lot]hcl.Attributes
+	lotAgent map[*Lot]*hcl.Attribute
+}
+
+func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
+	d.values.errorf(rng, summary, format, args...)
+}
+
+func (d *decoder) duplicate(rng hcl.Range, kind, name string, first hcl.Range) {
+	d.errorf(rng, "Duplicate "+kind, "A %s named %q was already declared at %s. Each %s needs a unique name.", kind, name, first.String(), kind)
+}
+
+func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
+	content, diags := body.Content(rootSchema)
+	d.values.diags = append(d.values.diags, diags...)
+	byType := map[string]hcl.Blocks{}
+	for _, b := range content.Blocks {
+		byType[b.Type] = append(byType[b.Type], b)
+	}
+	d.ctx.Variables["var"] = d.decodeVariables(byType["variable"], l, opts)
+	d.ctx.Variables["local"] = d.decodeLocals(byType["locals"])
+
+	d.decodeWave(byType["wave"], body)
+	for i, b := range byType["defaults"] {
+		if i > 0 {
+			d.duplicate(b.DefRange, "defaults block", "defaults", byType["defaults"][0].DefRange)
+			continue
+		}
+		c, diags := b.Body.Content(defaultsSchema)
+		d.values.diags = append(d.values.diags, diags...)
+		d.defaults = d.decodeSettings(c.Attributes)
+	}
+	d.cfg.agentsByName = map[string]*Agent{}
+	builtin := builtinClaude()
+	d.cfg.Agents = []*Agent{builtin}
+	d.cfg.agentsByName[builtin.Name] = builtin
+	for _, b := range byType["agent"] {
+		d.decodeAgent(b)
+	}
+	d.cfg.reposByName = map[string]*Repo{}
+	for _, b := range byType["repo"] {
+		d.decodeRepo(b)
+	}
+	d.cfg.lotsByID = make(map[string]*Lot, len(byType["lot"]))
+	d.lotAttrs = make(map[*Lot]hcl.Attributes, len(byType["lot"]))
+	d.lotAgent = make(map[*Lot]*hcl.Attribute, len(byType["lot"]))
+	for _, b := range byType["lot"] {
+		d.decodeLot(b)
+	}
+	d.resolve()
+}
+
+func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
+	w := &d.cfg.Wave
+	w.MaxSessions, w.OnQuota = DefaultMaxSessions, OnQuotaSuspend
+	if len(blocks) == 0 {
+		rng := body.MissingItemRange()
+		d.errorf(rng, "Missing wave block", `A wave file needs one wave block, like: wave "my-wave" { budget = "2M" }.`)
+		return
+	}
+	for _, b := range blocks[1:] {
+		d.errorf(b.DefRange, "Duplicate wave block", "A wave file has exactly one wave block; the first is at %s.", blocks[0].DefRange)
+	}
+	b := blocks[0]
+	w.Name, w.DeclRange = b.Labels[0], b.DefRange
+	if !IDPattern.MatchString(w.Name) {
+		d.errorf(b.LabelRanges[0], "Invalid wave name", "%q cannot name branches and folders: use letters, digits, '_', '.' and '-', starting with a letter.", w.Name)
+	}
+	c, diags := b.Body.Content(waveSchema)
+	d.values.diags = append(d.values.diags, diags...)
+	if t, ok := d.tokens(c.Attributes["budget"]); ok {
+		w.Budget, w.BudgetRange = t, c.Attributes["budget"].Expr.Range()
+	}
+	if u, ok := d.usd(c.Attributes["budget_usd"]); ok {
+		w.BudgetUSD = u
+	}
+	if n, ok := d.whole(c.Attributes["max_sessions"], 1); ok {
+		w.MaxSessions = n
+	}
+	if s, ok := d.enum(c.Attributes["on_quota"], string(OnQuotaSuspend), string(OnQuotaWait)); ok {
+		w.OnQuota = OnQuota(s)
+	}
+	if s, ok := d.str(c.Attributes["templates"]); ok {
+		w.Templates = d.abs(s)
+	}
+}
+
+func (d *decoder) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(d.cfg.Dir, p)
+}
+
+func (d *decoder) decodeAgent(b *hcl.Block) {
+	name := b.Labels[0]
+	if !hclsyntax.ValidIdentifier(name) {
+		d.errorf(b.LabelRanges[0], "Invalid agent name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter.", name)
+		return
+	}
+	a := d.cfg.agentsByName[name]
+	switch {
+	case a != nil && !a.Builtin:
+		d.duplicate(b.DefRange, "agent", name, a.DeclRange)
+		return
+	case a == nil:
+		a = builtinClaude()
+		a.Name = name
+		d.cfg.Agents = append(d.cfg.Agents, a)
+		d.cfg.agentsByName[name] = a
+	}
+	a.Builtin, a.DeclRange = false, b.DefRange
+	c, diags := b.Body.Content(agentSchema)
+	d.values.diags = append(d.values.diags, diags...)
+	if s, ok := d.str(c.Attributes["command"]); ok {
+		a.Command = s
+	}
+	if s, ok := d.enum(c.Attributes["permission_mode"], PermissionModes...); ok {
+		a.PermissionMode = s
+	}
+	if l, ok := d.strList(c.Attributes["allowed_tools"]); ok {
+		a.AllowedTools = l
+	}
+	if l, ok := d.strList(c.Attributes["disallowed_tools"]); ok {
+		a.DisallowedTools = l
+	}
+	if s, ok := d.str(c.Attributes["append_system_prompt"]); ok {
+		a.AppendSystemPrompt = s
+	}
+	if n, ok := d.whole(c.Attributes["max_retries"], 0); ok {
+		a.MaxRetries = n
+	}
+}
+
+func (d *decoder) decodeRepo(b *hcl.Block) {
+	name := b.Labels[0]
+	if !hclsyntax.ValidIdentifier(name) {
+		d.errorf(b.LabelRanges[0], "Invalid repo name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter.", name)
+		return
+	}
+	if prev := d.cfg.reposByName[name]; prev != nil {
+		d.duplicate(b.DefRange, "repo", name, prev.DeclRange)
+		return
+	}
+	r := &Repo{Name: name, Base: DefaultBase, Parallel: 1, DeclRange: b.DefRange}
+	d.cfg.Repos = append(d.cfg.Repos, r)
+	d.cfg.reposByName[name] = r
+	c, diags := b.Body.Content(repoSchema)
+	d.values.diags = append(d.values.diags, diags...)
+	if s, ok := d.str(c.Attributes["path"]); ok {
+		r.RawPath, r.Path = s, d.abs(s)
+	}
+	if s, ok := d.str(c.Attributes["base"]); ok {
+		r.Base = s
+	}
+	if s, ok := d.str(c.Attributes["test"]); ok {
+		r.Test = s
+	}
+	if n, ok := d.whole(c.Attributes["parallel"], 1); ok {
+		r.Parallel = n
+	}
+	if s, ok := d.str(c.Attributes["changelog"]); ok {
+		r.Changelog = s
+	}
+}
+
+func (d *decoder) decodeLot(b *hcl.Block) {
+	id := b.Labels[0]
+	if !IDPattern.MatchString(id) {
+		d.errorf(b.LabelRanges[0], "Invalid lot id", "%q cannot be a lot id: ids name branches, folders and state keys, so they use letters, digits, '_', '.' and '-', starting with a letter.", id)
+		return
+	}
+	if prev := d.cfg.lotsByID[id]; prev != nil {
+		d.duplicate(b.DefRange, "lot", id, prev.DeclRange)
+		return
+	}
+	l := &Lot{ID: id, Index: len(d.cfg.Lots), Title: id, DeclRange: b.DefRange}
+	d.cfg.Lots = append(d.cfg.Lots, l)
+	d.cfg.lotsByID[id] = l
+	c, diags := b.Body.Content(lotSchema)
+	d.values.diags = append(d.values.diags, diags...)
+	d.lotAttrs[l] = c.Attributes
+	if s, ok := d.str(c.Attributes["title"]); ok {
+		l.Title = s
+	}
+	brief, hasBrief := d.str(c.Attributes["brief"])
+	run, hasRun := d.str(c.Attributes["run"])
+	switch {
+	case c.Attributes["brief"] != nil && c.Attributes["run"] != nil:
+		d.errorf(c.Attributes["run"].NameRange, "Both brief and run",
+			"Lot %q has a brief (an agent lot) and a run command (a command lot); a lot has exactly one of them. Split it into two lots with depends_on.", id)
+	case c.Attributes["brief"] == nil && c.Attributes["run"] == nil:
+		d.errorf(b.DefRange, "Neither brief nor run",
+			"Lot %q needs a brief (work for an agent) or a run command (a plain shell command).", id)
+	case c.Attributes["run"] != nil:
+		l.Kind = CommandLot
+		for _, name := range agentOnly {
+			if a := c.Attributes[name]; a != nil {
+				d.errorf(a.NameRange, "Not for a command lot", "%q applies to agent lots only; lot %q is a command lot (it has run).", name, id)
+			}
+		}
+	}
+	if hasBrief {
+		l.Brief = brief
+	}
+	if hasRun {
+		l.Run = run
+	}
+	if (hasBrief && brief == "") || (hasRun && run == "") {
+		d.errorf(b.DefRange, "Empty lot", "Lot %q has an empty %s.", id, map[bool]string{true: "brief", false: "run command"}[hasBrief])
+	}
+	d.applySettings(l, d.decodeSettings(c.Attributes))
+}
+
+// settings are the lot settings written in one block (a lot or defaults);
+// nil fields were not written.
+type settings struct {
+	agent                             *hcl.Attribute // a reference, resolved in the second pass
+	model, reviewModel                *string
+	fixPasses                         *int
+	timeout, reviewTimeout, estimate *time.Duration
+	budget                            *Tokens
+	precheck, small                   *bool
+	onConflict                        *OnConflict
+}
+
+func ptr[T any](v T, ok bool) *T {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func (d *decoder) decodeSettings(attrs hcl.Attributes) settings {
+	s := settings{agent: attrs["agent"]}
+	s.model = ptr(d.str(attrs["model"]))
+	s.reviewModel = ptr(d.str(attrs["review_model"]))
+	s.fixPasses = ptr(d.whole(attrs["fix_passes"], 0))
+	s.timeout = ptr(d.duration(attrs["timeout"]))
+	s.reviewTimeout = ptr(d.duration(attrs["review_timeout"]))
+	s.estimate = ptr(d.duration(attrs["estimate"]))
+	s.budget = ptr(d.tokens(attrs["budget"]))
+	s.precheck = ptr(d.boolean(attrs["precheck"]))
+	s.small = ptr(d.boolean(attrs["small"]))
+	if v, ok := d.enum(attrs["on_conflict"], string(OnConflictHandBack), string(OnConflictFix)); ok {
+		s.onConflict = ptr(OnConflict(v), true)
+	}
+	return s
+}
+
+// over returns s with every field it lacks taken from base.
+func (s settings) over(base settings) settings {
+	if s.agent == nil {
+		s.agent = base.agent
+	}
+	s.model = first(s.model, base.model)
+	s.reviewModel = first(s.reviewModel, base.reviewModel)
+	s.fixPasses = first(s.fixPasses, base.fixPasses)
+	s.timeout = first(s.timeout, base.timeout)
+	s.reviewTimeout = first(s.reviewTimeout, base.reviewTimeout)
+	s.estimate = first(s.estimate, base.estimate)
+	s.budget = first(s.budget, base.budget)
+	s.precheck = first(s.precheck, base.precheck)
+	s.small = first(s.small, base.small)
+	s.onConflict = first(s.onConflict, base.onConflict)
+	return s
+}
+
+func first[T any](a, b *T) *T {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// applySettings fills a lot's effective settings: its own, else the defaults
+// block's (agent lots only), else the built-in defaults.
+func (d *decoder) applySettings(l *Lot, own settings) {
+	if l.Kind == CommandLot {
+		// Command lots take no defaults: only their own timeout and estimate.
+		l.Estimate = DefaultCommandEstimate
+		set(&l.Timeout, own.timeout)
+		set(&l.Estimate, own.estimate)
+		l.EstimateSet = own.estimate != nil
+		return
+	}
+	s := own.over(d.defaults)
+	l.Model, l.ReviewModel, l.FixPasses = DefaultModel, DefaultReviewModel, DefaultFixPasses
+	l.Timeout, l.ReviewTimeout, l.OnConflict = DefaultTimeout, DefaultReviewTimeout, OnConflictHandBack
+	l.Estimate = DefaultAgentEstimate
+	set(&l.Model, s.model)
+	set(&l.ReviewModel, s.reviewModel)
+	set(&l.FixPasses, s.fixPasses)
+	set(&l.Timeout, s.timeout)
+	set(&l.ReviewTimeout, s.reviewTimeout)
+	set(&l.Estimate, s.estimate)
+	l.EstimateSet = s.estimate != nil
+	set(&l.Budget, s.budget)
+	set(&l.Precheck, s.precheck)
+	set(&l.Small, s.small)
+	set(&l.OnConflict, s.onConflict)
+	d.lotAgent[l] = s.agent
+}

@@ -1,0 +1,276 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// Options are the inputs of a wave file that come from outside it.
+type Options struct {
+	// Vars are -var name=value assignments, applied in order after VarFiles.
+	Vars []string
+	// VarFiles are -var-file paths (HCL or HCL JSON files of assignments).
+	VarFiles []string
+}
+
+// Loader parses wave files and remembers their sources so that diagnostics
+// can be printed with snippets. A Loader is not safe for concurrent use.
+type Loader struct {
+	parser *hclparse.Parser
+}
+
+// NewLoader returns an empty Loader.
+func NewLoader() *Loader { return &Loader{parser: hclparse.NewParser()} }
+
+// Files returns the parsed sources by file name, for hcl.NewDiagnosticTextWriter.
+func (l *Loader) Files() map[string]*hcl.File { return l.parser.Files() }
+
+// IsJSON reports whether a wave file name uses HCL's JSON syntax (*.hcl.json,
+// or any *.json).
+func IsJSON(name string) bool { return strings.HasSuffix(name, ".json") }
+
+// LoadFile reads, decodes and resolves the wave file at path.
+func (l *Loader) LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read wave file",
+			Detail:   fmt.Sprintf("%s. Name a wave file, or run cadence in a folder that has a wave.hcl (cadence init writes one).", err),
+		}}
+	}
+	return l.LoadBytes(src, path, opts)
+}
+
+// LoadBytes decodes src as the wave file named filename (which decides the
+// syntax and the folder that relative paths start from).
+func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics) {
+	var file *hcl.File
+	var diags hcl.Diagnostics
+	if IsJSON(filename) {
+		file, diags = l.parser.ParseJSON(src, filename)
+	} else {
+		file, diags = l.parser.ParseHCL(src, filename)
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	dir := filepath.Dir(filename)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	d := &decoder{cfg: &Config{File: filename, Dir: dir}, filename: filename}
+	d.ctx = &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: Functions(dir)}
+	d.values.ctx = d.ctx
+	d.values.diags = diags
+	d.decode(file.Body, l, opts)
+	return d.cfg, d.values.diags
+}
+
+// variable is a declared input variable.
+type variable struct {
+	name      string
+	typ       cty.Type
+	def       cty.Value
+	declRange hcl.Range
+}
+
+var variableSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "type"}, {Name: "default"}, {Name: "description"},
+}}
+
+// decodeVariables evaluates variable blocks with their defaults, then the var
+// files and -var assignments, and returns the var object for expressions.
+func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) cty.Value {
+	vars := map[string]*variable{}
+	var order []string
+	for _, b := range blocks {
+		name := b.Labels[0]
+		if !hclsyntax.ValidIdentifier(name) {
+			d.errorf(b.LabelRanges[0], "Invalid variable name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter.", name)
+			continue
+		}
+		if prev, ok := vars[name]; ok {
+			d.duplicate(b.DefRange, "variable", name, prev.declRange)
+			continue
+		}
+		content, diags := b.Body.Content(variableSchema)
+		d.values.diags = append(d.values.diags, diags...)
+		v := &variable{name: name, typ: cty.DynamicPseudoType, declRange: b.DefRange}
+		if a := content.Attributes["type"]; a != nil {
+			t, diags := typeexpr.TypeConstraint(a.Expr)
+			d.values.diags = append(d.values.diags, diags...)
+			if !diags.HasErrors() {
+				v.typ = t
+			}
+		}
+		if a := content.Attributes["default"]; a != nil {
+			val, diags := a.Expr.Value(nil)
+			d.values.diags = append(d.values.diags, diags...)
+			if !diags.HasErrors() {
+				if cv, err := convert.Convert(val, v.typ); err != nil {
+					d.errorf(a.Expr.Range(), "Invalid default value", "The default of variable %q does not match its type: %s.", name, err)
+				} else {
+					v.def = cv
+				}
+			}
+		}
+		vars[name] = v
+		order = append(order, name)
+	}
+	set := func(name string, val cty.Value, rng *hcl.Range, from string) {
+		v, ok := vars[name]
+		if !ok {
+			detail := fmt.Sprintf("%s assigns %q, but the wave file declares no variable of that name.", from, name)
+			if s := suggest(name, order); s != "" {
+				detail += fmt.Sprintf(" Did you mean %q?", s)
+			}
+			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Undeclared variable", Detail: detail, Subject: rng})
+			return
+		}
+		cv, err := convert.Convert(val, v.typ)
+		if err != nil {
+			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
+				Detail: fmt.Sprintf("%s: variable %q: %s.", from, name, err), Subject: rng})
+			return
+		}
+		v.def = cv
+	}
+	for _, vf := range opts.VarFiles {
+		var f *hcl.File
+		var diags hcl.Diagnostics
+		src, err := os.ReadFile(vf)
+		if err != nil {
+			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error()})
+			continue
+		}
+		if IsJSON(vf) {
+			f, diags = l.parser.ParseJSON(src, vf)
+		} else {
+			f, diags = l.parser.ParseHCL(src, vf)
+		}
+		d.values.diags = append(d.values.diags, diags...)
+		if diags.HasErrors() {
+			continue
+		}
+		attrs, diags := f.Body.JustAttributes()
+		d.values.diags = append(d.values.diags, diags...)
+		for _, a := range sortedAttrs(attrs) {
+			val, diags := a.Expr.Value(nil)
+			d.values.diags = append(d.values.diags, diags...)
+			if !diags.HasErrors() {
+				rng := a.Expr.Range()
+				set(a.Name, val, &rng, "-var-file "+vf)
+			}
+		}
+	}
+	for _, kv := range opts.Vars {
+		name, raw, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -var option",
+				Detail: fmt.Sprintf("-var %q must look like name=value.", kv)})
+			continue
+		}
+		val := cty.StringVal(raw)
+		if v, ok := vars[name]; ok && !v.typ.Equals(cty.String) && !v.typ.Equals(cty.DynamicPseudoType) {
+			expr, diags := hclsyntax.ParseExpression([]byte(raw), "-var "+name, hcl.InitialPos)
+			if !diags.HasErrors() {
+				val, diags = expr.Value(nil)
+			}
+			if diags.HasErrors() {
+				d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -var value",
+					Detail: fmt.Sprintf("-var %s: %q is not a valid %s value.", name, raw, typeexpr.TypeString(v.typ))})
+				continue
+			}
+		}
+		set(name, val, nil, "-var")
+	}
+	obj := map[string]cty.Value{}
+	for _, name := range order {
+		v := vars[name]
+		if v.def == cty.NilVal {
+			d.errorf(v.declRange, "No value for required variable",
+				"Variable %q has no default; give it with -var %s=VALUE or in a -var-file.", name, name)
+			obj[name] = cty.DynamicVal
+			continue
+		}
+		obj[name] = v.def
+	}
+	return cty.ObjectVal(obj)
+}
+
+func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
+	out := make([]*hcl.Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Range.Start.Byte < out[j].Range.Start.Byte })
+	return out
+}
+
+// decodeLocals evaluates every locals block's attributes in dependency order
+// (a local may use variables and other locals) and returns the local object.
+func (d *decoder) decodeLocals(blocks hcl.Blocks) cty.Value {
+	attrs := map[string]*hcl.Attribute{}
+	var order []*hcl.Attribute
+	for _, b := range blocks {
+		as, diags := b.Body.JustAttributes()
+		d.values.diags = append(d.values.diags, diags...)
+		for _, a := range sortedAttrs(as) {
+			if prev, ok := attrs[a.Name]; ok {
+				d.duplicate(a.NameRange, "local value", a.Name, prev.NameRange)
+				continue
+			}
+			attrs[a.Name] = a
+			order = append(order, a)
+		}
+	}
+	vals := map[string]cty.Value{}
+	state := map[string]int{} // 1 visiting, 2 done
+	var eval func(a *hcl.Attribute)
+	eval = func(a *hcl.Attribute) {
+		switch state[a.Name] {
+		case 1:
+			d.errorf(a.Expr.Range(), "Cycle in local values", "Local value %q refers to itself through other locals.", a.Name)
+			vals[a.Name] = cty.DynamicVal
+			return
+		case 2:
+			return
+		}
+		state[a.Name] = 1
+		for _, tr := range a.Expr.Variables() {
+			if tr.RootName() != "local" || len(tr) < 2 {
+				continue
+			}
+			if step, ok := tr[1].(hcl.TraverseAttr); ok {
+				if dep, ok := attrs[step.Name]; ok {
+					eval(dep)
+				}
+			}
+		}
+		d.ctx.Variables["local"] = cty.ObjectVal(vals)
+		val, diags := a.Expr.Value(d.ctx)
+		d.values.diags = append(d.values.diags, diags...)
+		if diags.HasErrors() {
+			val = cty.DynamicVal
+		}
+		if state[a.Name] != 2 {
+			vals[a.Name] = val
+		}
+		state[a.Name] = 2
+	}
+	for _, a := range order {
+		eval(a)
+	}
+	return cty.ObjectVal(vals)
+}

@@ -1,0 +1,226 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cadence-run/cadence/internal/dag"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// ref is one reference written in a wave file: kind.name at rng.
+type ref struct {
+	kind, name string
+	rng        hcl.Range
+}
+
+// parseRef reads expr as a reference of the given kind ("lot", "repo",
+// "agent"): kind.name, or kind["name"] for lot ids that contain dots. In JSON
+// syntax the reference is a string, "repo.api".
+func (d *decoder) parseRef(expr hcl.Expression, kind string) (ref, bool) {
+	tr, diags := hcl.AbsTraversalForExpr(expr)
+	bad := func() (ref, bool) {
+		d.errorf(expr.Range(), "Invalid reference", "A reference to a %s is expected here, like %s.", kind, example(kind))
+		return ref{}, false
+	}
+	if diags.HasErrors() || len(tr) != 2 {
+		return bad()
+	}
+	if tr.RootName() != kind {
+		if other := tr.RootName(); other == "lot" || other == "repo" || other == "agent" {
+			d.errorf(expr.Range(), "Wrong kind of reference", "A reference to a %s is expected here, like %s; this refers to a %s.", kind, example(kind), other)
+			return ref{}, false
+		}
+		return bad()
+	}
+	switch step := tr[1].(type) {
+	case hcl.TraverseAttr:
+		return ref{kind, step.Name, expr.Range()}, true
+	case hcl.TraverseIndex:
+		if step.Key.Type().FriendlyName() == "string" && !step.Key.IsNull() {
+			return ref{kind, step.Key.AsString(), expr.Range()}, true
+		}
+	}
+	return bad()
+}
+
+func example(kind string) string {
+	return map[string]string{"lot": "lot.L40", "repo": "repo.api", "agent": "agent.claude"}[kind]
+}
+
+func (d *decoder) parseRefs(attr *hcl.Attribute, kind string) []ref {
+	if attr == nil {
+		return nil
+	}
+	exprs, diags := hcl.ExprList(attr.Expr)
+	if diags.HasErrors() {
+		d.errorf(attr.Expr.Range(), "Invalid reference list", "%q must be a list of references, like [%s].", attr.Name, example(kind))
+		return nil
+	}
+	out := make([]ref, 0, len(exprs))
+	seen := map[string]bool{}
+	for _, e := range exprs {
+		r, ok := d.parseRef(e, kind)
+		if !ok {
+			continue
+		}
+		if seen[r.name] {
+			d.errorf(r.rng, "Duplicate reference", "%s.%s is listed twice in %q.", kind, r.name, attr.Name)
+			continue
+		}
+		seen[r.name] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+// unknownRef reports a reference to a name that is not declared.
+func (d *decoder) unknownRef(r ref, names func() []string) {
+	detail := fmt.Sprintf("There is no %s named %q in this wave.", r.kind, r.name)
+	if s := suggest(r.name, names()); s != "" {
+		detail += fmt.Sprintf(" Did you mean %s.%s?", r.kind, s)
+	}
+	d.errorf(r.rng, "Reference to undeclared "+r.kind, "%s", detail)
+}
+
+func (d *decoder) repoNames() []string {
+	out := make([]string, len(d.cfg.Repos))
+	for i, r := range d.cfg.Repos {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func (d *decoder) lotIDs() []string {
+	out := make([]string, len(d.cfg.Lots))
+	for i, l := range d.cfg.Lots {
+		out[i] = l.ID
+	}
+	return out
+}
+
+func (d *decoder) agentNames() []string {
+	out := make([]string, len(d.cfg.Agents))
+	for i, a := range d.cfg.Agents {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// resolve is the second pass: references between blocks, then the checks that
+// need them (budgets, the dependency graph).
+func (d *decoder) resolve() {
+	var defaultAgent *Agent
+	if d.defaults.agent != nil {
+		if r, ok := d.parseRef(d.defaults.agent.Expr, "agent"); ok {
+			if defaultAgent = d.cfg.Agent(r.name); defaultAgent == nil {
+				d.unknownRef(r, d.agentNames)
+			}
+		}
+	}
+	for _, l := range d.cfg.Lots {
+		attrs := d.lotAttrs[l]
+		if a := attrs["repo"]; a != nil {
+			if r, ok := d.parseRef(a.Expr, "repo"); ok {
+				if l.Repo = d.cfg.Repo(r.name); l.Repo == nil {
+					d.unknownRef(r, d.repoNames)
+				}
+			}
+		} else if l.Kind == AgentLot {
+			d.errorf(l.DeclRange, "Missing repo", "Agent lot %q needs a repo to work in: add repo = repo.NAME.", l.ID)
+		}
+		for _, r := range d.parseRefs(attrs["also"], "repo") {
+			repo := d.cfg.Repo(r.name)
+			switch {
+			case repo == nil:
+				d.unknownRef(r, d.repoNames)
+			case repo == l.Repo:
+				d.errorf(r.rng, "Own repo in also", "repo.%s is lot %q's own repo; also lists the other repositories it edits.", r.name, l.ID)
+			default:
+				l.Also = append(l.Also, repo)
+			}
+		}
+		if len(l.Also) > 0 && l.Kind == CommandLot {
+			d.errorf(attrs["also"].NameRange, "Not for a command lot", "\"also\" applies to agent lots only; lot %q is a command lot.", l.ID)
+		}
+		for _, r := range d.parseRefs(attrs["depends_on"], "lot") {
+			dep := d.cfg.Lot(r.name)
+			switch {
+			case dep == nil:
+				d.unknownRef(r, d.lotIDs)
+			case dep == l:
+				d.errorf(r.rng, "Self-dependency", "Lot %q depends on itself.", l.ID)
+			default:
+				l.DependsOn = append(l.DependsOn, dep)
+				l.DependsOnRanges = append(l.DependsOnRanges, r.rng)
+			}
+		}
+		if l.Kind == AgentLot {
+			l.Agent = defaultAgent
+			if a := d.lotAgent[l]; a != nil && a != d.defaults.agent {
+				if r, ok := d.parseRef(a.Expr, "agent"); ok {
+					if l.Agent = d.cfg.Agent(r.name); l.Agent == nil {
+						d.unknownRef(r, d.agentNames)
+					}
+				}
+			}
+			if l.Agent == nil {
+				l.Agent = d.cfg.Agent(BuiltinAgent)
+			}
+		}
+		if w := d.cfg.Wave.Budget; w > 0 && l.Budget > w {
+			rng := l.DeclRange
+			if a := attrs["budget"]; a != nil {
+				rng = a.Expr.Range()
+			} else if d.defaults.budget != nil {
+				rng = d.cfg.Wave.BudgetRange
+			}
+			d.errorf(rng, "Lot budget above the wave budget", "Lot %q may spend %s, more than the whole wave's budget of %s.", l.ID, l.Budget, w)
+		}
+	}
+	d.checkCycles()
+}
+
+// Graph returns the dependency graph of the lots: an edge from a dependency to
+// each lot that depends on it.
+func (c *Config) Graph() *dag.Graph[*Lot] {
+	g := dag.New[*Lot](len(c.Lots))
+	for _, l := range c.Lots {
+		g.Add(l)
+	}
+	for _, l := range c.Lots {
+		for _, dep := range l.DependsOn {
+			g.Connect(dep, l)
+		}
+	}
+	return g
+}
+
+// checkCycles reports every dependency cycle once, with the whole cycle and
+// the place of each depends_on edge in it.
+func (d *decoder) checkCycles() {
+	for _, cyc := range d.cfg.Graph().Cycles() {
+		// cyc is [a, b, ..., a] with edges a→b meaning b depends on a.
+		ids := make([]string, len(cyc))
+		for i, l := range cyc {
+			ids[len(cyc)-1-i] = l.ID
+		}
+		var lines []string
+		var subject hcl.Range
+		for i := len(cyc) - 1; i > 0; i-- {
+			dependent, dep := cyc[i], cyc[i-1]
+			rng := dependent.DeclRange
+			for j, x := range dependent.DependsOn {
+				if x == dep {
+					rng = dependent.DependsOnRanges[j]
+				}
+			}
+			if i == len(cyc)-1 {
+				subject = rng
+			}
+			lines = append(lines, fmt.Sprintf("  %s depends on %s (%s)", dependent.ID, dep.ID, rng.String()))
+		}
+		d.errorf(subject, "Dependency cycle", "These lots wait for each other, so none of them can start: %s.\n%s",
+			strings.Join(ids, " → "), strings.Join(lines, "\n"))
+	}
+}

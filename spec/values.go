@@ -1,0 +1,227 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// values evaluates attribute expressions and converts them to Go values,
+// collecting every problem as a diagnostic. A method returns ok=false when
+// the attribute is absent, null, or wrong (the diagnostic is then recorded).
+type values struct {
+	ctx   *hcl.EvalContext
+	diags hcl.Diagnostics
+}
+
+func (v *values) errorf(rng hcl.Range, summary, format string, args ...any) {
+	r := rng
+	v.diags = append(v.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  &r,
+	})
+}
+
+func (v *values) eval(attr *hcl.Attribute, want cty.Type, what string) (cty.Value, bool) {
+	if attr == nil {
+		return cty.NilVal, false
+	}
+	val, diags := attr.Expr.Value(v.ctx)
+	v.diags = append(v.diags, diags...)
+	if diags.HasErrors() || val.IsNull() {
+		return cty.NilVal, false
+	}
+	if !val.IsWhollyKnown() {
+		// Only values that failed earlier (a missing variable, a broken
+		// local) are unknown; their error is already reported.
+		return cty.NilVal, false
+	}
+	if want == cty.DynamicPseudoType {
+		return val, true
+	}
+	out, err := convert.Convert(val, want)
+	if err != nil {
+		v.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"Inappropriate value for attribute %q: %s required, but got %s.", attr.Name, what, friendlyType(val.Type()))
+		return cty.NilVal, false
+	}
+	if out.IsNull() {
+		return cty.NilVal, false
+	}
+	return out, true
+}
+
+func friendlyType(t cty.Type) string {
+	switch {
+	case t == cty.String:
+		return "a string"
+	case t == cty.Number:
+		return "a number"
+	case t == cty.Bool:
+		return "a bool"
+	case t.IsTupleType(), t.IsListType(), t.IsSetType():
+		return "a list"
+	case t.IsObjectType(), t.IsMapType():
+		return "an object"
+	}
+	return t.FriendlyName()
+}
+
+func (v *values) str(attr *hcl.Attribute) (string, bool) {
+	val, ok := v.eval(attr, cty.String, "a string")
+	if !ok {
+		return "", false
+	}
+	return val.AsString(), true
+}
+
+func (v *values) strList(attr *hcl.Attribute) ([]string, bool) {
+	val, ok := v.eval(attr, cty.List(cty.String), "a list of strings")
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	for _, e := range val.AsValueSlice() {
+		if e.IsNull() {
+			v.errorf(attr.Expr.Range(), "Invalid list element", "The list %q may not contain null.", attr.Name)
+			return nil, false
+		}
+		out = append(out, e.AsString())
+	}
+	return out, true
+}
+
+func (v *values) boolean(attr *hcl.Attribute) (bool, bool) {
+	val, ok := v.eval(attr, cty.Bool, "a bool")
+	if !ok {
+		return false, false
+	}
+	return val.True(), true
+}
+
+// whole reads a whole number of at least min.
+func (v *values) whole(attr *hcl.Attribute, min int) (int, bool) {
+	val, ok := v.eval(attr, cty.Number, "a number")
+	if !ok {
+		return 0, false
+	}
+	bf := val.AsBigFloat()
+	i, acc := bf.Int64()
+	if !bf.IsInt() || acc != 0 || i > 1<<31 {
+		v.errorf(attr.Expr.Range(), "Invalid value", "%q must be a whole number.", attr.Name)
+		return 0, false
+	}
+	if i < int64(min) {
+		v.errorf(attr.Expr.Range(), "Invalid value", "%q must be at least %d; got %d.", attr.Name, min, i)
+		return 0, false
+	}
+	return int(i), true
+}
+
+// tokens reads a token count written as a number or as a string like "1.5M".
+func (v *values) tokens(attr *hcl.Attribute) (Tokens, bool) {
+	val, ok := v.eval(attr, cty.DynamicPseudoType, "")
+	if !ok {
+		return 0, false
+	}
+	var s string
+	switch val.Type() {
+	case cty.Number:
+		s = val.AsBigFloat().Text('f', -1)
+	case cty.String:
+		s = val.AsString()
+	default:
+		v.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"Inappropriate value for attribute %q: a token count is required (1500000, \"1.5M\" or \"800k\"), but got %s.", attr.Name, friendlyType(val.Type()))
+		return 0, false
+	}
+	t, err := ParseTokens(s)
+	if err != nil {
+		v.errorf(attr.Expr.Range(), "Invalid token count", "%s.", capitalize(err.Error()))
+		return 0, false
+	}
+	return t, true
+}
+
+// usd reads a dollar amount exactly, from a number or a string.
+func (v *values) usd(attr *hcl.Attribute) (USD, bool) {
+	val, ok := v.eval(attr, cty.DynamicPseudoType, "")
+	if !ok {
+		return 0, false
+	}
+	var u USD
+	var err error
+	switch val.Type() {
+	case cty.Number:
+		u, err = USDFromFloat(val.AsBigFloat())
+	case cty.String:
+		u, err = ParseUSD(val.AsString())
+	default:
+		err = fmt.Errorf("a dollar amount is required, like 40 or 12.50, but got %s", friendlyType(val.Type()))
+	}
+	if err != nil {
+		v.errorf(attr.Expr.Range(), "Invalid dollar amount", "%s.", capitalize(err.Error()))
+		return 0, false
+	}
+	return u, true
+}
+
+func (v *values) duration(attr *hcl.Attribute) (time.Duration, bool) {
+	s, ok := v.str(attr)
+	if !ok {
+		return 0, false
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		v.errorf(attr.Expr.Range(), "Invalid duration", "%s.", capitalize(err.Error()))
+		return 0, false
+	}
+	if d == 0 {
+		v.errorf(attr.Expr.Range(), "Invalid duration", "%q must be longer than zero.", attr.Name)
+		return 0, false
+	}
+	return d, true
+}
+
+// enum reads a string that must be one of allowed.
+func (v *values) enum(attr *hcl.Attribute, allowed ...string) (string, bool) {
+	s, ok := v.str(attr)
+	if !ok {
+		return "", false
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, true
+		}
+	}
+	detail := fmt.Sprintf("%q must be one of %s; got %q.", attr.Name, quoteList(allowed), s)
+	if sug := suggest(s, allowed); sug != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", sug)
+	}
+	v.errorf(attr.Expr.Range(), "Invalid value", "%s", detail)
+	return "", false
+}
+
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
