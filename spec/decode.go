@@ -55,11 +55,12 @@ var agentOnly = []string{"agent", "model", "review_model", "fix_passes", "review
 // decoder carries the state of one decoding run.
 type decoder struct {
 	values
-	cfg      *Config
-	filename string
-	defaults settings
-	lotAttrs map[*Lot]hcl.Attributes
-	lotAgent map[*Lot]*hcl.Attribute
+	cfg       *Config
+	filename  string
+	defaults  settings
+	lotAttrs  map[*Lot]hcl.Attributes
+	lotAgent  map[*Lot]*hcl.Attribute
+	lotBudget map[*Lot]hcl.Range
 }
 
 func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
@@ -104,6 +105,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.cfg.lotsByID = make(map[string]*Lot, len(byType["lot"]))
 	d.lotAttrs = make(map[*Lot]hcl.Attributes, len(byType["lot"]))
 	d.lotAgent = make(map[*Lot]*hcl.Attribute, len(byType["lot"]))
+	d.lotBudget = make(map[*Lot]hcl.Range, len(byType["lot"]))
 	for _, b := range byType["lot"] {
 		d.decodeLot(b)
 	}
@@ -155,7 +157,7 @@ func (d *decoder) abs(p string) string {
 func (d *decoder) decodeAgent(b *hcl.Block) {
 	name := b.Labels[0]
 	if !hclsyntax.ValidIdentifier(name) {
-		d.errorf(b.LabelRanges[0], "Invalid agent name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter.", name)
+		d.errorf(b.LabelRanges[0], "Invalid agent name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter or underscore.", name)
 		return
 	}
 	a := d.cfg.agentsByName[name]
@@ -195,7 +197,7 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 func (d *decoder) decodeRepo(b *hcl.Block) {
 	name := b.Labels[0]
 	if !hclsyntax.ValidIdentifier(name) {
-		d.errorf(b.LabelRanges[0], "Invalid repo name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter.", name)
+		d.errorf(b.LabelRanges[0], "Invalid repo name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter or underscore.", name)
 		return
 	}
 	if prev := d.cfg.reposByName[name]; prev != nil {
@@ -207,8 +209,12 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	d.cfg.reposByName[name] = r
 	c, diags := b.Body.Content(repoSchema)
 	d.values.diags = append(d.values.diags, diags...)
-	if s, ok := d.str(c.Attributes["path"]); ok {
+	// A missing path attribute is reported by Content; a null or empty one here.
+	pathAttr := c.Attributes["path"]
+	if s, ok := d.str(pathAttr); ok && s != "" {
 		r.RawPath, r.Path = s, d.abs(s)
+	} else if ok || (pathAttr != nil && d.written(pathAttr) == nil) {
+		d.errorf(b.DefRange, "Missing repo path", "Repo %q needs a path to the repository's folder (relative to the wave file).", name)
 	}
 	if s, ok := d.str(c.Attributes["base"]); ok {
 		r.Base = s
@@ -243,16 +249,17 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	if s, ok := d.str(c.Attributes["title"]); ok {
 		l.Title = s
 	}
-	brief, hasBrief := d.str(c.Attributes["brief"])
-	run, hasRun := d.str(c.Attributes["run"])
+	briefAttr, runAttr := d.written(c.Attributes["brief"]), d.written(c.Attributes["run"])
+	brief, hasBrief := d.str(briefAttr)
+	run, hasRun := d.str(runAttr)
 	switch {
-	case c.Attributes["brief"] != nil && c.Attributes["run"] != nil:
-		d.errorf(c.Attributes["run"].NameRange, "Both brief and run",
+	case briefAttr != nil && runAttr != nil:
+		d.errorf(runAttr.NameRange, "Both brief and run",
 			"Lot %q has a brief (an agent lot) and a run command (a command lot); a lot has exactly one of them. Split it into two lots with depends_on.", id)
-	case c.Attributes["brief"] == nil && c.Attributes["run"] == nil:
+	case briefAttr == nil && runAttr == nil:
 		d.errorf(b.DefRange, "Neither brief nor run",
 			"Lot %q needs a brief (work for an agent) or a run command (a plain shell command).", id)
-	case c.Attributes["run"] != nil:
+	case runAttr != nil:
 		l.Kind = CommandLot
 		for _, name := range agentOnly {
 			if a := c.Attributes[name]; a != nil {
@@ -275,13 +282,14 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 // settings are the lot settings written in one block (a lot or defaults);
 // nil fields were not written.
 type settings struct {
-	agent                             *hcl.Attribute // a reference, resolved in the second pass
-	model, reviewModel                *string
-	fixPasses                         *int
+	agent                            *hcl.Attribute // a reference, resolved in the second pass
+	model, reviewModel               *string
+	fixPasses                        *int
 	timeout, reviewTimeout, estimate *time.Duration
-	budget                            *Tokens
-	precheck, small                   *bool
-	onConflict                        *OnConflict
+	budget                           *Tokens
+	budgetRange                      hcl.Range
+	precheck, small                  *bool
+	onConflict                       *OnConflict
 }
 
 func ptr[T any](v T, ok bool) *T {
@@ -300,6 +308,9 @@ func (d *decoder) decodeSettings(attrs hcl.Attributes) settings {
 	s.reviewTimeout = ptr(d.duration(attrs["review_timeout"]))
 	s.estimate = ptr(d.duration(attrs["estimate"]))
 	s.budget = ptr(d.tokens(attrs["budget"]))
+	if s.budget != nil {
+		s.budgetRange = attrs["budget"].Expr.Range()
+	}
 	s.precheck = ptr(d.boolean(attrs["precheck"]))
 	s.small = ptr(d.boolean(attrs["small"]))
 	if v, ok := d.enum(attrs["on_conflict"], string(OnConflictHandBack), string(OnConflictFix)); ok {
@@ -319,7 +330,9 @@ func (s settings) over(base settings) settings {
 	s.timeout = first(s.timeout, base.timeout)
 	s.reviewTimeout = first(s.reviewTimeout, base.reviewTimeout)
 	s.estimate = first(s.estimate, base.estimate)
-	s.budget = first(s.budget, base.budget)
+	if s.budget == nil {
+		s.budget, s.budgetRange = base.budget, base.budgetRange
+	}
 	s.precheck = first(s.precheck, base.precheck)
 	s.small = first(s.small, base.small)
 	s.onConflict = first(s.onConflict, base.onConflict)
@@ -342,15 +355,16 @@ func set[T any](dst *T, v *T) {
 // applySettings fills a lot's effective settings: its own, else the defaults
 // block's (agent lots only), else the built-in defaults.
 func (d *decoder) applySettings(l *Lot, own settings) {
+	s := own.over(d.defaults)
 	if l.Kind == CommandLot {
-		// Command lots take no defaults: only their own timeout and estimate.
+		// Of the settings, only timeout and estimate mean something for a
+		// command lot; it has no built-in timeout.
 		l.Estimate = DefaultCommandEstimate
-		set(&l.Timeout, own.timeout)
-		set(&l.Estimate, own.estimate)
-		l.EstimateSet = own.estimate != nil
+		set(&l.Timeout, s.timeout)
+		set(&l.Estimate, s.estimate)
+		l.EstimateSet = s.estimate != nil
 		return
 	}
-	s := own.over(d.defaults)
 	l.Model, l.ReviewModel, l.FixPasses = DefaultModel, DefaultReviewModel, DefaultFixPasses
 	l.Timeout, l.ReviewTimeout, l.OnConflict = DefaultTimeout, DefaultReviewTimeout, OnConflictHandBack
 	l.Estimate = DefaultAgentEstimate
@@ -366,4 +380,5 @@ func (d *decoder) applySettings(l *Lot, own settings) {
 	set(&l.Small, s.small)
 	set(&l.OnConflict, s.onConflict)
 	d.lotAgent[l] = s.agent
+	d.lotBudget[l] = s.budgetRange
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const head = `wave "w" {
@@ -157,7 +158,9 @@ func TestJSONSyntax(t *testing.T) {
 	}
 }
 
-func TestDefaultsApplyToAgentLotsOnly(t *testing.T) {
+// TestDefaults checks that defaults reach agent lots whole, and command lots
+// only for what they mean there (timeout, estimate).
+func TestDefaults(t *testing.T) {
 	src := head + `defaults {
   model = "haiku"
   estimate = "2h"
@@ -179,7 +182,7 @@ lot "c" {
 	if a := cfg.Lot("a"); a.Model != "haiku" || !a.EstimateSet || !a.Precheck {
 		t.Errorf("a = %+v", a)
 	}
-	if c := cfg.Lot("c"); c.Model != "" || c.EstimateSet || c.Timeout != 0 {
+	if c := cfg.Lot("c"); c.Model != "" || c.Precheck || !c.EstimateSet || c.Estimate != 2*time.Hour || c.Timeout != 10*time.Minute {
 		t.Errorf("c = %+v", c)
 	}
 }

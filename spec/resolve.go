@@ -169,13 +169,7 @@ func (d *decoder) resolve() {
 			}
 		}
 		if w := d.cfg.Wave.Budget; w > 0 && l.Budget > w {
-			rng := l.DeclRange
-			if a := attrs["budget"]; a != nil {
-				rng = a.Expr.Range()
-			} else if d.defaults.budget != nil {
-				rng = d.cfg.Wave.BudgetRange
-			}
-			d.errorf(rng, "Lot budget above the wave budget", "Lot %q may spend %s, more than the whole wave's budget of %s.", l.ID, l.Budget, w)
+			d.errorf(d.lotBudget[l], "Lot budget above the wave budget", "Lot %q may spend %s, more than the whole wave's budget of %s.", l.ID, l.Budget, w)
 		}
 	}
 	d.checkCycles()

@@ -13,7 +13,8 @@ import (
 type Tokens int64
 
 // ParseTokens reads a token count: a whole number ("1500000"), or a number
-// with a k or M suffix ("800k", "1.5M", "2M"). Underscores are allowed as
+// with a k or M suffix ("800k", "1.5M", "2M"; a lower-case m is refused:
+// it reads as minutes). Underscores are allowed as
 // digit separators. The result must be a whole, non-negative number of tokens.
 func ParseTokens(s string) (Tokens, error) {
 	t := strings.ReplaceAll(strings.TrimSpace(s), "_", "")
@@ -21,10 +22,8 @@ func ParseTokens(s string) (Tokens, error) {
 	switch {
 	case strings.HasSuffix(t, "k"), strings.HasSuffix(t, "K"):
 		mult, t = 1_000, t[:len(t)-1]
-	case strings.HasSuffix(t, "M"), strings.HasSuffix(t, "m"):
+	case strings.HasSuffix(t, "M"):
 		mult, t = 1_000_000, t[:len(t)-1]
-	case strings.HasSuffix(t, "G"), strings.HasSuffix(t, "B"):
-		mult, t = 1_000_000_000, t[:len(t)-1]
 	}
 	micros, err := parseDecimal(t, 6)
 	if err != nil || t == "" {

@@ -73,6 +73,18 @@ func friendlyType(t cty.Type) string {
 	return t.FriendlyName()
 }
 
+// written returns attr when it is there and not null, else nil; a value that
+// fails to evaluate counts as written (its error is reported where it is read).
+func (v *values) written(attr *hcl.Attribute) *hcl.Attribute {
+	if attr == nil {
+		return nil
+	}
+	if val, diags := attr.Expr.Value(v.ctx); !diags.HasErrors() && val.IsNull() {
+		return nil
+	}
+	return attr
+}
+
 func (v *values) str(attr *hcl.Attribute) (string, bool) {
 	val, ok := v.eval(attr, cty.String, "a string")
 	if !ok {
@@ -113,7 +125,7 @@ func (v *values) whole(attr *hcl.Attribute, min int) (int, bool) {
 	}
 	bf := val.AsBigFloat()
 	i, acc := bf.Int64()
-	if !bf.IsInt() || acc != 0 || i > 1<<31 {
+	if !bf.IsInt() || acc != 0 || i >= 1<<31 {
 		v.errorf(attr.Expr.Range(), "Invalid value", "%q must be a whole number.", attr.Name)
 		return 0, false
 	}

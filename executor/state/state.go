@@ -1,0 +1,283 @@
+// Package state reads and writes a wave's state file: the versioned JSON
+// record, kept next to the wave file, of every lot's progress, sessions,
+// tokens and outcome, from which the next apply resumes.
+//
+// The file is <wave-file-stem>.state.json; its schema is
+// schemas/state.schema.json. Writes replace the file atomically (temp file in
+// the same folder, fsync, rename).
+package state
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FormatVersion is the state file format this build writes and reads.
+const FormatVersion = 1
+
+// WaveStatus is the status of a whole wave.
+type WaveStatus string
+
+// Wave statuses.
+const (
+	WaveRunning         WaveStatus = "running"
+	WaveDone            WaveStatus = "done"
+	WaveSuspendedBudget WaveStatus = "suspended-budget"
+	WaveSuspendedQuota  WaveStatus = "suspended-quota"
+	WaveInterrupted     WaveStatus = "interrupted"
+)
+
+// LotStatus is the status of one lot.
+type LotStatus string
+
+// Lot statuses.
+const (
+	LotQueued     LotStatus = "queued"
+	LotRunning    LotStatus = "running"
+	LotQuestion   LotStatus = "question"
+	LotDone       LotStatus = "done"
+	LotHandedBack LotStatus = "handed-back"
+	LotFailed     LotStatus = "failed"
+	LotBlocked    LotStatus = "blocked"
+	LotSuspended  LotStatus = "suspended"
+)
+
+// StepKind names a step of a lot's life cycle.
+type StepKind string
+
+// Step kinds.
+const (
+	StepPrecheck  StepKind = "precheck"
+	StepImplement StepKind = "implement"
+	StepTest      StepKind = "test"
+	StepReview    StepKind = "review"
+	StepFix       StepKind = "fix"
+	StepFixMinors StepKind = "fix-minors"
+	StepRecheck   StepKind = "review-recheck"
+	StepIntegrate StepKind = "integrate"
+	StepRun       StepKind = "run"
+)
+
+// StepStatus is the result of one step.
+type StepStatus string
+
+// Step statuses.
+const (
+	StepRunning     StepStatus = "running"
+	StepOK          StepStatus = "ok"
+	StepFailed      StepStatus = "failed"
+	StepTimedOut    StepStatus = "timed-out"
+	StepQuota       StepStatus = "quota"
+	StepCut         StepStatus = "cut"
+	StepInterrupted StepStatus = "interrupted"
+)
+
+// Usage counts the tokens of one or more sessions.
+type Usage struct {
+	Input      int64 `json:"input"`
+	CacheWrite int64 `json:"cache_write"`
+	CacheRead  int64 `json:"cache_read"`
+	Output     int64 `json:"output"`
+}
+
+// Counted is what budgets count: input + cache writes + output.
+func (u Usage) Counted() int64 { return u.Input + u.CacheWrite + u.Output }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.Input + o.Input, u.CacheWrite + o.CacheWrite, u.CacheRead + o.CacheRead, u.Output + o.Output}
+}
+
+// Step is one step of a lot: an agent session, a test gate run, a command.
+type Step struct {
+	Kind       StepKind   `json:"kind"`
+	Pass       int        `json:"pass,omitempty"`
+	Model      string     `json:"model,omitempty"`
+	SessionID  string     `json:"session_id,omitempty"`
+	PID        int        `json:"pid,omitempty"`
+	Started    time.Time  `json:"started"`
+	Ended      *time.Time `json:"ended,omitempty"`
+	Status     StepStatus `json:"status"`
+	Usage      Usage      `json:"usage"`
+	CostMicros int64      `json:"cost_micro_usd"`
+	HeadBefore string     `json:"head_before,omitempty"`
+	HeadAfter  string     `json:"head_after,omitempty"`
+	Commits    []string   `json:"commits,omitempty"`
+	Report     string     `json:"report,omitempty"`
+	Cause      string     `json:"cause,omitempty"`
+	// Conform is the verdict of a review step (nil for other steps).
+	Conform *bool `json:"conform,omitempty"`
+}
+
+// Finding is one review finding.
+type Finding struct {
+	Severity string `json:"severity"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Text     string `json:"text"`
+}
+
+// Question is a question a write step asked, with the lead's answer once given.
+type Question struct {
+	Step   int    `json:"step"`
+	Text   string `json:"text"`
+	Answer string `json:"answer,omitempty"`
+}
+
+// Lot is the recorded progress of one lot.
+type Lot struct {
+	Status        LotStatus  `json:"status"`
+	Branch        string     `json:"branch,omitempty"`
+	Worktree      string     `json:"worktree,omitempty"`
+	BaseSHA       string     `json:"base_sha,omitempty"`
+	Steps         []Step     `json:"steps,omitempty"`
+	Findings      []Finding  `json:"findings,omitempty"`
+	Questions     []Question `json:"questions,omitempty"`
+	Warnings      []string   `json:"warnings,omitempty"`
+	IntegratedSHA string     `json:"integrated_sha,omitempty"`
+	PatchID       string     `json:"patch_id,omitempty"`
+	BlockedBy     string     `json:"blocked_by,omitempty"`
+	Cause         string     `json:"cause,omitempty"`
+	Outcome       string     `json:"outcome,omitempty"`
+}
+
+// Usage sums the usage of the lot's steps.
+func (l *Lot) Usage() Usage {
+	var u Usage
+	for _, s := range l.Steps {
+		u = u.Add(s.Usage)
+	}
+	return u
+}
+
+// Pending returns the first unanswered question, or nil.
+func (l *Lot) Pending() *Question {
+	for i := range l.Questions {
+		if l.Questions[i].Answer == "" {
+			return &l.Questions[i]
+		}
+	}
+	return nil
+}
+
+// Consumed is what a wave has spent.
+type Consumed struct {
+	Counted    int64 `json:"counted"`
+	CacheRead  int64 `json:"cache_read"`
+	CostMicros int64 `json:"cost_micro_usd"`
+}
+
+// State is the whole state file.
+type State struct {
+	FormatVersion int             `json:"format_version"`
+	Lineage       string          `json:"lineage"`
+	Serial        int64           `json:"serial"`
+	Wave          string          `json:"wave"`
+	WaveDigest    string          `json:"wave_digest"`
+	Status        WaveStatus      `json:"status"`
+	Budget        int64           `json:"budget,omitempty"`
+	Consumed      Consumed        `json:"consumed"`
+	ResetAt       *time.Time      `json:"reset_at,omitempty"`
+	Updated       time.Time       `json:"updated"`
+	Lots          map[string]*Lot `json:"lots"`
+}
+
+// PathFor returns the state file path of a wave file: the same folder, the
+// file's stem (without .hcl or .hcl.json) plus ".state.json".
+func PathFor(waveFile string) string {
+	dir, base := filepath.Split(waveFile)
+	for _, ext := range []string{".hcl.json", ".json", ".hcl"} {
+		if strings.HasSuffix(base, ext) {
+			base = strings.TrimSuffix(base, ext)
+			break
+		}
+	}
+	return filepath.Join(dir, base+".state.json")
+}
+
+// ErrNotExist is returned by Read when there is no state file yet.
+var ErrNotExist = errors.New("no state file")
+
+// Read reads a state file and the SHA-256 digest of its bytes. A missing file
+// gives ErrNotExist; a file of another format version, a clear error.
+func Read(path string) (*State, string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", ErrNotExist
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read state: %w", err)
+	}
+	var head struct {
+		FormatVersion int `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, "", fmt.Errorf("state file %s is not valid JSON: %w", path, err)
+	}
+	if head.FormatVersion != FormatVersion {
+		return nil, "", fmt.Errorf("state file %s has format_version %d; this cadence reads %d", path, head.FormatVersion, FormatVersion)
+	}
+	var s State
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&s); err != nil {
+		return nil, "", fmt.Errorf("state file %s: %w", path, err)
+	}
+	if s.Lots == nil {
+		s.Lots = map[string]*Lot{}
+	}
+	return &s, Digest(b), nil
+}
+
+// Digest is the hex SHA-256 of b, prefixed "sha256:".
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Write replaces the state file atomically: a temp file in the same folder,
+// fsync, rename, then fsync of the folder.
+func Write(path string, s *State) error {
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic replaces path with data so that a reader sees either the old
+// or the new content, never a mix, even after a crash.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,285 @@
+package planner
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Options shape a plan.
+type Options struct {
+	// Targets limits the plan to these lots and their dependencies.
+	Targets []string
+	// Replace lists lots to run again even if done.
+	Replace []string
+	// Budget, when above zero, raises the wave budget (apply -budget).
+	Budget spec.Tokens
+	// MaxSessions, when above zero, overrides the wave's session cap.
+	MaxSessions int
+	// Jobs, when above zero, is the command-lot cap (default: CPUs).
+	Jobs int
+	// WaveDigest identifies the wave file's bytes.
+	WaveDigest string
+}
+
+// Input is what a plan is made from.
+type Input struct {
+	Config *spec.Config
+	// State is the wave's state file, nil when there is none yet.
+	State *state.State
+	// StateDigest identifies the state file's bytes ("" without one).
+	StateDigest string
+	// Machine gathers preflight facts; nil makes an offline plan.
+	Machine Machine
+	Options Options
+}
+
+// Build makes the plan. Problems that make the plan impossible (an unknown
+// -target, a repository that is not there) are error diagnostics, pointing
+// at the wave file where they can; things the lead should know are Warnings.
+func Build(in Input) (*Plan, hcl.Diagnostics) {
+	cfg, opts := in.Config, in.Options
+	b := &builder{cfg: cfg, st: in.State, opts: opts, plan: &Plan{
+		FormatVersion: FormatVersion,
+		Wave:          cfg.Wave.Name,
+		File:          cfg.File,
+		Offline:       in.Machine == nil,
+		WaveDigest:    opts.WaveDigest,
+		StateDigest:   in.StateDigest,
+		Targets:       opts.Targets,
+		Replace:       opts.Replace,
+	}}
+	if b.st == nil {
+		b.st = &state.State{Lots: map[string]*state.Lot{}}
+	}
+	b.selectLots()
+	b.replace = b.idSet(opts.Replace, "-replace")
+	if b.diags.HasErrors() {
+		return nil, b.diags
+	}
+	b.decideActions()
+	b.planLots()
+	b.preflight(in.Machine)
+	b.totals()
+	b.warnings()
+	return b.plan, b.diags
+}
+
+type builder struct {
+	cfg      *spec.Config
+	st       *state.State
+	opts     Options
+	plan     *Plan
+	diags    hcl.Diagnostics
+	selected []*spec.Lot // the lots in the plan, file order
+	replace  map[string]bool
+	actions  map[*spec.Lot]*LotPlan
+}
+
+// idSet checks lot ids given on the command line.
+func (b *builder) idSet(ids []string, flag string) map[string]bool {
+	out := map[string]bool{}
+	var all []string
+	for _, id := range ids {
+		if b.cfg.Lot(id) != nil {
+			out[id] = true
+			continue
+		}
+		if all == nil {
+			for _, l := range b.cfg.Lots {
+				all = append(all, l.ID)
+			}
+		}
+		detail := fmt.Sprintf("%s %s: the wave has no lot %q.", flag, id, id)
+		if s := suggestID(id, all); s != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", s)
+		}
+		b.diags = append(b.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown lot in " + flag, Detail: detail})
+	}
+	return out
+}
+
+// selectLots keeps the -target lots and everything they depend on.
+func (b *builder) selectLots() {
+	targets := b.idSet(b.opts.Targets, "-target")
+	if len(b.opts.Targets) == 0 {
+		b.selected = b.cfg.Lots
+		return
+	}
+	var roots []*spec.Lot
+	for _, l := range b.cfg.Lots {
+		if targets[l.ID] {
+			roots = append(roots, l)
+		}
+	}
+	b.selected = b.cfg.Graph().Ancestors(roots...)
+	sort.Slice(b.selected, func(i, j int) bool { return b.selected[i].Index < b.selected[j].Index })
+	b.plan.Totals.Outside = len(b.cfg.Lots) - len(b.selected)
+}
+
+// decideActions sets each selected lot's action from the state file, in
+// dependency order so that blocking propagates.
+func (b *builder) decideActions() {
+	b.actions = make(map[*spec.Lot]*LotPlan, len(b.selected))
+	for _, l := range b.selected {
+		lp := &LotPlan{ID: l.ID, Title: l.Title, Kind: l.Kind}
+		b.actions[l] = lp
+		sl := b.st.Lots[l.ID]
+		if sl != nil {
+			lp.Spent = sl.Usage().Counted()
+		}
+		switch {
+		case b.replace[l.ID]:
+			lp.Action = ActionReplace
+		case sl == nil:
+			lp.Action = ActionRun
+		case sl.Status == state.LotDone:
+			lp.Action = ActionDone
+		case sl.Status == state.LotHandedBack || sl.Status == state.LotFailed:
+			lp.Action = ActionHeld
+			lp.Reason = fmt.Sprintf("%s: %s (apply -replace %s runs it again)", sl.Status, firstNonEmpty(sl.Cause, sl.Outcome, "see cadence logs"), l.ID)
+		case sl.Status == state.LotQuestion && sl.Pending() != nil:
+			lp.Action = ActionAnswer
+			lp.Reason = sl.Pending().Text
+		default:
+			if r := resumePoint(sl, l); r != nil {
+				lp.Action, lp.ResumeAt = ActionResume, r
+			} else {
+				lp.Action = ActionRun
+			}
+		}
+	}
+	// Blocking: a lot is blocked when a dependency is held or blocked.
+	order, _ := b.cfg.Graph().TopoOrder()
+	for _, l := range order {
+		lp := b.actions[l]
+		if lp == nil || lp.Action == ActionDone || lp.Action == ActionHeld {
+			continue
+		}
+		for _, dep := range l.DependsOn {
+			dp := b.actions[dep]
+			if dp == nil || (dp.Action != ActionHeld && dp.Action != ActionBlocked) {
+				continue
+			}
+			lp.Action, lp.ResumeAt = ActionBlocked, nil
+			lp.BlockedBy = append(lp.BlockedBy, dep.ID)
+		}
+		if lp.Action == ActionBlocked {
+			var why []string
+			for _, id := range lp.BlockedBy {
+				dp := b.actions[b.cfg.Lot(id)]
+				if dp.Action == ActionHeld {
+					why = append(why, id+" "+string(b.st.Lots[id].Status))
+				} else {
+					why = append(why, id+" blocked")
+				}
+			}
+			lp.Reason = strings.Join(why, ", ")
+		}
+	}
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// resumePoint says where a started lot goes on: a step that did not finish
+// is replayed whole; after a finished step, the next one of the life cycle.
+// It returns nil for a lot that has no steps yet.
+func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
+	if len(sl.Steps) == 0 {
+		return nil
+	}
+	last := sl.Steps[len(sl.Steps)-1]
+	if last.Status != state.StepOK {
+		return &Resume{Step: last.Kind, Pass: last.Pass}
+	}
+	afterWrite := state.StepReview
+	if l.Repo != nil && l.Repo.Test != "" {
+		afterWrite = state.StepTest
+	}
+	switch last.Kind {
+	case state.StepPrecheck:
+		return &Resume{Step: state.StepImplement}
+	case state.StepImplement, state.StepFix, state.StepFixMinors:
+		return &Resume{Step: afterWrite, Pass: last.Pass}
+	case state.StepTest:
+		return &Resume{Step: state.StepReview, Pass: last.Pass}
+	case state.StepReview, state.StepRecheck:
+		if last.Conform != nil && !*last.Conform {
+			return &Resume{Step: state.StepFix, Pass: last.Pass + 1}
+		}
+	}
+	return &Resume{Step: state.StepIntegrate}
+}
+
+// planLots fills steps, repos and estimates, and computes each lot's
+// remaining critical path over pending lots.
+func (b *builder) planLots() {
+	g := b.cfg.Graph()
+	remaining, _ := g.LongestPaths(func(l *spec.Lot) float64 {
+		if lp := b.actions[l]; lp != nil && lp.Action.Pending() {
+			return float64(l.Estimate)
+		}
+		return 0
+	})
+	for _, l := range b.selected {
+		lp := b.actions[l]
+		if l.Repo != nil {
+			lp.Repo = l.Repo.Name
+		}
+		for _, r := range l.Also {
+			lp.Also = append(lp.Also, r.Name)
+		}
+		for _, d := range l.DependsOn {
+			lp.DependsOn = append(lp.DependsOn, d.ID)
+		}
+		lp.Steps = Steps(l)
+		lp.Budget, lp.Estimate, lp.EstimateSet = l.Budget, l.Estimate, l.EstimateSet
+		if lp.Action.Pending() {
+			lp.Remaining = time.Duration(remaining[l])
+		}
+		b.plan.Lots = append(b.plan.Lots, *lp)
+	}
+}
+
+// Steps lists the steps a lot goes through.
+func Steps(l *spec.Lot) []Step {
+	if l.Kind == spec.CommandLot {
+		return []Step{{Kind: state.StepRun}}
+	}
+	var s []Step
+	if l.Precheck {
+		s = append(s, Step{Kind: state.StepPrecheck, Model: l.ReviewModel})
+	}
+	s = append(s, Step{Kind: state.StepImplement, Model: l.Model}, Step{Kind: state.StepReview, Model: l.ReviewModel})
+	if l.FixPasses > 0 {
+		s = append(s, Step{Kind: state.StepFix, Model: l.Model, Max: l.FixPasses})
+	}
+	return s
+}
+
+func (b *builder) jobs() int {
+	if b.opts.Jobs > 0 {
+		return b.opts.Jobs
+	}
+	return runtime.NumCPU()
+}
+
+func (b *builder) maxSessions() int {
+	if b.opts.MaxSessions > 0 {
+		return b.opts.MaxSessions
+	}
+	return b.cfg.Wave.MaxSessions
+}

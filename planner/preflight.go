@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agext/levenshtein"
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// preflight records the repositories and, with a Machine, checks them and the
+// agent CLI. A repository apply cannot use at all is an error diagnostic
+// pointing at its block; what apply refuses but the lead can fix in place (a
+// dirty tree) is a refusing warning.
+func (b *builder) preflight(m Machine) {
+	used := map[*spec.Repo]bool{}
+	agents := map[*spec.Agent]bool{}
+	lots := map[*spec.Repo]int{}
+	for _, l := range b.selected {
+		if l.Repo != nil {
+			lots[l.Repo]++
+		}
+		if !b.actions[l].Action.Pending() {
+			continue
+		}
+		for _, r := range l.Repos() {
+			used[r] = true
+		}
+		if l.Agent != nil {
+			agents[l.Agent] = true
+		}
+	}
+	for _, r := range b.cfg.Repos {
+		rp := RepoPlan{Name: r.Name, Path: r.Path, Base: r.Base, Test: r.Test, Parallel: r.Parallel, Lots: lots[r]}
+		if m != nil && used[r] {
+			f := m.Repo(r)
+			b.checkRepo(r, f)
+			rp.BaseSHA, rp.ProbableTest = f.BaseSHA, f.ProbableTest
+		}
+		if used[r] && r.Test == "" {
+			msg := fmt.Sprintf("repo %s has no test gate: lots are integrated untested", r.Name)
+			if rp.ProbableTest != "" {
+				msg += fmt.Sprintf(" (probably: test = %q)", rp.ProbableTest)
+			}
+			b.warn(Warning{Kind: WarnNoTestGate, Subject: r.Name, Message: msg})
+		}
+		b.plan.Repos = append(b.plan.Repos, rp)
+	}
+	if m == nil {
+		b.warn(Warning{Kind: WarnOffline, Message: "offline plan: repositories and the agent CLI were not checked"})
+		return
+	}
+	for _, a := range b.cfg.Agents {
+		if !agents[a] {
+			continue
+		}
+		f := m.Agent(a)
+		if a.Name == spec.BuiltinAgent || b.plan.Agent.Command == "" {
+			b.plan.Agent = f
+		}
+		switch {
+		case f.Path == "":
+			b.warn(Warning{Kind: WarnAgentMissing, Subject: a.Name, Refuses: true,
+				Message: fmt.Sprintf("agent %s: command %q not found on PATH (install Claude Code: npm install -g @anthropic-ai/claude-code, or set CADENCE_CLAUDE_BIN)", a.Name, f.Command)})
+		case f.Err != nil:
+			b.warn(Warning{Kind: WarnAgentMissing, Subject: a.Name, Refuses: true,
+				Message: fmt.Sprintf("agent %s: %s --version failed: %v", a.Name, f.Path, f.Err)})
+		case !VersionAtLeast(f.Version, MinClaudeVersion):
+			b.warn(Warning{Kind: WarnAgentOld, Subject: a.Name,
+				Message: fmt.Sprintf("agent %s: %s is version %q; cadence needs %s or newer", a.Name, f.Path, f.Version, MinClaudeVersion)})
+		}
+	}
+}
+
+func (b *builder) checkRepo(r *spec.Repo, f RepoFacts) {
+	rng := r.DeclRange
+	fail := func(summary, format string, args ...any) {
+		b.diags = append(b.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary,
+			Detail: fmt.Sprintf(format, args...), Subject: &rng})
+	}
+	switch {
+	case f.Err != nil:
+		fail("Cannot inspect repository", "repo %q (%s): %v.", r.Name, r.Path, f.Err)
+	case !f.Exists:
+		fail("Repository not found", "repo %q: %s does not exist (paths are relative to the wave file's folder).", r.Name, r.Path)
+	case !f.IsGit:
+		fail("Not a git repository", "repo %q: %s is not a git repository.", r.Name, r.Path)
+	case f.BaseSHA == "":
+		fail("Base branch not found", "repo %q: %s has no branch %q; set base to the branch lots start from.", r.Name, r.Path, r.Base)
+	}
+	if f.HeldBy != "" {
+		fail("Repository held by another wave", "repo %q is in use by %s; one wave per repository at a time.", r.Name, f.HeldBy)
+	}
+	if f.ForeignPrePush != "" {
+		fail("Foreign pre-push hook", "repo %q has a pre-push hook of its own (%s); cadence installs its own push guard there and never overwrites a hook. Move the hook aside for the wave.", r.Name, f.ForeignPrePush)
+	}
+	if len(f.Dirty) > 0 {
+		b.warn(Warning{Kind: WarnDirty, Subject: r.Name, Refuses: true, Files: f.Dirty,
+			Message: fmt.Sprintf("repo %s has uncommitted changes to %d tracked file(s); apply refuses until they are committed or stashed", r.Name, len(f.Dirty))})
+	}
+}
+
+func (b *builder) warn(w Warning) { b.plan.Warnings = append(b.plan.Warnings, w) }
+
+// suggestID returns the id closest to given, if close enough to be a typo.
+func suggestID(given string, ids []string) string {
+	best, bestDist := "", 3
+	for _, id := range ids {
+		if d := levenshtein.Distance(given, id, nil); d < bestDist {
+			best, bestDist = id, d
+		}
+	}
+	return best
+}
+
+// shortList joins at most n items, saying how many more there are.
+func shortList(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
+}

@@ -1,0 +1,179 @@
+package planner
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// totals sums the plan up and estimates its duration.
+func (b *builder) totals() {
+	t := &b.plan.Totals
+	t.Lots = len(b.plan.Lots)
+	t.ByAction = map[Action]int{}
+	t.Budget = b.cfg.Wave.Budget
+	if b.opts.Budget > t.Budget {
+		t.Budget = b.opts.Budget
+	}
+	t.BudgetUSD = b.cfg.Wave.BudgetUSD
+	t.Spent, t.SpentMicro = b.st.Consumed.Counted, b.st.Consumed.CostMicros
+	t.MaxSessions, t.Jobs = b.maxSessions(), b.jobs()
+	perRepo := map[*spec.Repo]int{}
+	var pending []*simLot
+	for _, l := range b.selected {
+		lp := b.actions[l]
+		t.ByAction[lp.Action]++
+		if !lp.Action.Pending() {
+			continue
+		}
+		pending = append(pending, &simLot{lot: l, prio: lp.Remaining})
+		if lp.Remaining > t.CriticalPath {
+			t.CriticalPath = lp.Remaining
+		}
+		if l.Kind == spec.CommandLot {
+			t.PendingCommand++
+			continue
+		}
+		t.PendingAgent++
+		if l.Repo != nil {
+			perRepo[l.Repo]++
+		}
+		if l.Budget > 0 {
+			t.Ceiling += l.Budget
+		} else {
+			t.Unbounded++
+		}
+	}
+	for r, n := range perRepo {
+		t.Sessions += min(n, r.Parallel)
+	}
+	t.Sessions = min(t.Sessions, t.MaxSessions)
+	t.Estimate = simulate(pending, t.MaxSessions, t.Jobs)
+}
+
+// warnings adds what the lead should know about budget, state and overlaps.
+func (b *builder) warnings() {
+	t := b.plan.Totals
+	switch {
+	case t.Budget > 0 && t.Spent >= int64(t.Budget) && t.PendingAgent > 0:
+		b.warn(Warning{Kind: WarnBudget, Refuses: true, Message: fmt.Sprintf(
+			"the wave has spent %s of its %s budget: no session can start; raise it with apply -budget N", spec.Tokens(t.Spent), t.Budget)})
+	case t.Budget > 0 && t.Unbounded == 0 && int64(t.Ceiling)+t.Spent > int64(t.Budget):
+		b.warn(Warning{Kind: WarnBudget, Message: fmt.Sprintf(
+			"lot budgets add up to %s (plus %s spent), above the wave budget of %s: the wave may suspend before every lot is done", t.Ceiling, spec.Tokens(t.Spent), t.Budget)})
+	}
+	if b.st.WaveDigest != "" && b.opts.WaveDigest != "" && b.st.WaveDigest != b.opts.WaveDigest {
+		b.warn(Warning{Kind: WarnWaveChanged, Message: "the wave file changed since the state was written: done lots stay done; changed briefs apply to steps not yet run"})
+	}
+	var stale []string
+	for id := range b.st.Lots {
+		if b.cfg.Lot(id) == nil {
+			stale = append(stale, id)
+		}
+	}
+	if len(stale) > 0 {
+		sort.Strings(stale)
+		b.warn(Warning{Kind: WarnStaleState, LotIDs: stale, Message: fmt.Sprintf(
+			"the state file records lot(s) the wave file no longer declares: %s (their branches are kept)", shortList(stale, 5))})
+	}
+	b.overlaps()
+}
+
+// pathRE finds file paths named in briefs: at least one folder and an extension.
+var pathRE = regexp.MustCompile(`[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]+`)
+
+// maxOverlapWarnings bounds the overlap warnings of a big wave.
+const maxOverlapWarnings = 20
+
+// maxOverlapChecks bounds the pairs checked for an ordering (each check walks
+// the graph), so a huge wave naming one file everywhere stays linear.
+const maxOverlapChecks = 200
+
+// overlaps warns about pending agent lots of one repository that may run at
+// the same time (neither depends on the other) and whose briefs name the same
+// file: their integrations are likely to conflict.
+func (b *builder) overlaps() {
+	type key struct {
+		repo *spec.Repo
+		path string
+	}
+	byPath := map[key][]*spec.Lot{}
+	var keys []key
+	for _, l := range b.selected {
+		if l.Kind != spec.AgentLot || l.Repo == nil || l.Repo.Parallel < 2 || !b.actions[l].Action.Pending() {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, p := range pathRE.FindAllString(l.Brief, 50) {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			k := key{l.Repo, p}
+			if byPath[k] == nil {
+				keys = append(keys, k)
+			}
+			byPath[k] = append(byPath[k], l)
+		}
+	}
+	g := b.cfg.Graph()
+	reported := map[string]bool{}
+	n, checks := 0, 0
+	for _, k := range keys {
+		lots := byPath[k]
+		for i := 0; i < len(lots) && n < maxOverlapWarnings && checks < maxOverlapChecks; i++ {
+			for j := i + 1; j < len(lots) && n < maxOverlapWarnings && checks < maxOverlapChecks; j++ {
+				a, c := lots[i], lots[j]
+				pair := a.ID + "\x00" + c.ID
+				if reported[pair] {
+					continue
+				}
+				checks++
+				if ordered(g.Ancestors(c), a) || ordered(g.Ancestors(a), c) {
+					continue
+				}
+				reported[pair] = true
+				n++
+				b.warn(Warning{Kind: WarnOverlap, Subject: k.repo.Name, LotIDs: []string{a.ID, c.ID}, Files: []string{k.path},
+					Message: fmt.Sprintf("lots %s and %s may run at the same time in repo %s and both name %s: expect a conflict at integration (add depends_on to order them)", a.ID, c.ID, k.repo.Name, k.path)})
+			}
+		}
+	}
+}
+
+func ordered(ancestors []*spec.Lot, l *spec.Lot) bool {
+	for _, a := range ancestors {
+		if a == l {
+			return true
+		}
+	}
+	return false
+}
+
+// Refusals returns the warnings apply refuses to start with.
+func (p *Plan) Refusals() []Warning {
+	var out []Warning
+	for _, w := range p.Warnings {
+		if w.Refuses {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Summary is one line: the lots per action.
+func (p *Plan) Summary() string {
+	var parts []string
+	for _, a := range Actions {
+		if n := p.Totals.ByAction[a]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, a))
+		}
+	}
+	if len(parts) == 0 {
+		return "no lots"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,31 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoad proves the decoder never panics, whatever the bytes, in both
+// syntaxes. CI runs it briefly (go test -fuzz=FuzzLoad -fuzztime=...).
+func FuzzLoad(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*/*.hcl*")
+	for _, s := range seeds {
+		if b, err := os.ReadFile(s); err == nil {
+			f.Add(b, filepath.Ext(s) == ".json")
+		}
+	}
+	f.Add([]byte(head+"lot \"a\" {\n  run = \"true\"\n  depends_on = [lot.a, lot[\"x.y\"], repo.api]\n}"), false)
+	f.Add([]byte(`{"wave": {"w": {}}, "lot": {"a": {"run": "x", "depends_on": ["lot.a"]}}}`), true)
+	f.Add([]byte("variable \"v\" { type = list(number) }\nlocals { a = local.b\n b = local.a }\nwave \"w\" { budget = var.v }"), false)
+	f.Fuzz(func(t *testing.T, src []byte, asJSON bool) {
+		name := "/nonexistent-fuzz/wave.hcl"
+		if asJSON {
+			name += ".json"
+		}
+		cfg, diags := NewLoader().LoadBytes(src, name, Options{Vars: []string{"v=[1]"}})
+		if cfg == nil && !diags.HasErrors() {
+			t.Fatal("no config and no error")
+		}
+	})
+}
