@@ -211,9 +211,9 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	d.values.diags = append(d.values.diags, diags...)
 	// A missing path attribute is reported by Content; a null or empty one here.
 	pathAttr := c.Attributes["path"]
-	if s, ok := d.str(pathAttr); ok && s != "" {
+	if s, ok, written := d.strWritten(pathAttr); ok && s != "" {
 		r.RawPath, r.Path = s, d.abs(s)
-	} else if ok || (pathAttr != nil && d.written(pathAttr) == nil) {
+	} else if pathAttr != nil && !(written && !ok) {
 		d.errorf(b.DefRange, "Missing repo path", "Repo %q needs a path to the repository's folder (relative to the wave file).", name)
 	}
 	if s, ok := d.str(c.Attributes["base"]); ok {
@@ -249,17 +249,16 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	if s, ok := d.str(c.Attributes["title"]); ok {
 		l.Title = s
 	}
-	briefAttr, runAttr := d.written(c.Attributes["brief"]), d.written(c.Attributes["run"])
-	brief, hasBrief := d.str(briefAttr)
-	run, hasRun := d.str(runAttr)
+	brief, hasBrief, briefWritten := d.strWritten(c.Attributes["brief"])
+	run, hasRun, runWritten := d.strWritten(c.Attributes["run"])
 	switch {
-	case briefAttr != nil && runAttr != nil:
-		d.errorf(runAttr.NameRange, "Both brief and run",
+	case briefWritten && runWritten:
+		d.errorf(c.Attributes["run"].NameRange, "Both brief and run",
 			"Lot %q has a brief (an agent lot) and a run command (a command lot); a lot has exactly one of them. Split it into two lots with depends_on.", id)
-	case briefAttr == nil && runAttr == nil:
+	case !briefWritten && !runWritten:
 		d.errorf(b.DefRange, "Neither brief nor run",
 			"Lot %q needs a brief (work for an agent) or a run command (a plain shell command).", id)
-	case runAttr != nil:
+	case runWritten:
 		l.Kind = CommandLot
 		for _, name := range agentOnly {
 			if a := c.Attributes[name]; a != nil {

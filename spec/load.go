@@ -27,13 +27,30 @@ type Options struct {
 // can be printed with snippets. A Loader is not safe for concurrent use.
 type Loader struct {
 	parser *hclparse.Parser
+	native map[string]*hcl.File
 }
 
 // NewLoader returns an empty Loader.
-func NewLoader() *Loader { return &Loader{parser: hclparse.NewParser()} }
+func NewLoader() *Loader { return &Loader{parser: hclparse.NewParser(), native: map[string]*hcl.File{}} }
 
 // Files returns the parsed sources by file name, for hcl.NewDiagnosticTextWriter.
-func (l *Loader) Files() map[string]*hcl.File { return l.parser.Files() }
+func (l *Loader) Files() map[string]*hcl.File {
+	files := l.parser.Files()
+	for name, f := range l.native {
+		files[name] = f
+	}
+	return files
+}
+
+// parseHCL parses native syntax and remembers the source.
+func (l *Loader) parseHCL(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	f, diags := parseNative(src, filename)
+	if f == nil {
+		f = &hcl.File{Bytes: src}
+	}
+	l.native[filename] = f
+	return f, diags
+}
 
 // IsJSON reports whether a wave file name uses HCL's JSON syntax (*.hcl.json,
 // or any *.json).
@@ -60,7 +77,7 @@ func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, 
 	if IsJSON(filename) {
 		file, diags = l.parser.ParseJSON(src, filename)
 	} else {
-		file, diags = l.parser.ParseHCL(src, filename)
+		file, diags = l.parseHCL(src, filename)
 	}
 	if diags.HasErrors() {
 		return nil, diags

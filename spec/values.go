@@ -73,16 +73,16 @@ func friendlyType(t cty.Type) string {
 	return t.FriendlyName()
 }
 
-// written returns attr when it is there and not null, else nil; a value that
-// fails to evaluate counts as written (its error is reported where it is read).
-func (v *values) written(attr *hcl.Attribute) *hcl.Attribute {
+// strWritten reads an optional string attribute once and also says whether
+// it was written at all: absent and null are not written; a value that fails
+// to evaluate is written (its error is already reported).
+func (v *values) strWritten(attr *hcl.Attribute) (s string, ok, written bool) {
 	if attr == nil {
-		return nil
+		return "", false, false
 	}
-	if val, diags := attr.Expr.Value(v.ctx); !diags.HasErrors() && val.IsNull() {
-		return nil
-	}
-	return attr
+	n := len(v.diags)
+	s, ok = v.str(attr)
+	return s, ok, ok || len(v.diags) > n
 }
 
 func (v *values) str(attr *hcl.Attribute) (string, bool) {
