@@ -183,10 +183,10 @@ const (
 // Warning is something the lead should know. Refuses is true when apply
 // refuses to start until it is dealt with.
 type Warning struct {
-	Kind     WarningKind
-	Subject  string
-	Message  string
-	Refuses  bool
-	Files    []string
-	LotIDs   []string
+	Kind    WarningKind
+	Subject string
+	Message string
+	Refuses bool
+	Files   []string
+	LotIDs  []string
 }

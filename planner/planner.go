@@ -143,15 +143,22 @@ func (b *builder) decideActions() {
 			lp.Action = ActionDone
 		case sl.Status == state.LotHandedBack || sl.Status == state.LotFailed:
 			lp.Action = ActionHeld
-			lp.Reason = fmt.Sprintf("%s: %s (apply -replace %s runs it again)", sl.Status, firstNonEmpty(sl.Cause, sl.Outcome, "see cadence logs"), l.ID)
+			lp.Reason = fmt.Sprintf("%s: %s", sl.Status, firstNonEmpty(sl.Cause, sl.Outcome, "see cadence logs"))
 		case sl.Status == state.LotQuestion && sl.Pending() != nil:
 			lp.Action = ActionAnswer
 			lp.Reason = sl.Pending().Text
 		default:
-			if r := resumePoint(sl, l); r != nil {
-				lp.Action, lp.ResumeAt = ActionResume, r
-			} else {
+			r := resumePoint(sl, l)
+			switch {
+			case r == nil:
 				lp.Action = ActionRun
+			case r.Step == state.StepFix && r.Pass > l.FixPasses:
+				// The last review was not conform and no fix pass is left:
+				// the executor hands the lot back when it resumes.
+				lp.Action = ActionHeld
+				lp.Reason = fmt.Sprintf("review not conform after %d fix pass(es)", l.FixPasses)
+			default:
+				lp.Action, lp.ResumeAt = ActionResume, r
 			}
 		}
 	}
@@ -200,6 +207,12 @@ func firstNonEmpty(xs ...string) string {
 func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
 	if len(sl.Steps) == 0 {
 		return nil
+	}
+	// A step that asked a question is replayed with the answer.
+	if sl.Status == state.LotQuestion && len(sl.Questions) > 0 {
+		if i := sl.Questions[len(sl.Questions)-1].Step; i >= 0 && i < len(sl.Steps) {
+			return &Resume{Step: sl.Steps[i].Kind, Pass: sl.Steps[i].Pass}
+		}
 	}
 	last := sl.Steps[len(sl.Steps)-1]
 	if last.Status != state.StepOK {

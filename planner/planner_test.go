@@ -112,7 +112,7 @@ func TestActionsFromState(t *testing.T) {
 			{Kind: state.StepTest, Status: state.StepOK, Started: now},
 			{Kind: state.StepReview, Status: state.StepOK, Conform: &no, Started: now},
 		}},
-		"d": {Status: state.LotHandedBack, Cause: "tree left dirty"},
+		"d":    {Status: state.LotHandedBack, Cause: "tree left dirty"},
 		"gone": {Status: state.LotDone},
 	}}
 	p, diags := build(t, mustLoad(t, chain), st, nil, Options{})
@@ -186,7 +186,7 @@ type fakeMachine struct {
 	agent AgentFacts
 }
 
-func (f fakeMachine) Repo(*spec.Repo) RepoFacts     { return f.repo }
+func (f fakeMachine) Repo(*spec.Repo) RepoFacts    { return f.repo }
 func (f fakeMachine) Agent(*spec.Agent) AgentFacts { return f.agent }
 
 func TestPreflight(t *testing.T) {
@@ -195,7 +195,7 @@ func TestPreflight(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		m       fakeMachine
-		summary string     // error diagnostic expected
+		summary string      // error diagnostic expected
 		warn    WarningKind // warning expected
 		refuses bool
 	}{
@@ -364,5 +364,36 @@ func TestSavedPlanStale(t *testing.T) {
 	why := s.Stale("w2", "s1", map[string]string{"api": "bbb"})
 	if len(why) != 3 || !strings.Contains(why[2], "base moved from aaa to bbb") {
 		t.Errorf("why = %v", why)
+	}
+}
+
+func TestResumeRules(t *testing.T) {
+	no := false
+	st := &state.State{Lots: map[string]*state.Lot{
+		// an answered question replays the step that asked it
+		"a": {Status: state.LotQuestion, Steps: []state.Step{
+			{Kind: state.StepImplement, Status: state.StepOK, Usage: state.Usage{Input: 60_000}},
+		}, Questions: []state.Question{{Step: 0, Text: "Which?", Answer: "That one"}}},
+		// fix passes exhausted (fix_passes = 2): handed back, not a third fix
+		"c": {Status: state.LotRunning, Steps: []state.Step{
+			{Kind: state.StepImplement, Status: state.StepOK},
+			{Kind: state.StepReview, Status: state.StepOK, Conform: &no},
+			{Kind: state.StepFix, Pass: 1, Status: state.StepOK},
+			{Kind: state.StepReview, Pass: 1, Status: state.StepOK, Conform: &no},
+			{Kind: state.StepFix, Pass: 2, Status: state.StepOK},
+			{Kind: state.StepReview, Pass: 2, Status: state.StepOK, Conform: &no},
+		}},
+	}}
+	p, _ := build(t, mustLoad(t, chain), st, nil, Options{})
+	lots := byID(p)
+	if lots["c"].Action != ActionHeld || !strings.Contains(lots["c"].Reason, "after 2 fix pass") {
+		t.Errorf("c = %+v", lots["c"])
+	}
+	if r := lots["a"].ResumeAt; lots["a"].Action != ActionResume || r.Step != state.StepImplement {
+		t.Errorf("a = %+v", lots["a"])
+	}
+	// a may still spend 100k-60k, b 200k; c is held.
+	if p.Totals.Ceiling != 240_000 {
+		t.Errorf("ceiling = %s", p.Totals.Ceiling)
 	}
 }

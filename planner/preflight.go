@@ -97,7 +97,7 @@ func (b *builder) checkRepo(r *spec.Repo, f RepoFacts) {
 	}
 	if len(f.Dirty) > 0 {
 		b.warn(Warning{Kind: WarnDirty, Subject: r.Name, Refuses: true, Files: f.Dirty,
-			Message: fmt.Sprintf("repo %s has uncommitted changes to %d tracked file(s); apply refuses until they are committed or stashed", r.Name, len(f.Dirty))})
+			Message: fmt.Sprintf("repo %s has uncommitted changes to %d tracked file(s): commit or stash them", r.Name, len(f.Dirty))})
 	}
 }
 

@@ -42,7 +42,8 @@ func (b *builder) totals() {
 			perRepo[l.Repo]++
 		}
 		if l.Budget > 0 {
-			t.Ceiling += l.Budget
+			// What the lot may still spend: its budget less what it spent.
+			t.Ceiling += max(0, l.Budget-spec.Tokens(lp.Spent))
 		} else {
 			t.Unbounded++
 		}
@@ -62,8 +63,12 @@ func (b *builder) warnings() {
 		b.warn(Warning{Kind: WarnBudget, Refuses: true, Message: fmt.Sprintf(
 			"the wave has spent %s of its %s budget: no session can start; raise it with apply -budget N", spec.Tokens(t.Spent), t.Budget)})
 	case t.Budget > 0 && t.Unbounded == 0 && int64(t.Ceiling)+t.Spent > int64(t.Budget):
+		spent := ""
+		if t.Spent > 0 {
+			spent = fmt.Sprintf(" (plus %s spent)", spec.Tokens(t.Spent))
+		}
 		b.warn(Warning{Kind: WarnBudget, Message: fmt.Sprintf(
-			"lot budgets add up to %s (plus %s spent), above the wave budget of %s: the wave may suspend before every lot is done", t.Ceiling, spec.Tokens(t.Spent), t.Budget)})
+			"lot budgets add up to %s%s, above the wave budget of %s: the wave may suspend before every lot is done", t.Ceiling, spent, t.Budget)})
 	}
 	if b.st.WaveDigest != "" && b.opts.WaveDigest != "" && b.st.WaveDigest != b.opts.WaveDigest {
 		b.warn(Warning{Kind: WarnWaveChanged, Message: "the wave file changed since the state was written: done lots stay done; changed briefs apply to steps not yet run"})
@@ -87,6 +92,10 @@ var pathRE = regexp.MustCompile(`[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.[A-Za-z0-
 
 // maxOverlapWarnings bounds the overlap warnings of a big wave.
 const maxOverlapWarnings = 20
+
+// maxOverlapPerPath spreads the warnings over files rather than pairing one
+// lot with every other that names the same file.
+const maxOverlapPerPath = 3
 
 // maxOverlapChecks bounds the pairs checked for an ordering (each check walks
 // the graph), so a huge wave naming one file everywhere stays linear.
@@ -123,9 +132,9 @@ func (b *builder) overlaps() {
 	reported := map[string]bool{}
 	n, checks := 0, 0
 	for _, k := range keys {
-		lots := byPath[k]
-		for i := 0; i < len(lots) && n < maxOverlapWarnings && checks < maxOverlapChecks; i++ {
-			for j := i + 1; j < len(lots) && n < maxOverlapWarnings && checks < maxOverlapChecks; j++ {
+		lots, perPath := byPath[k], 0
+		for i := 0; i < len(lots) && n < maxOverlapWarnings && checks < maxOverlapChecks && perPath < maxOverlapPerPath; i++ {
+			for j := i + 1; j < len(lots) && n < maxOverlapWarnings && checks < maxOverlapChecks && perPath < maxOverlapPerPath; j++ {
 				a, c := lots[i], lots[j]
 				pair := a.ID + "\x00" + c.ID
 				if reported[pair] {
@@ -137,6 +146,7 @@ func (b *builder) overlaps() {
 				}
 				reported[pair] = true
 				n++
+				perPath++
 				b.warn(Warning{Kind: WarnOverlap, Subject: k.repo.Name, LotIDs: []string{a.ID, c.ID}, Files: []string{k.path},
 					Message: fmt.Sprintf("lots %s and %s may run at the same time in repo %s and both name %s: expect a conflict at integration (add depends_on to order them)", a.ID, c.ID, k.repo.Name, k.path)})
 			}

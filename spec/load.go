@@ -31,7 +31,9 @@ type Loader struct {
 }
 
 // NewLoader returns an empty Loader.
-func NewLoader() *Loader { return &Loader{parser: hclparse.NewParser(), native: map[string]*hcl.File{}} }
+func NewLoader() *Loader {
+	return &Loader{parser: hclparse.NewParser(), native: map[string]*hcl.File{}}
+}
 
 // Files returns the parsed sources by file name, for hcl.NewDiagnosticTextWriter.
 func (l *Loader) Files() map[string]*hcl.File {

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// flagSet is a command's flags with the common ones.
+type flagSet struct {
+	*flag.FlagSet
+	json    bool
+	noColor bool
+	level   string
+}
+
+func newFlags(e *env, name, args, summary string) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	fs.SetOutput(e.stderr)
+	fs.BoolVar(&fs.json, "json", false, "machine-readable JSON output")
+	fs.BoolVar(&fs.noColor, "no-color", false, "no ANSI colour")
+	fs.StringVar(&fs.level, "log-level", "", "log level: trace, debug, info, warn, error (or CADENCE_LOG)")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: cadence %s [flags] %s\n\n%s\n\nFlags:\n", name, args, summary)
+		printDefaults(w, fs.FlagSet)
+	}
+	return fs
+}
+
+func printDefaults(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, use := flag.UnquoteUsage(f)
+		if name != "" {
+			name = " " + name
+		}
+		fmt.Fprintf(w, "  -%s%s\n      %s\n", f.Name, name, use)
+	})
+}
+
+// parse parses flags and positional arguments in any order (Go's flag
+// package stops at the first positional argument; cadence does not).
+// It returns the positional arguments and an exit code >= 0 when the
+// command should stop (help shown, or a usage error).
+func (fs *flagSet) parse(e *env, args []string) ([]string, int) {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(e.stdout) // asked-for help is output, not an error
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil, ExitOK
+			}
+			return nil, ExitError
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			pos = append(pos, rest[1:]...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if fs.noColor {
+		e.noColor = true
+	}
+	if fs.level != "" {
+		e.log = newLogger(e.stderr, fs.level)
+	}
+	return pos, -1
+}
+
+// oneFile returns the wave file argument: the only positional argument, or
+// wave.hcl in the current folder.
+func oneFile(e *env, cmd string, pos []string) (string, bool) {
+	switch len(pos) {
+	case 0:
+		return "wave.hcl", true
+	case 1:
+		return pos[0], true
+	}
+	fmt.Fprintf(e.stderr, "cadence %s: one wave file at most; got %s\n", cmd, strings.Join(pos, " "))
+	return "", false
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+)
+
+//go:embed starter.hcl
+var starterWave []byte
+
+func runInit(e *env, args []string) int {
+	fs := newFlags(e, "init", "[FILE]", "Write a commented starter wave file (default wave.hcl). An existing file is\nnever overwritten.")
+	pos, code := fs.parse(e, args)
+	if code >= 0 {
+		return code
+	}
+	file, ok := oneFile(e, "init", pos)
+	if !ok {
+		return ExitError
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if os.IsExist(err) {
+		fmt.Fprintf(e.stderr, "cadence init: %s already exists; left unchanged\n", file)
+		return ExitError
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
+		return ExitError
+	}
+	if _, err := f.Write(starterWave); err != nil {
+		f.Close()
+		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
+		return ExitError
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
+		return ExitError
+	}
+	fmt.Fprintf(e.stdout, "Wrote %s. Edit the repo path and the lots, then: cadence plan %s\n", file, file)
+	return ExitOK
+}

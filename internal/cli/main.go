@@ -1,0 +1,183 @@
+// Package cli is cadence's command line: subcommands, flags, standard
+// streams, environment, signals and exit codes. It wires the concrete parts
+// (spec, planner, render, gitint) together; no other package reads arguments
+// or the environment.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/term"
+)
+
+// Exit codes shared by the commands (DESIGN.md §2).
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitPending = 2 // plan -detailed-exitcode: work pending
+)
+
+// command is one subcommand.
+type command struct {
+	name, args, summary string
+	run                 func(e *env, args []string) int
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{"validate", "[FILE]", "Check a wave file: syntax, references, the dependency graph", runValidate},
+		{"plan", "[FILE]", "Preview what apply would do: per lot, totals, warnings", runPlan},
+		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
+		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
+		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},
+		{"version", "", "Print cadence's version and the agent CLI it finds", runVersion},
+		{"help", "[COMMAND]", "Show help for cadence or a command", runHelp},
+	}
+}
+
+// env is what a command runs with: streams, environment and global settings.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	log            hclog.Logger
+	noColor        bool
+}
+
+// Main runs cadence with args (without the program name) and returns the
+// exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	level := e.getenv("CADENCE_LOG")
+	// Global flags may come before the command.
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch a := args[0]; {
+		case a == "-no-color" || a == "--no-color":
+			e.noColor = true
+		case strings.HasPrefix(a, "-log-level=") || strings.HasPrefix(a, "--log-level="):
+			level = a[strings.Index(a, "=")+1:]
+		case a == "-h" || a == "-help" || a == "--help":
+			args = []string{"help"}
+			continue
+		case a == "-v" || a == "-version" || a == "--version":
+			args = []string{"version"}
+			continue
+		default:
+			fmt.Fprintf(stderr, "cadence: unknown global flag %s\n\n", a)
+			usage(stderr)
+			return ExitError
+		}
+		args = args[1:]
+	}
+	e.log = newLogger(stderr, level)
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitError
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(e, args[1:])
+		}
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	msg := fmt.Sprintf("cadence: unknown command %q", args[0])
+	if s := closest(args[0], names); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	fmt.Fprintf(stderr, "%s\n\n", msg)
+	usage(stderr)
+	return ExitError
+}
+
+func newLogger(w io.Writer, level string) hclog.Logger {
+	lv := hclog.LevelFromString(level)
+	if lv == hclog.NoLevel {
+		lv = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: lv, Output: w})
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `cadence runs waves of AI coding-agent work: lots (briefs for an agent, or
+plain commands) with dependencies, models and a token budget, declared in an
+HCL wave file.
+
+Usage: cadence [-no-color] [-log-level=LEVEL] COMMAND [flags] [args]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+The wave file defaults to wave.hcl in the current folder.
+Run "cadence help COMMAND" for a command's flags.
+`)
+}
+
+func runHelp(e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stdout)
+		return ExitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(e, []string{"-h"})
+		}
+	}
+	fmt.Fprintf(e.stderr, "cadence help: no command %q\n", args[0])
+	return ExitError
+}
+
+// colorOn says whether output to w may use ANSI colour: a terminal, no
+// -no-color, no NO_COLOR in the environment.
+func (e *env) colorOn(w io.Writer) bool {
+	if e.noColor || e.getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// closest returns the candidate nearest to s by a simple prefix and edit
+// test, for "did you mean" on commands.
+func closest(s string, candidates []string) string {
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	for _, c := range sorted {
+		if strings.HasPrefix(c, s) || strings.HasPrefix(s, c) || editDistance(s, c) <= 2 {
+			return c
+		}
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/planner/render"
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// planFlags are the flags plan and apply share.
+type planFlags struct {
+	*flagSet
+	vars, varFiles, targets, replace listFlag
+	budget                           string
+	maxSessions, jobs                int
+	offline                          bool
+}
+
+func newPlanFlags(e *env, name, args, summary string) *planFlags {
+	f := &planFlags{flagSet: newFlags(e, name, args, summary)}
+	f.Var(&f.vars, "var", "set a variable: -var name=value (repeatable)")
+	f.Var(&f.varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
+	f.Var(&f.targets, "target", "plan only this lot and its dependencies (repeatable)")
+	f.Var(&f.replace, "replace", "run this lot again even if it is done (repeatable)")
+	f.StringVar(&f.budget, "budget", "", "raise the wave budget, e.g. 3M (counted tokens)")
+	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (or CADENCE_MAX_SESSIONS; default: the wave's max_sessions)")
+	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: CPUs)")
+	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
+	return f
+}
+
+// options converts the flags, reporting bad values as diagnostics.
+func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	o := planner.Options{Targets: f.targets, Replace: f.replace, MaxSessions: f.maxSessions, Jobs: f.jobs, WaveDigest: waveDigest}
+	if f.budget != "" {
+		t, err := spec.ParseTokens(f.budget)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -budget", Detail: err.Error()})
+		}
+		o.Budget = t
+	}
+	if o.MaxSessions == 0 {
+		if v := e.getenv("CADENCE_MAX_SESSIONS"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid CADENCE_MAX_SESSIONS",
+					Detail: fmt.Sprintf("CADENCE_MAX_SESSIONS=%q must be a whole number of at least 1.", v)})
+			}
+			o.MaxSessions = n
+		}
+	}
+	if f.maxSessions < 0 || f.jobs < 0 {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid flag", Detail: "-max-sessions and -jobs must be at least 1."})
+	}
+	return o, diags
+}
+
+// makePlan loads the wave and its state and builds the plan. It prints
+// diagnostics itself and returns nil when there are errors.
+func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *planner.Plan) {
+	w, diags := loadWave(file, spec.Options{Vars: f.vars, VarFiles: f.varFiles})
+	if !diags.HasErrors() {
+		if err := w.readState(); err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unreadable state file", Detail: err.Error()})
+		}
+	}
+	var p *planner.Plan
+	if !diags.HasErrors() {
+		opts, odiags := f.options(e, w.digest)
+		diags = append(diags, odiags...)
+		if !odiags.HasErrors() {
+			in := planner.Input{Config: w.cfg, State: w.state, StateDigest: w.stateDigest, Options: opts}
+			if !f.offline {
+				in.Machine = machine{ctx: context.Background(), getenv: e.getenv}
+			}
+			var pdiags hcl.Diagnostics
+			p, pdiags = planner.Build(in)
+			diags = append(diags, pdiags...)
+		}
+	}
+	if diags.HasErrors() || !f.json {
+		// With -json, a plan that succeeds is one JSON document: no other.
+		e.writeDiags(diagOut, diags, w.loader.Files(), f.json)
+	}
+	if diags.HasErrors() {
+		return w, nil
+	}
+	return w, p
+}
+
+func runPlan(e *env, args []string) int {
+	f := newPlanFlags(e, "plan", "[FILE]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file.")
+	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
+	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending")
+	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
+	pos, code := f.parse(e, args)
+	if code >= 0 {
+		return code
+	}
+	file, ok := oneFile(e, "plan", pos)
+	if !ok {
+		return ExitError
+	}
+	if f.json {
+		*format = "json"
+	}
+	renderers := map[string]func(io.Writer, *planner.Plan) error{
+		"json":     render.JSON,
+		"markdown": render.Markdown,
+		"dot":      render.DOT,
+		"mermaid":  render.Mermaid,
+		"text": func(w io.Writer, p *planner.Plan) error {
+			return render.Text(w, p, render.Options{Color: e.colorOn(w)})
+		},
+	}
+	rend := renderers[*format]
+	if rend == nil {
+		fmt.Fprintf(e.stderr, "cadence plan: unknown -format %q (text, json, markdown, dot or mermaid)\n", *format)
+		return ExitError
+	}
+	diagOut := e.stderr
+	if *format == "json" {
+		diagOut = e.stdout
+	}
+	w, p := f.makePlan(e, file, diagOut)
+	if p == nil {
+		return ExitError
+	}
+	if err := rend(e.stdout, p); err != nil {
+		fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
+		return ExitError
+	}
+	if *out != "" {
+		if err := f.save(*out, w, p); err != nil {
+			fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
+			return ExitError
+		}
+		if *format == "text" {
+			fmt.Fprintf(e.stdout, "\nSaved the plan to %s: cadence apply %s runs exactly this plan.\n", *out, *out)
+		}
+	}
+	pending := p.Totals.PendingAgent + p.Totals.PendingCommand
+	if *detailed && pending > 0 {
+		return ExitPending
+	}
+	return ExitOK
+}
+
+// save writes plan -out.
+func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
+	abs, err := filepath.Abs(w.file)
+	if err != nil {
+		return err
+	}
+	s := &planner.SavedPlan{
+		FormatVersion: planner.FormatVersion, Kind: planner.SavedPlanKind,
+		WaveFile: abs, WaveDigest: w.digest, StateDigest: w.stateDigest,
+		BaseSHAs: map[string]string{}, Vars: f.vars, VarFiles: f.varFiles,
+		Targets: f.targets, Replace: f.replace, MaxSessions: f.maxSessions, Jobs: f.jobs,
+		Offline: f.offline, Created: time.Now().UTC().Truncate(time.Second), Summary: p.Summary(),
+	}
+	if f.budget != "" {
+		t, _ := spec.ParseTokens(f.budget)
+		s.Budget = int64(t)
+	}
+	for _, r := range p.Repos {
+		if r.BaseSHA != "" {
+			s.BaseSHAs[r.Name] = r.BaseSHA
+		}
+	}
+	return planner.WriteSaved(path, s)
+}
+
+func runGraph(e *env, args []string) int {
+	f := newPlanFlags(e, "graph", "[FILE]", "Print the dependency graph of the lots, coloured by what apply would do.\nDOT by default (Graphviz); -format mermaid renders on GitHub.")
+	format := f.String("format", "dot", "dot or mermaid")
+	pos, code := f.parse(e, args)
+	if code >= 0 {
+		return code
+	}
+	file, ok := oneFile(e, "graph", pos)
+	if !ok {
+		return ExitError
+	}
+	rend := map[string]func(io.Writer, *planner.Plan) error{"dot": render.DOT, "mermaid": render.Mermaid}[*format]
+	if rend == nil {
+		fmt.Fprintf(e.stderr, "cadence graph: unknown -format %q (dot or mermaid)\n", *format)
+		return ExitError
+	}
+	f.offline = true // the graph needs no machine facts
+	_, p := f.makePlan(e, file, e.stderr)
+	if p == nil {
+		return ExitError
+	}
+	if err := rend(e.stdout, p); err != nil {
+		fmt.Fprintf(e.stderr, "cadence graph: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}

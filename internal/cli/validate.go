@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+func runValidate(e *env, args []string) int {
+	fs := newFlags(e, "validate", "[FILE]", "Parse the wave file, resolve its references and check the dependency graph.\nNo filesystem, git or agent checks: use plan for those.")
+	var vars, varFiles listFlag
+	fs.Var(&vars, "var", "set a variable: -var name=value (repeatable)")
+	fs.Var(&varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
+	pos, code := fs.parse(e, args)
+	if code >= 0 {
+		return code
+	}
+	file, ok := oneFile(e, "validate", pos)
+	if !ok {
+		return ExitError
+	}
+	w, diags := loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
+	if fs.json {
+		e.writeDiags(e.stdout, diags, w.loader.Files(), true)
+	} else {
+		e.writeDiags(e.stderr, diags, w.loader.Files(), false)
+	}
+	if diags.HasErrors() {
+		return ExitError
+	}
+	if !fs.json {
+		fmt.Fprintf(e.stdout, "%s is valid: wave %q, %d lots, %d repos.\n", file, w.cfg.Wave.Name, len(w.cfg.Lots), len(w.cfg.Repos))
+	}
+	return ExitOK
+}

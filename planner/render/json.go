@@ -1,0 +1,205 @@
+package render
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// The JSON form of a plan (plan -json), described by
+// schemas/plan.schema.json. It is a transfer object of its own, not the
+// planner's Go structs, so that the Go types can change without breaking
+// readers. Its rules:
+//
+//   - keys are snake_case, and every key is always present: an absent value
+//     is "", 0, false, [] or, for resume_at and agent, null;
+//   - token counts are integers (budget_tokens, spent_tokens, ...), 0 meaning
+//     no budget;
+//   - durations are whole seconds, rounded (estimate_seconds, ...);
+//   - dollar amounts are exact decimal strings without "$", with cents and
+//     more digits only when needed: "40.00", "3.125" (budget_usd, spent_usd);
+//     "0.00" means no dollar ceiling;
+//   - actions, lot kinds, step kinds and warning kinds are strings (enums in
+//     the schema);
+//   - repository paths are relative to the wave file's folder (see the
+//     package documentation).
+//
+// format_version is planner.FormatVersion; it changes when a key is removed
+// or changes meaning.
+
+type jsonPlan struct {
+	FormatVersion int           `json:"format_version"`
+	Wave          string        `json:"wave"`
+	File          string        `json:"file"`
+	Offline       bool          `json:"offline"`
+	WaveDigest    string        `json:"wave_digest"`
+	StateDigest   string        `json:"state_digest"`
+	Targets       []string      `json:"targets"`
+	Replace       []string      `json:"replace"`
+	Lots          []jsonLot     `json:"lots"`
+	Repos         []jsonRepo    `json:"repos"`
+	Totals        jsonTotals    `json:"totals"`
+	Warnings      []jsonWarning `json:"warnings"`
+	Agent         *jsonAgent    `json:"agent"`
+}
+
+type jsonLot struct {
+	ID               string      `json:"id"`
+	Title            string      `json:"title"`
+	Kind             string      `json:"kind"`
+	Action           string      `json:"action"`
+	ResumeAt         *jsonResume `json:"resume_at"`
+	Reason           string      `json:"reason"`
+	BlockedBy        []string    `json:"blocked_by"`
+	Repo             string      `json:"repo"`
+	Also             []string    `json:"also"`
+	DependsOn        []string    `json:"depends_on"`
+	Steps            []jsonStep  `json:"steps"`
+	BudgetTokens     int64       `json:"budget_tokens"`
+	SpentTokens      int64       `json:"spent_tokens"`
+	EstimateSeconds  int64       `json:"estimate_seconds"`
+	EstimateSet      bool        `json:"estimate_set"`
+	RemainingSeconds int64       `json:"remaining_seconds"`
+}
+
+type jsonResume struct {
+	Step string `json:"step"`
+	Pass int    `json:"pass"`
+}
+
+type jsonStep struct {
+	Kind  string `json:"kind"`
+	Model string `json:"model"`
+	Max   int    `json:"max"`
+}
+
+type jsonRepo struct {
+	Name         string `json:"name"`
+	Path         string `json:"path"`
+	Base         string `json:"base"`
+	BaseSHA      string `json:"base_sha"`
+	Test         string `json:"test"`
+	ProbableTest string `json:"probable_test"`
+	Parallel     int    `json:"parallel"`
+	Lots         int    `json:"lots"`
+}
+
+type jsonTotals struct {
+	Lots                int            `json:"lots"`
+	ByAction            map[string]int `json:"by_action"`
+	Outside             int            `json:"outside"`
+	PendingAgent        int            `json:"pending_agent"`
+	PendingCommand      int            `json:"pending_command"`
+	CeilingTokens       int64          `json:"ceiling_tokens"`
+	Unbounded           int            `json:"unbounded"`
+	BudgetTokens        int64          `json:"budget_tokens"`
+	BudgetUSD           string         `json:"budget_usd"`
+	SpentTokens         int64          `json:"spent_tokens"`
+	SpentUSD            string         `json:"spent_usd"`
+	MaxSessions         int            `json:"max_sessions"`
+	Sessions            int            `json:"sessions"`
+	Jobs                int            `json:"jobs"`
+	CriticalPathSeconds int64          `json:"critical_path_seconds"`
+	EstimateSeconds     int64          `json:"estimate_seconds"`
+}
+
+type jsonWarning struct {
+	Kind    string   `json:"kind"`
+	Subject string   `json:"subject"`
+	Message string   `json:"message"`
+	Refuses bool     `json:"refuses"`
+	Files   []string `json:"files"`
+	LotIDs  []string `json:"lot_ids"`
+}
+
+type jsonAgent struct {
+	Command string `json:"command"`
+	Path    string `json:"path"`
+	Version string `json:"version"`
+	Error   string `json:"error"`
+}
+
+// JSON writes the plan as indented, versioned JSON (plan -json) that
+// validates against schemas/plan.schema.json.
+func JSON(w io.Writer, p *planner.Plan) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(toJSON(p))
+}
+
+func toJSON(p *planner.Plan) *jsonPlan {
+	out := &jsonPlan{
+		FormatVersion: p.FormatVersion,
+		Wave:          p.Wave,
+		File:          p.File,
+		Offline:       p.Offline,
+		WaveDigest:    p.WaveDigest,
+		StateDigest:   p.StateDigest,
+		Targets:       list(p.Targets),
+		Replace:       list(p.Replace),
+		Lots:          make([]jsonLot, len(p.Lots)),
+		Repos:         make([]jsonRepo, len(p.Repos)),
+		Warnings:      make([]jsonWarning, len(p.Warnings)),
+	}
+	for i := range p.Lots {
+		lp := &p.Lots[i]
+		l := jsonLot{
+			ID: lp.ID, Title: lp.Title, Kind: lp.Kind.String(), Action: string(lp.Action),
+			Reason: lp.Reason, BlockedBy: list(lp.BlockedBy), Repo: lp.Repo, Also: list(lp.Also),
+			DependsOn: list(lp.DependsOn), Steps: make([]jsonStep, len(lp.Steps)),
+			BudgetTokens: int64(lp.Budget), SpentTokens: lp.Spent,
+			EstimateSeconds: seconds(lp.Estimate), EstimateSet: lp.EstimateSet,
+			RemainingSeconds: seconds(lp.Remaining),
+		}
+		if lp.ResumeAt != nil {
+			l.ResumeAt = &jsonResume{Step: string(lp.ResumeAt.Step), Pass: lp.ResumeAt.Pass}
+		}
+		for j, s := range lp.Steps {
+			l.Steps[j] = jsonStep{Kind: string(s.Kind), Model: s.Model, Max: s.Max}
+		}
+		out.Lots[i] = l
+	}
+	for i, r := range p.Repos {
+		out.Repos[i] = jsonRepo{Name: r.Name, Path: repoPath(p, r.Path), Base: r.Base, BaseSHA: r.BaseSHA,
+			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots}
+	}
+	t := p.Totals
+	out.Totals = jsonTotals{
+		Lots: t.Lots, ByAction: map[string]int{}, Outside: t.Outside,
+		PendingAgent: t.PendingAgent, PendingCommand: t.PendingCommand,
+		CeilingTokens: int64(t.Ceiling), Unbounded: t.Unbounded,
+		BudgetTokens: int64(t.Budget), BudgetUSD: dollars(t.BudgetUSD),
+		SpentTokens: t.Spent, SpentUSD: dollars(spec.USD(t.SpentMicro)),
+		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Jobs: t.Jobs,
+		CriticalPathSeconds: seconds(t.CriticalPath), EstimateSeconds: seconds(t.Estimate),
+	}
+	for _, a := range planner.Actions {
+		out.Totals.ByAction[string(a)] = t.ByAction[a]
+	}
+	for i, wn := range p.Warnings {
+		out.Warnings[i] = jsonWarning{Kind: string(wn.Kind), Subject: wn.Subject, Message: wn.Message,
+			Refuses: wn.Refuses, Files: list(wn.Files), LotIDs: list(wn.LotIDs)}
+	}
+	if a := p.Agent; a.Command != "" || a.Path != "" || a.Version != "" || a.Err != nil {
+		out.Agent = &jsonAgent{Command: a.Command, Path: a.Path, Version: a.Version}
+		if a.Err != nil {
+			out.Agent.Error = a.Err.Error()
+		}
+	}
+	return out
+}
+
+// dollars renders an amount as an exact decimal string without "$": "40.00".
+func dollars(u spec.USD) string { return strings.TrimPrefix(u.String(), "$") }
+
+// list turns nil into an empty list, so that JSON shows [] and not null.
+func list(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}

@@ -1,0 +1,363 @@
+// Package render writes a planner.Plan for people and programs: Text for a
+// terminal (cadence plan), JSON for machines (plan -json, described by
+// schemas/plan.schema.json), Markdown for a pull-request comment, and DOT or
+// Mermaid for cadence graph.
+//
+// Every renderer is deterministic: the same plan gives the same bytes (no
+// map iteration order, no clock, no terminal probing). Whether to colour is
+// the caller's decision (Options.Color: a TTY and no -no-color).
+//
+// Paths. Plan.File is written as the caller gave it. Repository paths, which
+// the planner holds as absolute paths, appear only in JSON, and there
+// relative to the wave file's folder with forward slashes (as they are written
+// in the wave file, cleaned), so that a plan made on a CI runner does not leak
+// the runner's folders and goldens are the same on every machine; a path that
+// cannot be made relative stays absolute.
+//
+// Conventions shared by the human formats: a lot's steps read
+// "implement (sonnet) → review (opus) → fix ≤2" (a repeated step shows its
+// model only when no earlier step showed it); a command lot's step reads
+// "command"; an estimate written "~1h" is the built-in default of a lot that
+// sets none; estimates are shown for pending lots only.
+package render
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Options shape the text output.
+type Options struct {
+	// Color turns on ANSI colours. The caller decides: a TTY and no -no-color.
+	Color bool
+}
+
+// stepsLabel renders a lot's steps: "implement (sonnet) → review (opus) →
+// fix ≤2", or "command" for a command lot.
+func stepsLabel(steps []planner.Step) string {
+	var b strings.Builder
+	var shown []string // the models shown so far
+	for i, s := range steps {
+		if i > 0 {
+			b.WriteString(" → ")
+		}
+		if s.Kind == state.StepRun {
+			b.WriteString("command")
+			continue
+		}
+		b.WriteString(string(s.Kind))
+		if s.Model != "" && (s.Max == 0 || !slices.Contains(shown, s.Model)) {
+			b.WriteString(" (" + s.Model + ")")
+			shown = append(shown, s.Model)
+		}
+		if s.Max > 0 {
+			b.WriteString(" ≤" + strconv.Itoa(s.Max))
+		}
+	}
+	return b.String()
+}
+
+// resumeLabel renders where a lot resumes: "fix (pass 2)", "review".
+func resumeLabel(r *planner.Resume) string {
+	if r == nil {
+		return ""
+	}
+	if r.Pass > 0 {
+		return string(r.Step) + " (pass " + strconv.Itoa(r.Pass) + ")"
+	}
+	return string(r.Step)
+}
+
+// whatLabel is the middle of a lot's line: its steps when apply works on it,
+// else why it does not.
+func whatLabel(lp *planner.LotPlan) string {
+	switch lp.Action {
+	case planner.ActionResume:
+		return "resume at " + resumeLabel(lp.ResumeAt) + ": " + stepsLabel(lp.Steps)
+	case planner.ActionAnswer:
+		return "waiting for an answer: " + oneLine(lp.Reason)
+	case planner.ActionHeld:
+		return oneLine(lp.Reason) + " (apply -replace " + lp.ID + " runs it again)"
+	case planner.ActionBlocked:
+		return "blocked: " + oneLine(lp.Reason)
+	case planner.ActionDone:
+		return "done"
+	}
+	return stepsLabel(lp.Steps)
+}
+
+// repoLabel renders a lot's repositories: "api", "api+web", or "-".
+func repoLabel(lp *planner.LotPlan) string {
+	r := lp.Repo
+	if r == "" {
+		r = "-"
+	}
+	for _, a := range lp.Also {
+		r += "+" + a
+	}
+	return r
+}
+
+// budgetLabel renders a lot's budget and what it spent: "300k",
+// "120k of 300k", "120k spent", "no budget"; "" for a command lot.
+func budgetLabel(lp *planner.LotPlan) string {
+	spent := spec.Tokens(lp.Spent)
+	switch {
+	case lp.Kind == spec.CommandLot && lp.Budget == 0:
+		return ""
+	case lp.Budget > 0 && spent > 0:
+		return spent.String() + " of " + lp.Budget.String()
+	case lp.Budget > 0:
+		return lp.Budget.String()
+	case spent > 0:
+		return spent.String() + " spent"
+	}
+	return "no budget"
+}
+
+// estimateLabel renders a pending lot's estimate, "~" marking the default;
+// "" for a lot apply does not work on.
+func estimateLabel(lp *planner.LotPlan) string {
+	if !lp.Action.Pending() {
+		return ""
+	}
+	d := spec.FormatDuration(lp.Estimate)
+	if !lp.EstimateSet {
+		return "~" + d
+	}
+	return d
+}
+
+// titleLabel is a lot's title, "" when it is only the id.
+func titleLabel(lp *planner.LotPlan) string {
+	t := oneLine(lp.Title)
+	if t == lp.ID {
+		return ""
+	}
+	return t
+}
+
+// oneLine folds every run of white space (newlines included) into one space.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\t\n\r\v\f") && !strings.Contains(s, "  ") {
+		return strings.TrimSpace(s)
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// clip shortens s to at most n runes, ending with "…" when it cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for j := range s {
+		if count == n-1 {
+			i = j
+			break
+		}
+		count++
+	}
+	return s[:i] + "…"
+}
+
+// escaper maps ASCII bytes to their escapes ("" for a byte kept as is). A
+// "\r\n" pair is escaped as one '\n'.
+type escaper [128]string
+
+// newEscaper builds an escaper from byte, escape pairs.
+func newEscaper(pairs ...string) *escaper {
+	var e escaper
+	for i := 0; i+1 < len(pairs); i += 2 {
+		e[pairs[i][0]] = pairs[i+1]
+	}
+	return &e
+}
+
+// escape returns s with its bytes escaped; s itself when nothing needs it.
+func (e *escaper) escape(s string) string {
+	i := 0
+	for i < len(s) && (s[i] >= 128 || e[s[i]] == "") {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\r' && i+1 < len(s) && s[i+1] == '\n' && e['\n'] != "":
+			// the '\n' that follows is escaped alone
+		case c < 128 && e[c] != "":
+			b.WriteString(e[c])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// plural returns "1 lot", "2 lots".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// thousands renders n with comma separators: 9,123.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// seconds is a duration in whole seconds, rounded.
+func seconds(d time.Duration) int64 {
+	return int64(d.Round(time.Second) / time.Second)
+}
+
+// repoPath makes a repository's absolute path relative to the wave file's
+// folder, with forward slashes; it stays absolute when that is impossible.
+func repoPath(p *planner.Plan, path string) string {
+	if path == "" || !filepath.IsAbs(path) {
+		return filepath.ToSlash(path)
+	}
+	dir, err := filepath.Abs(filepath.Dir(p.File))
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// totalsLine is one labelled line of the totals.
+type totalsLine struct{ label, value string }
+
+// totalsLines sums a plan up in words, for the text and Markdown renderers.
+func totalsLines(p *planner.Plan) []totalsLine {
+	t := p.Totals
+	lots := p.Summary()
+	if t.Outside > 0 {
+		lots += "; " + plural(t.Outside, "lot", "lots") + " outside -target"
+	}
+	out := []totalsLine{{"Lots", lots}, {"Budget", budgetSummary(t)}}
+	var sess string
+	if t.PendingAgent > 0 {
+		sess = "at most " + plural(t.Sessions, "agent session", "agent sessions") + " at once (cap " + strconv.Itoa(t.MaxSessions) + ")"
+	} else {
+		sess = "no agent session to run (cap " + strconv.Itoa(t.MaxSessions) + ")"
+	}
+	if t.PendingCommand > 0 {
+		sess += "; " + plural(t.PendingCommand, "command lot", "command lots") + ", " + strconv.Itoa(t.Jobs) + " at once (-jobs)"
+	}
+	out = append(out, totalsLine{"Sessions", sess})
+	if t.PendingAgent+t.PendingCommand == 0 {
+		out = append(out, totalsLine{"Time", "nothing to run"})
+	} else {
+		out = append(out, totalsLine{"Time", "critical path " + spec.FormatDuration(t.CriticalPath) +
+			"; about " + spec.FormatDuration(t.Estimate) + " " + capsLabel(t)})
+	}
+	return out
+}
+
+// capsLabel names the caps the duration estimate assumes: "at a cap of 2
+// sessions", "at a cap of 1 session and 4 jobs", "at a cap of 4 jobs".
+func capsLabel(t planner.Totals) string {
+	var caps []string
+	if t.PendingAgent > 0 {
+		caps = append(caps, plural(t.MaxSessions, "session", "sessions"))
+	}
+	if t.PendingCommand > 0 {
+		caps = append(caps, plural(t.Jobs, "job", "jobs"))
+	}
+	return "at a cap of " + strings.Join(caps, " and ")
+}
+
+// targetsLabel says what -target selected: "login, and the lots it depends
+// on".
+func targetsLabel(ids []string) string {
+	if len(ids) == 1 {
+		return ids[0] + ", and the lots it depends on"
+	}
+	return strings.Join(ids, ", ") + ", and the lots they depend on"
+}
+
+// budgetSummary is the budget line: lot budgets against the wave budget,
+// lots without a lot budget, what was spent, the dollar ceiling.
+func budgetSummary(t planner.Totals) string {
+	var parts []string
+	var b string
+	switch {
+	case t.PendingAgent == 0:
+		b = "no agent lot to run"
+	case t.Ceiling > 0:
+		b = "lot budgets add up to " + t.Ceiling.String()
+	default:
+		b = "no lot budgets"
+	}
+	if t.Unbounded > 0 && t.Ceiling > 0 {
+		b += " (+" + plural(t.Unbounded, "pending agent lot", "pending agent lots") + " without one)"
+	}
+	if t.Budget > 0 {
+		b += " against a wave budget of " + t.Budget.String()
+	} else {
+		b += "; no wave budget"
+	}
+	parts = append(parts, b)
+	if t.Spent > 0 || t.SpentMicro > 0 {
+		s := "spent " + spec.Tokens(t.Spent).String()
+		if t.SpentMicro > 0 {
+			s += " (" + spec.USD(t.SpentMicro).String() + ")"
+		}
+		parts = append(parts, s)
+	}
+	if t.BudgetUSD > 0 {
+		parts = append(parts, "USD ceiling "+t.BudgetUSD.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// warningText is a warning's message, prefixed "apply refuses: " when apply
+// will not start until it is dealt with and the message does not say so.
+func warningText(w planner.Warning) string {
+	if w.Refuses && !strings.Contains(w.Message, "apply refuses") {
+		return "apply refuses: " + w.Message
+	}
+	return w.Message
+}
+
+// maxFiles is how many of a warning's files are listed.
+const maxFiles = 10
+
+// warningFiles returns the files listed under a warning (at most maxFiles)
+// and how many more there are. An overlap warning names its file in its
+// message already.
+func warningFiles(w planner.Warning) ([]string, int) {
+	if w.Kind == planner.WarnOverlap || len(w.Files) == 0 {
+		return nil, 0
+	}
+	if len(w.Files) <= maxFiles {
+		return w.Files, 0
+	}
+	return w.Files[:maxFiles], len(w.Files) - maxFiles
+}
