@@ -27,18 +27,24 @@ type Options struct {
 // can be printed with snippets. A Loader is not safe for concurrent use.
 type Loader struct {
 	parser *hclparse.Parser
-	native map[string]*hcl.File
+	native map[string][]byte
 }
 
 // NewLoader returns an empty Loader.
-func NewLoader() *Loader {
-	return &Loader{parser: hclparse.NewParser(), native: map[string]*hcl.File{}}
-}
+func NewLoader() *Loader { return &Loader{parser: hclparse.NewParser(), native: map[string][]byte{}} }
 
 // Files returns the parsed sources by file name, for hcl.NewDiagnosticTextWriter.
+// Native-syntax files are parsed again here, whole, so that diagnostics get
+// their "in lot ..." context; the parse that decoded them is not kept (a big
+// wave's syntax tree is most of its memory). Call it only to print
+// diagnostics.
 func (l *Loader) Files() map[string]*hcl.File {
 	files := l.parser.Files()
-	for name, f := range l.native {
+	for name, src := range l.native {
+		f, _ := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		if f == nil {
+			f = &hcl.File{Bytes: src}
+		}
 		files[name] = f
 	}
 	return files
@@ -46,12 +52,8 @@ func (l *Loader) Files() map[string]*hcl.File {
 
 // parseHCL parses native syntax and remembers the source.
 func (l *Loader) parseHCL(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
-	f, diags := parseNative(src, filename)
-	if f == nil {
-		f = &hcl.File{Bytes: src}
-	}
-	l.native[filename] = f
-	return f, diags
+	l.native[filename] = src
+	return parseNative(src, filename)
 }
 
 // IsJSON reports whether a wave file name uses HCL's JSON syntax (*.hcl.json,

@@ -88,17 +88,23 @@ func snippetFor(src []byte, r hcl.Range) *snippet {
 	return &snippet{Code: string(src[start:end]), StartLine: r.Start.Line}
 }
 
-// writeDiags prints diagnostics: as text with snippets, or as JSON.
-func (e *env) writeDiags(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, asJSON bool) {
+// writeDiags prints diagnostics: as text with snippets, or as JSON (always a
+// document, even without diagnostics). files is called only when there are
+// diagnostics to show.
+func (e *env) writeDiags(w io.Writer, diags hcl.Diagnostics, files func() map[string]*hcl.File, asJSON bool) {
+	var srcs map[string]*hcl.File
+	if len(diags) > 0 {
+		srcs = files()
+	}
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(toDiagsJSON(diags, files))
+		_ = enc.Encode(toDiagsJSON(diags, srcs))
 		return
 	}
 	if len(diags) == 0 {
 		return
 	}
-	dw := hcl.NewDiagnosticTextWriter(w, files, 100, e.colorOn(w))
+	dw := hcl.NewDiagnosticTextWriter(w, srcs, 100, e.colorOn(w))
 	_ = dw.WriteDiagnostics(diags)
 }

@@ -55,7 +55,7 @@ func runFmt(e *env, args []string) int {
 		}
 		f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 		if diags.HasErrors() {
-			e.writeDiags(e.stderr, diags, map[string]*hcl.File{name: f}, false)
+			e.writeDiags(e.stderr, diags, func() map[string]*hcl.File { return map[string]*hcl.File{name: f} }, false)
 			fmt.Fprintf(e.stderr, "cadence fmt: %s has syntax errors; left unchanged\n", name)
 			status = ExitError
 			continue

@@ -88,7 +88,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 	}
 	if diags.HasErrors() || !f.json {
 		// With -json, a plan that succeeds is one JSON document: no other.
-		e.writeDiags(diagOut, diags, w.loader.Files(), f.json)
+		e.writeDiags(diagOut, diags, w.loader.Files, f.json)
 	}
 	if diags.HasErrors() {
 		return w, nil

@@ -21,9 +21,9 @@ func runValidate(e *env, args []string) int {
 	}
 	w, diags := loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
 	if fs.json {
-		e.writeDiags(e.stdout, diags, w.loader.Files(), true)
+		e.writeDiags(e.stdout, diags, w.loader.Files, true)
 	} else {
-		e.writeDiags(e.stderr, diags, w.loader.Files(), false)
+		e.writeDiags(e.stderr, diags, w.loader.Files, false)
 	}
 	if diags.HasErrors() {
 		return ExitError
