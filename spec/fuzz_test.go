@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // FuzzLoad proves the decoder never panics, whatever the bytes, in both
@@ -23,9 +24,20 @@ func FuzzLoad(f *testing.F) {
 		if asJSON {
 			name += ".json"
 		}
-		cfg, diags := NewLoader().LoadBytes(src, name, Options{Vars: []string{"v=[1]"}})
-		if cfg == nil && !diags.HasErrors() {
-			t.Fatal("no config and no error")
+		done := make(chan bool, 1)
+		go func() {
+			cfg, diags := NewLoader().LoadBytes(src, name, Options{Vars: []string{"v=[1]"}})
+			done <- cfg != nil || diags.HasErrors()
+		}()
+		select {
+		case ok := <-done:
+			if !ok {
+				t.Fatal("no config and no error")
+			}
+		case <-time.After(10 * time.Second):
+			// Go's fuzzer has no per-input timeout: a hang would only
+			// stall it silently. Report it with the input instead.
+			t.Fatalf("decoding took over 10 s: %q", src)
 		}
 	})
 }

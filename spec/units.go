@@ -160,7 +160,7 @@ func FormatDuration(d time.Duration) string {
 		return "0s"
 	}
 	if d < time.Second {
-		return d.String()
+		return d.Round(time.Millisecond).String()
 	}
 	d = d.Round(time.Second)
 	h, m, s := d/time.Hour, (d%time.Hour)/time.Minute, (d%time.Minute)/time.Second

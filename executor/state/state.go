@@ -206,32 +206,44 @@ func PathFor(waveFile string) string {
 // ErrNotExist is returned by Read when there is no state file yet.
 var ErrNotExist = errors.New("no state file")
 
-// Read reads a state file and the SHA-256 digest of its bytes. A missing file
-// gives ErrNotExist; a file of another format version, a clear error.
+// Read reads a state file, replaying the journal a running (or killed)
+// apply keeps beside it, and returns the state and the SHA-256 digest of the
+// bytes read. A missing file (and journal) gives ErrNotExist; a file of
+// another format version, a clear error.
 func Read(path string) (*State, string, error) {
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	journal, jerr := os.ReadFile(path + JournalSuffix)
+	if errors.Is(err, os.ErrNotExist) && errors.Is(jerr, os.ErrNotExist) {
 		return nil, "", ErrNotExist
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("read state: %w", err)
-	}
-	var head struct {
-		FormatVersion int `json:"format_version"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, "", fmt.Errorf("state file %s is not valid JSON: %w", path, err)
-	}
-	if head.FormatVersion != FormatVersion {
-		return nil, "", fmt.Errorf("state file %s has format_version %d; this cadence reads %d", path, head.FormatVersion, FormatVersion)
-	}
 	var s State
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&s); err != nil {
-		return nil, "", fmt.Errorf("state file %s: %w", path, err)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		s = State{FormatVersion: FormatVersion}
+	case err != nil:
+		return nil, "", fmt.Errorf("read state: %w", err)
+	default:
+		var head struct {
+			FormatVersion int `json:"format_version"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil {
+			return nil, "", fmt.Errorf("state file %s is not valid JSON: %w", path, err)
+		}
+		if head.FormatVersion != FormatVersion {
+			return nil, "", fmt.Errorf("state file %s has format_version %d; this cadence reads %d", path, head.FormatVersion, FormatVersion)
+		}
+		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil {
+			return nil, "", fmt.Errorf("state file %s: %w", path, err)
+		}
 	}
 	if s.Lots == nil {
 		s.Lots = map[string]*Lot{}
+	}
+	if jerr == nil && len(journal) > 0 {
+		if err := replayJournal(&s, bytes.NewReader(journal)); err != nil {
+			return nil, "", fmt.Errorf("%s%s: %w", path, JournalSuffix, err)
+		}
+		b = append(b, journal...)
 	}
 	return &s, Digest(b), nil
 }

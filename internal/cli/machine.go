@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -25,6 +27,11 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	out := planner.RepoFacts{Err: err, Exists: f.Exists, IsGit: f.IsGit, BaseSHA: f.BaseSHA, Dirty: f.Dirty, ForeignPrePush: f.ForeignPrePush}
 	if f.Exists {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
+	}
+	if f.CommonDir != "" {
+		if h := lockHolder(filepath.Join(f.CommonDir, "cadence", "repo.lock")); h != nil {
+			out.HeldBy = fmt.Sprintf("wave %q (pid %d, since %s)", h.Wave, h.PID, h.Since.Local().Format(time.TimeOnly))
+		}
 	}
 	return out
 }

@@ -34,6 +34,10 @@ func init() {
 	commands = []*command{
 		{"validate", "[FILE]", "Check a wave file: syntax, references, the dependency graph", runValidate},
 		{"plan", "[FILE]", "Preview what apply would do: per lot, totals, warnings", runPlan},
+		{"apply", "[FILE|PLANFILE]", "Run the wave: plan, confirm, run every lot, integrate, resume", runApply},
+		{"status", "[FILE]", "The lot table from the state file, and this machine's live waves and slots", runStatus},
+		{"answer", "FILE LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
+		{"logs", "FILE LOT", "A lot's journal and session reports", runLogs},
 		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
 		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
 		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},

@@ -1,0 +1,72 @@
+// Package briefs renders the prompts of agent sessions from templates
+// embedded in the binary (implement, fix, review), which a wave's templates
+// folder may override file by file.
+package briefs
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/template"
+
+	"github.com/cadence-run/cadence/executor/state"
+)
+
+//go:embed *.tmpl
+var builtin embed.FS
+
+// Data is what a template can use.
+type Data struct {
+	Wave, Lot, Title, Brief string
+	Repo, Base, Test        string
+	// Step and Pass are the step being run.
+	Step state.StepKind
+	Pass int
+	// Commits are the lot's commits so far ("sha subject"), oldest first.
+	Commits []string
+	// Findings are the open findings a fix pass addresses.
+	Findings []state.Finding
+	// Answers are the lead's answers to the lot's questions.
+	Answers []state.Question
+	// AlsoDirs are the neighbour repositories' worktrees.
+	AlsoDirs []string
+}
+
+// Set is the templates of one run, parsed once.
+type Set struct {
+	t *template.Template
+}
+
+// Load parses the built-in templates and then, when dir is not empty, every
+// *.tmpl file in it, which replaces the built-in one of the same name.
+func Load(dir string) (*Set, error) {
+	t, err := template.New("briefs").Option("missingkey=error").ParseFS(builtin, "*.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("built-in brief templates: %w", err)
+	}
+	if dir != "" {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.tmpl"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := t.New(filepath.Base(f)).Parse(string(b)); err != nil {
+				return nil, fmt.Errorf("brief template %s: %w", f, err)
+			}
+		}
+	}
+	return &Set{t: t}, nil
+}
+
+// Render renders the template of a step: implement.tmpl, fix.tmpl or
+// review.tmpl.
+func (s *Set) Render(step state.StepKind, d Data) (string, error) {
+	var b bytes.Buffer
+	if err := s.t.ExecuteTemplate(&b, string(step)+".tmpl", d); err != nil {
+		return "", fmt.Errorf("render %s brief: %w", step, err)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,473 @@
+package executor
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+)
+
+// node is a lot this run may start.
+type node struct {
+	lot        *spec.Lot
+	plan       planner.LotPlan
+	waiting    int // dependencies not done yet
+	dependents []*node
+	started    bool
+	finished   bool
+	blockedBy  string // set when a dependency failed: never started
+}
+
+// finish is a lot goroutine's report to the dispatcher.
+type finish struct {
+	n      *node
+	status state.LotStatus
+}
+
+// runner is one run of the executor.
+type runner struct {
+	o        Options
+	now      func() time.Time
+	sessions *semaphore.Weighted
+	nodes    []*node
+	byID     map[string]*node
+	ready    *readySet
+	finished chan finish
+	budget   budget
+	// running lots per repository
+	repoBusy map[*spec.Repo]int
+	jobsBusy int
+}
+
+// Run executes the plan until every lot it can run has ended, the budget or
+// a usage limit suspends the wave, or ctx is cancelled (SIGINT): then no new
+// step starts, running steps are stopped, and their steps are recorded as
+// interrupted. The error is for failures of cadence itself (the state file
+// cannot be written); lots' failures are in the state and the Result.
+func Run(ctx context.Context, o Options) (Result, error) {
+	r := &runner{o: o, now: o.Now, finished: make(chan finish), repoBusy: map[*spec.Repo]int{}}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.sessions = semaphore.NewWeighted(int64(max(1, o.MaxSessions)))
+	o.Store.View(func(st *state.State) {
+		r.budget = budget{limit: o.Budget, limitMicros: o.BudgetUSDMicros, spent: st.Consumed.Counted, spentMicros: st.Consumed.CostMicros, cacheRead: st.Consumed.CacheRead}
+	})
+	if err := o.Store.UpdateWave(func(st *state.State) { st.Status, st.ResetAt, st.Budget = state.WaveRunning, nil, o.Budget }); err != nil {
+		return Result{}, err
+	}
+	r.emit(Event{Kind: EvWave, Status: string(state.WaveRunning)})
+	if err := r.build(); err != nil {
+		return Result{}, err
+	}
+	err := r.loop(ctx)
+	return r.result(ctx, err)
+}
+
+func (r *runner) emit(e Event) {
+	if r.o.Events == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = r.now()
+	}
+	r.o.Events(e)
+}
+
+// build makes the nodes of the lots this run may start, recovers steps that
+// were running when cadence stopped, and queues what is ready.
+func (r *runner) build() error {
+	cfg := r.o.Config
+	r.byID = map[string]*node{}
+	for _, lp := range r.o.Plan.Lots {
+		if !lp.Action.Pending() {
+			continue
+		}
+		n := &node{lot: cfg.Lot(lp.ID), plan: lp}
+		if alive := r.liveStep(lp.ID); alive != "" {
+			r.emit(Event{Kind: EvLotEnd, Lot: lp.ID, Status: "refused", Message: alive})
+			continue
+		}
+		if err := r.recover(n); err != nil {
+			return err
+		}
+		r.nodes = append(r.nodes, n)
+		r.byID[lp.ID] = n
+	}
+	// A dependency that is neither done nor run now keeps its dependents
+	// waiting (it waits for an answer, or was refused).
+	done := map[string]bool{}
+	for _, lp := range r.o.Plan.Lots {
+		if lp.Action == planner.ActionDone {
+			done[lp.ID] = true
+		}
+	}
+	r.ready = newReadySet()
+	for _, n := range r.nodes {
+		for _, d := range n.lot.DependsOn {
+			if dn := r.byID[d.ID]; dn != nil {
+				n.waiting++
+				dn.dependents = append(dn.dependents, n)
+			} else if !done[d.ID] {
+				n.waiting++ // never satisfied in this run
+			}
+		}
+	}
+	for _, n := range r.nodes {
+		if n.waiting == 0 {
+			r.ready.push(n)
+		}
+	}
+	return nil
+}
+
+// liveStep reports a lot whose recorded running step still has a live
+// process (an agent left by a cadence that was killed): that lot is refused.
+func (r *runner) liveStep(id string) string {
+	var msg string
+	r.o.Store.View(func(st *state.State) {
+		l := st.Lots[id]
+		if l == nil || len(l.Steps) == 0 {
+			return
+		}
+		s := l.Steps[len(l.Steps)-1]
+		if s.Status == state.StepRunning && s.PID > 0 && proc.Alive(s.PID) {
+			msg = fmt.Sprintf("its %s step's process %d is still running (left by an earlier cadence); stop it, then apply again", s.Kind, s.PID)
+		}
+	})
+	return msg
+}
+
+// recover marks a step that was running when cadence stopped as interrupted,
+// and resets a replaced lot.
+func (r *runner) recover(n *node) error {
+	return r.o.Store.UpdateLot(n.lot.ID, func(l *state.Lot) {
+		if n.plan.Action == planner.ActionReplace {
+			*l = state.Lot{Status: state.LotQueued, Branch: l.Branch, Worktree: l.Worktree}
+			return
+		}
+		for i := range l.Steps {
+			if l.Steps[i].Status == state.StepRunning {
+				l.Steps[i].Status = state.StepInterrupted
+				l.Steps[i].Cause = "cadence stopped while the step ran"
+				t := r.now().UTC()
+				l.Steps[i].Ended = &t
+			}
+		}
+		if l.Status != state.LotQuestion {
+			l.Status = state.LotQueued
+		}
+		l.BlockedBy = ""
+	})
+}
+
+// loop starts ready lots while they fit and collects their ends, until no
+// lot is running and none can start.
+func (r *runner) loop(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	running := 0
+	var loopErr error
+	for {
+		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() {
+			for {
+				n := r.ready.popFitting(r.fits)
+				if n == nil {
+					break
+				}
+				r.take(n, 1)
+				n.started = true
+				running++
+				g.Go(func() error {
+					st, err := r.runLot(gctx, n)
+					r.finished <- finish{n, st}
+					return err
+				})
+			}
+		}
+		if running == 0 {
+			break
+		}
+		f := <-r.finished
+		running--
+		r.take(f.n, -1)
+		f.n.finished = true
+		if err := r.settle(f); err != nil && loopErr == nil {
+			loopErr = err
+		}
+	}
+	if err := g.Wait(); err != nil && loopErr == nil {
+		loopErr = err
+	}
+	return loopErr
+}
+
+// settle records the consequences of a lot's end for the others.
+func (r *runner) settle(f finish) error {
+	switch f.status {
+	case state.LotDone:
+		for _, d := range f.n.dependents {
+			if d.waiting--; d.waiting == 0 && d.blockedBy == "" {
+				r.ready.push(d)
+			}
+		}
+	case state.LotFailed, state.LotHandedBack:
+		return r.block(f.n, f.status)
+	}
+	return nil
+}
+
+// block marks every lot that depends on n, directly or not, as blocked.
+func (r *runner) block(n *node, why state.LotStatus) error {
+	var errs []error
+	var walk func(from *node, cause string)
+	walk = func(from *node, cause string) {
+		for _, d := range from.dependents {
+			if d.started || d.blockedBy != "" {
+				continue
+			}
+			d.blockedBy = cause
+			r.ready.remove(d)
+			msg := cause
+			if err := r.o.Store.UpdateLot(d.lot.ID, func(l *state.Lot) { l.Status, l.BlockedBy = state.LotBlocked, msg }); err != nil {
+				errs = append(errs, err)
+			}
+			r.emit(Event{Kind: EvLotEnd, Lot: d.lot.ID, Status: string(state.LotBlocked), Message: msg})
+			walk(d, from.lot.ID+" blocked")
+		}
+	}
+	walk(n, n.lot.ID+" "+string(why))
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// fits says whether a lot can start now: its repositories have room, and a
+// command lot has a job.
+func (r *runner) fits(l *spec.Lot) bool {
+	if l.Kind == spec.CommandLot && r.jobsBusy >= max(1, r.o.Jobs) {
+		return false
+	}
+	for _, repo := range l.Repos() {
+		if r.repoBusy[repo] >= repo.Parallel {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *runner) take(n *node, d int) {
+	if n.lot.Kind == spec.CommandLot {
+		r.jobsBusy += d
+	}
+	for _, repo := range n.lot.Repos() {
+		r.repoBusy[repo] += d
+	}
+}
+
+// result records the wave's end and counts the lots.
+func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
+	res := Result{Lots: map[state.LotStatus]int{}}
+	interrupted := ctx.Err() != nil
+	suspendAs := r.budget.suspendStatus()
+	var ids []string
+	for _, n := range r.nodes {
+		if !n.started && n.blockedBy == "" && (interrupted || suspendAs != "") {
+			ids = append(ids, n.lot.ID)
+		}
+	}
+	for _, id := range ids {
+		st := state.LotQueued
+		if !interrupted {
+			st = state.LotSuspended
+		}
+		if err := r.o.Store.UpdateLot(id, func(l *state.Lot) { l.Status = st }); err != nil && loopErr == nil {
+			loopErr = err
+		}
+	}
+	r.o.Store.View(func(st *state.State) {
+		for _, lp := range r.o.Plan.Lots {
+			if l := st.Lots[lp.ID]; l != nil {
+				res.Lots[l.Status]++
+			} else {
+				res.Lots[state.LotQueued]++
+			}
+		}
+	})
+	switch {
+	case interrupted:
+		res.Status = state.WaveInterrupted
+	case suspendAs != "":
+		res.Status = suspendAs
+		res.ResetAt = r.budget.resetAt
+	case res.Lots[state.LotDone] == len(r.o.Plan.Lots):
+		res.Status = state.WaveDone
+	default:
+		// Lots wait for the lead (question, handed back, failed, blocked).
+		res.Status = state.WaveInterrupted
+		if res.Lots[state.LotQueued]+res.Lots[state.LotRunning] == 0 {
+			res.Status = state.WaveDone
+		}
+	}
+	err := r.o.Store.UpdateWave(func(st *state.State) {
+		st.Status, st.ResetAt = res.Status, res.ResetAt
+		st.Updated = r.now().UTC()
+	})
+	if loopErr == nil {
+		loopErr = err
+	}
+	r.emit(Event{Kind: EvWave, Status: string(res.Status)})
+	return res, loopErr
+}
+
+// readySet holds ready lots, queued per resource class (kind and
+// repositories), each class ordered by longest remaining path, then file
+// order. A start decision looks at one head per class, so scheduling stays
+// O(n log n) however many lots wait on a busy repository.
+type readySet struct {
+	classes map[string]*lotHeap
+	keys    []string
+	where   map[*node]string
+}
+
+func newReadySet() *readySet {
+	return &readySet{classes: map[string]*lotHeap{}, where: map[*node]string{}}
+}
+
+func classKey(l *spec.Lot) string {
+	names := []string{l.Kind.String()}
+	for _, r := range l.Repos() {
+		names = append(names, r.Name)
+	}
+	return strings.Join(names, "\x00")
+}
+
+func (s *readySet) push(n *node) {
+	k := classKey(n.lot)
+	h := s.classes[k]
+	if h == nil {
+		h = &lotHeap{}
+		s.classes[k] = h
+		s.keys = append(s.keys, k)
+		sort.Strings(s.keys)
+	}
+	heap.Push(h, n)
+	s.where[n] = k
+}
+
+func (s *readySet) remove(n *node) {
+	k, ok := s.where[n]
+	if !ok {
+		return
+	}
+	h := s.classes[k]
+	for i, x := range *h {
+		if x == n {
+			heap.Remove(h, i)
+			break
+		}
+	}
+	delete(s.where, n)
+}
+
+// popFitting removes and returns the best ready lot that fits, or nil.
+func (s *readySet) popFitting(fits func(*spec.Lot) bool) *node {
+	var best *lotHeap
+	for _, k := range s.keys {
+		h := s.classes[k]
+		if h.Len() == 0 || !fits((*h)[0].lot) {
+			continue
+		}
+		if best == nil || before((*h)[0], (*best)[0]) {
+			best = h
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	n := heap.Pop(best).(*node)
+	delete(s.where, n)
+	return n
+}
+
+func before(a, b *node) bool {
+	if a.plan.Remaining != b.plan.Remaining {
+		return a.plan.Remaining > b.plan.Remaining
+	}
+	return a.lot.Index < b.lot.Index
+}
+
+type lotHeap []*node
+
+func (h lotHeap) Len() int           { return len(h) }
+func (h lotHeap) Less(i, j int) bool { return before(h[i], h[j]) }
+func (h lotHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lotHeap) Push(x any)        { *h = append(*h, x.(*node)) }
+func (h *lotHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// budget tracks the wave's spending against its ceilings, and whether new
+// sessions may start.
+type budget struct {
+	mu                 sync.Mutex
+	limit, limitMicros int64
+	spent, spentMicros int64
+	cacheRead          int64
+	suspend            state.WaveStatus
+	resetAt            *time.Time
+}
+
+// add counts a session's usage and reports whether a ceiling is now reached.
+func (b *budget) add(u state.Usage, micros int64) (counted, cost, cacheRead int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += u.Counted()
+	b.spentMicros += micros
+	b.cacheRead += u.CacheRead
+	if (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros) {
+		if b.suspend == "" {
+			b.suspend = state.WaveSuspendedBudget
+		}
+	}
+	return b.spent, b.spentMicros, b.cacheRead
+}
+
+// exhausted reports whether no new session may start for lack of budget.
+func (b *budget) exhausted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros)
+}
+
+// quota suspends the wave for a usage limit.
+func (b *budget) quota(reset *time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.suspend, b.resetAt = state.WaveSuspendedQuota, reset
+}
+
+func (b *budget) stopped() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.suspend != ""
+}
+
+func (b *budget) suspendStatus() state.WaveStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.suspend
+}

@@ -1,0 +1,170 @@
+// Package executor runs a planned wave: it schedules lots by their
+// dependencies and priorities under the session, job and repository caps,
+// runs each lot's steps (commands, agent sessions, the test gate,
+// integration), and records every transition in the state store. It knows
+// agents and git only through the small interfaces declared here.
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Agent runs one agent session to its end.
+type Agent interface {
+	Run(ctx context.Context, s Session) Outcome
+}
+
+// Session is one agent session: a fresh agent process in a lot's worktree.
+type Session struct {
+	Wave, Lot string
+	Step      state.StepKind
+	Pass      int
+	Agent     *spec.Agent
+	Model     string
+	// Dir is the lot's worktree; AddDirs the worktrees of its neighbours.
+	Dir     string
+	AddDirs []string
+	// Brief is the rendered prompt; ReadOnly marks precheck and review.
+	Brief    string
+	ReadOnly bool
+	// SessionID is the session's UUID (for --session-id).
+	SessionID string
+	Timeout   time.Duration
+	// LogPrefix is where the session's files go: LogPrefix+".json", ".err".
+	LogPrefix string
+	// Started is called with the agent's pid once it runs.
+	Started func(pid int)
+	// Progress is called with the usage so far, as the session reports it.
+	Progress func(state.Usage)
+}
+
+// Outcome is how a session ended.
+type Outcome struct {
+	Status     state.StepStatus
+	Usage      state.Usage
+	CostMicros int64
+	// Cause explains anything but ok.
+	Cause string
+	// ResetAt is when a usage limit resets (Status quota), if known.
+	ResetAt *time.Time
+	// Report is the structured report, nil when there was none.
+	Report *Report
+}
+
+// Report is a session's structured report: write steps fill Summary,
+// Questions and Tests; reviews fill Verdict and Findings.
+type Report struct {
+	Summary   string          `json:"summary,omitempty"`
+	Questions []string        `json:"questions,omitempty"`
+	Tests     string          `json:"tests,omitempty"`
+	Choices   []string        `json:"choices,omitempty"`
+	Verdict   string          `json:"verdict,omitempty"`
+	Findings  []state.Finding `json:"findings,omitempty"`
+}
+
+// Conform is a review's verdict: no blocking and no major finding.
+func (r *Report) Conform() bool {
+	if r == nil {
+		return false
+	}
+	for _, f := range r.Findings {
+		if f.Severity == "blocking" || f.Severity == "major" {
+			return false
+		}
+	}
+	return true
+}
+
+// Git is what the executor needs of git.
+type Git interface {
+	// Worktree makes, or finds again, the lot's worktree on branch
+	// cadence/<wave>/<lot> started from the repo's base, and returns its
+	// folder and the base commit it started from.
+	Worktree(ctx context.Context, repo *spec.Repo, dir, branch string) (baseSHA string, err error)
+	// Head is the worktree's HEAD commit.
+	Head(ctx context.Context, dir string) (string, error)
+	// Dirty lists the worktree's uncommitted changes (untracked included).
+	Dirty(ctx context.Context, dir string) ([]string, error)
+	// Commits lists the commits in from..to, oldest first, as "sha subject".
+	Commits(ctx context.Context, dir, from, to string) ([]string, error)
+	// Integrate advances the repo's base to the lot's branch by
+	// fast-forward only, and returns the new base commit.
+	Integrate(ctx context.Context, repo *spec.Repo, branch string) (string, error)
+	// RemoveWorktree removes a lot's worktree (the branch is kept).
+	RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error
+}
+
+// Slots hands out cross-process session slots.
+type Slots interface {
+	Acquire(ctx context.Context, lot string, step state.StepKind) (release func(), err error)
+}
+
+// EventKind classifies progress events.
+type EventKind string
+
+// Event kinds.
+const (
+	EvLotStart  EventKind = "lot-start"
+	EvStepStart EventKind = "step-start"
+	EvProgress  EventKind = "progress"
+	EvStepEnd   EventKind = "step-end"
+	EvOutput    EventKind = "output"
+	EvLotEnd    EventKind = "lot-end"
+	EvWave      EventKind = "wave"
+)
+
+// Event is one thing that happened, for the live display and -json.
+type Event struct {
+	Time  time.Time      `json:"time"`
+	Kind  EventKind      `json:"kind"`
+	Lot   string         `json:"lot,omitempty"`
+	Step  state.StepKind `json:"step,omitempty"`
+	Pass  int            `json:"pass,omitempty"`
+	Model string         `json:"model,omitempty"`
+	// Status is the step's, lot's or wave's status after the event.
+	Status string      `json:"status,omitempty"`
+	Usage  state.Usage `json:"usage"`
+	// Message is output text, a cause, or a note.
+	Message string `json:"message,omitempty"`
+}
+
+// Options configure a run.
+type Options struct {
+	Config *spec.Config
+	Plan   *planner.Plan
+	Store  *state.Store
+	Agent  Agent
+	Git    Git
+	Slots  Slots
+	// Briefs renders the prompts of agent sessions.
+	Briefs *briefs.Set
+	// Env is the environment of every child process.
+	Env []string
+	// WorkDir is the .cadence folder next to the wave file.
+	WorkDir string
+	// MaxSessions and Jobs cap agent sessions and command lots in this
+	// process; Budget is the wave budget in counted tokens (0: none).
+	MaxSessions, Jobs int
+	Budget            int64
+	BudgetUSDMicros   int64
+	// Events receives progress events; it must be safe for concurrent use.
+	Events func(Event)
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Result is how a run ended.
+type Result struct {
+	// Status is the wave's status at the end.
+	Status state.WaveStatus
+	// Lots counts the lots per status at the end (lots of this plan).
+	Lots map[state.LotStatus]int
+	// ResetAt is when a usage limit resets (suspended-quota).
+	ResetAt *time.Time
+}

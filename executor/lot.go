@@ -1,0 +1,319 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// lotRun is one lot's run: its node, folders and the step being recorded.
+type lotRun struct {
+	r      *runner
+	n      *node
+	id     string
+	dir    string // where steps run: the worktree, or the wave's folder
+	branch string
+	logDir string
+}
+
+// runLot runs a lot to its end (done, failed, handed back, question,
+// suspended) or until ctx is cancelled (then its running step is recorded
+// interrupted and the lot stays queued). Only a failure to record state is
+// returned as an error.
+func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
+	lr := &lotRun{r: r, n: n, id: n.lot.ID, dir: r.o.Config.Dir,
+		logDir: filepath.Join(r.o.WorkDir, r.o.Config.Wave.Name, n.lot.ID)}
+	r.emit(Event{Kind: EvLotStart, Lot: lr.id})
+	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
+		return lr.end(ctx, state.LotFailed, "cannot make the log folder: "+err.Error())
+	}
+	if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status = state.LotRunning }); err != nil {
+		return "", err
+	}
+	if repo := n.lot.Repo; repo != nil {
+		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
+		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
+		base, err := r.o.Git.Worktree(ctx, repo, lr.dir, lr.branch)
+		if err != nil {
+			return lr.end(ctx, state.LotFailed, "cannot make the worktree: "+err.Error())
+		}
+		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+			l.Branch, l.Worktree = lr.branch, lr.dir
+			if l.BaseSHA == "" {
+				l.BaseSHA = base
+			}
+		}); err != nil {
+			return "", err
+		}
+	}
+	if n.lot.Kind == spec.CommandLot {
+		return lr.command(ctx)
+	}
+	return lr.agent(ctx)
+}
+
+// BranchName is the branch of a lot: cadence/<wave>/<lot>.
+func BranchName(wave, lot string) string { return "cadence/" + wave + "/" + lot }
+
+// WorktreeDir is the worktree of a lot: <workdir>/worktrees/<wave>/<lot>.
+func WorktreeDir(workDir, wave, lot string) string {
+	return filepath.Join(workDir, "worktrees", wave, lot)
+}
+
+// command runs a command lot: its run step, the test gate, integration.
+func (lr *lotRun) command(ctx context.Context) (state.LotStatus, error) {
+	var start state.StepKind = state.StepRun
+	if ra := lr.n.plan.ResumeAt; ra != nil {
+		start = ra.Step
+	}
+	if start == state.StepRun {
+		ok, msg, err := lr.shell(ctx, state.StepRun, lr.n.lot.Run, lr.n.lot.Timeout)
+		if err == nil && lr.n.lot.Repo != nil {
+			err = lr.recordCommits()
+		}
+		if err != nil || ctx.Err() != nil {
+			return lr.stopped(ctx, err)
+		}
+		if !ok {
+			return lr.end(ctx, state.LotFailed, msg)
+		}
+		start = state.StepTest
+	}
+	return lr.finishRepoWork(ctx, start)
+}
+
+// recordCommits records, on the last step, the commits it added to the
+// lot's branch (command lots: what the command committed).
+func (lr *lotRun) recordCommits() error {
+	ctx := context.Background()
+	head, err := lr.r.o.Git.Head(ctx, lr.dir)
+	if err != nil {
+		return nil
+	}
+	var base string
+	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	var known int
+	lr.r.o.Store.View(func(st *state.State) {
+		for _, s := range st.Lots[lr.id].Steps {
+			known += len(s.Commits)
+		}
+	})
+	all, err := lr.r.o.Git.Commits(ctx, lr.dir, base, head)
+	if err != nil || len(all) <= known {
+		return nil
+	}
+	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		s := &l.Steps[len(l.Steps)-1]
+		s.HeadAfter, s.Commits = head, all[known:]
+	})
+}
+
+// finishRepoWork runs the test gate (when the lot has a repository with
+// one) from the given step on, then integrates.
+func (lr *lotRun) finishRepoWork(ctx context.Context, from state.StepKind) (state.LotStatus, error) {
+	repo := lr.n.lot.Repo
+	if repo == nil {
+		return lr.end(ctx, state.LotDone, "")
+	}
+	if from == state.StepTest && repo.Test != "" {
+		ok, msg, err := lr.shell(ctx, state.StepTest, repo.Test, 0)
+		if err != nil || ctx.Err() != nil {
+			return lr.stopped(ctx, err)
+		}
+		if !ok {
+			return lr.end(ctx, state.LotFailed, "test gate failed: "+msg)
+		}
+	}
+	return lr.integrate(ctx)
+}
+
+// integrate advances the base to the lot's branch, records it, and removes
+// the worktree.
+func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
+	repo := lr.n.lot.Repo
+	i, err := lr.beginStep(state.StepIntegrate, 0, "")
+	if err != nil {
+		return "", err
+	}
+	sha, ierr := lr.r.o.Git.Integrate(ctx, repo, lr.branch)
+	if ierr != nil {
+		if ctx.Err() != nil {
+			return lr.stopped(ctx, nil)
+		}
+		if err := lr.endStep(i, state.StepFailed, ierr.Error(), nil); err != nil {
+			return "", err
+		}
+		return lr.end(ctx, state.LotHandedBack, "integration refused: "+ierr.Error())
+	}
+	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.IntegratedSHA = sha
+		s := &l.Steps[i]
+		s.Status, s.HeadAfter = state.StepOK, sha
+		t := lr.r.now().UTC()
+		s.Ended = &t
+	}); err != nil {
+		return "", err
+	}
+	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: "base " + repo.Base + " at " + short(sha)})
+	if err := lr.r.o.Git.RemoveWorktree(ctx, repo, lr.dir); err != nil {
+		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
+	}
+	return lr.end(ctx, state.LotDone, "")
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// beginStep records a new running step and returns its index.
+func (lr *lotRun) beginStep(kind state.StepKind, pass int, model string) (int, error) {
+	var idx int
+	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.Status = state.LotRunning
+		l.Steps = append(l.Steps, state.Step{Kind: kind, Pass: pass, Model: model, Started: lr.r.now().UTC(), Status: state.StepRunning})
+		idx = len(l.Steps) - 1
+	})
+	lr.r.emit(Event{Kind: EvStepStart, Lot: lr.id, Step: kind, Pass: pass, Model: model})
+	return idx, err
+}
+
+// endStep records a step's end.
+func (lr *lotRun) endStep(i int, st state.StepStatus, cause string, fn func(*state.Step)) error {
+	var kind state.StepKind
+	var pass int
+	var usage state.Usage
+	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		s := &l.Steps[i]
+		t := lr.r.now().UTC()
+		s.Status, s.Cause, s.Ended = st, cause, &t
+		if fn != nil {
+			fn(s)
+		}
+		kind, pass, usage = s.Kind, s.Pass, s.Usage
+	})
+	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: kind, Pass: pass, Status: string(st), Usage: usage, Message: cause})
+	return err
+}
+
+// logPath names a step's log file: <n>-<kind><ext>.
+func (lr *lotRun) logPath(i int, kind state.StepKind, ext string) string {
+	return filepath.Join(lr.logDir, fmt.Sprintf("%d-%s%s", i, kind, ext))
+}
+
+// shell runs a shell command as a step (run or test), its output to the
+// step's log and, when it fails, to the console. It returns whether it
+// exited 0 and, if not, the last lines of its output.
+func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, command string, timeout time.Duration) (bool, string, error) {
+	i, err := lr.beginStep(kind, 0, "")
+	if err != nil {
+		return false, "", err
+	}
+	logPath := lr.logPath(i, kind, ".log")
+	f, ferr := os.Create(logPath)
+	if ferr != nil {
+		return false, "", lr.endStep(i, state.StepFailed, ferr.Error(), func(s *state.Step) {})
+	}
+	defer f.Close()
+	tail := &tailBuffer{max: 4096}
+	out := io.MultiWriter(f, tail)
+	sctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var pidErr error
+	res, rerr := proc.Run(sctx, proc.Cmd{
+		Path: "/bin/sh", Args: []string{"-c", command}, Dir: lr.dir,
+		Env: append(append([]string{}, lr.r.o.Env...), "CADENCE_WAVE="+lr.r.o.Config.Wave.Name, "CADENCE_LOT="+lr.id),
+		Stdout: out, Stderr: out,
+		Started: func(pid int) {
+			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
+		},
+	})
+	if pidErr != nil {
+		return false, "", pidErr
+	}
+	if out := tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
+		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: out})
+	}
+	switch {
+	case rerr != nil:
+		return false, rerr.Error(), lr.endStep(i, state.StepFailed, rerr.Error(), nil)
+	case res.Stopped && ctx.Err() != nil:
+		return false, "", lr.endStep(i, state.StepInterrupted, "stopped by cadence", nil)
+	case res.Stopped:
+		msg := "timed out; last output:\n" + tail.String()
+		return false, msg, lr.endStep(i, state.StepTimedOut, "timed out", nil)
+	case res.ExitCode != 0:
+		return false, fmt.Sprintf("exit %d; last output:\n%s", res.ExitCode, tail.String()), lr.endStep(i, state.StepFailed, fmt.Sprintf("exit %d", res.ExitCode), nil)
+	}
+	return true, "", lr.endStep(i, state.StepOK, "", nil)
+}
+
+// stopped ends a lot whose step was interrupted by cadence's shutdown: it
+// stays queued, to resume.
+func (lr *lotRun) stopped(ctx context.Context, err error) (state.LotStatus, error) {
+	if err != nil && ctx.Err() == nil {
+		return "", err
+	}
+	if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status = state.LotQueued }); uerr != nil {
+		return "", uerr
+	}
+	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: "interrupted"})
+	return state.LotQueued, nil
+}
+
+// end records the lot's final status for this run.
+func (lr *lotRun) end(ctx context.Context, st state.LotStatus, cause string) (state.LotStatus, error) {
+	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.Status = st
+		if st == state.LotDone {
+			l.Cause = ""
+		} else if cause != "" {
+			l.Cause = cause
+		}
+	})
+	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(st), Message: cause})
+	return st, err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+// String returns the last lines kept (at most 20).
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,83 @@
+package gitint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// ErrNotFastForward means the base moved since the lot's branch was made:
+// the branch no longer contains it, so it cannot be integrated by
+// fast-forward.
+var ErrNotFastForward = errors.New("the base moved since the lot started (rebase integration is not supported yet): the branch is kept")
+
+// Integrate advances the repo's base branch to the lot's branch, by
+// fast-forward only: `merge --ff-only` in the worktree that has the base
+// checked out (refused when its tracked files are dirty: nothing is touched),
+// or `update-ref` with the expected old value when none has, so a base that
+// someone else moved meanwhile is never overwritten. It returns the base's
+// new commit. A branch already merged is not integrated twice.
+func (g *Repos) Integrate(ctx context.Context, repo *spec.Repo, branch string) (string, error) {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	baseRef := "refs/heads/" + repo.Base
+	base, err := Run(ctx, repo.Path, "rev-parse", "--verify", baseRef+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("base branch %s: %w", repo.Base, err)
+	}
+	tip, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("lot branch %s: %w", branch, err)
+	}
+	base, tip = strings.TrimSpace(base), strings.TrimSpace(tip)
+	if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", tip, base); err == nil {
+		return base, nil // already in the base
+	}
+	if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", base, tip); err != nil {
+		return "", ErrNotFastForward
+	}
+	wt, err := checkedOutIn(ctx, repo.Path, baseRef)
+	if err != nil {
+		return "", err
+	}
+	if wt != "" {
+		f, err := Inspect(ctx, wt, repo.Base)
+		if err != nil {
+			return "", err
+		}
+		if len(f.Dirty) > 0 {
+			return "", fmt.Errorf("%s has %s checked out with uncommitted changes to %s: commit or stash them, then apply again", wt, repo.Base, strings.Join(f.Dirty, ", "))
+		}
+		if _, err := Run(ctx, wt, "merge", "--ff-only", "--quiet", tip); err != nil {
+			return "", err
+		}
+		return tip, nil
+	}
+	if _, err := Run(ctx, repo.Path, "update-ref", "-m", "cadence: integrate "+branch, baseRef, tip, base); err != nil {
+		return "", fmt.Errorf("the base moved while integrating: %w", err)
+	}
+	return tip, nil
+}
+
+// checkedOutIn returns the worktree that has ref checked out, or "".
+func checkedOutIn(ctx context.Context, repo, ref string) (string, error) {
+	out, err := Run(ctx, repo, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return "", err
+	}
+	var path string
+	for _, field := range strings.Split(out, "\x00") {
+		switch {
+		case strings.HasPrefix(field, "worktree "):
+			path = strings.TrimPrefix(field, "worktree ")
+		case field == "branch "+ref:
+			return filepath.Clean(path), nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,135 @@
+package gitint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Repos implements what the executor needs of git, for every repository of
+// a wave. Writes to one repository's .git (worktrees, branches, refs) are
+// serialised, so lots running in parallel never collide on its locks.
+type Repos struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// NewRepos returns a Repos.
+func NewRepos() *Repos { return &Repos{locks: map[string]*sync.Mutex{}} }
+
+// lock returns the write lock of a repository.
+func (g *Repos) lock(path string) *sync.Mutex {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m := g.locks[path]
+	if m == nil {
+		m = &sync.Mutex{}
+		g.locks[path] = m
+	}
+	return m
+}
+
+// Worktree makes the lot's worktree at dir on branch, from the repo's base
+// (or from the branch if it exists already, as after an interrupted run),
+// locked so that `git worktree prune` leaves it alone. A worktree already at
+// dir on that branch is used as it is. It returns the base's commit when the
+// branch is new, else "".
+func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch string) (string, error) {
+	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil {
+		if strings.TrimSpace(out) == branch {
+			return "", nil
+		}
+		return "", fmt.Errorf("%s exists but is on %s, not %s; move it aside", dir, strings.TrimSpace(out), branch)
+	} else if _, serr := os.Stat(dir); serr == nil {
+		return "", fmt.Errorf("%s exists and is not a worktree of %s; move it aside", dir, repo.Path)
+	}
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	if err := ensureIgnored(dir); err != nil {
+		return "", err
+	}
+	if _, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		_, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", "cadence lot", dir, branch)
+		return "", err
+	}
+	base, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("base branch %s: %w", repo.Base, err)
+	}
+	base = strings.TrimSpace(base)
+	if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", "cadence lot", "-b", branch, dir, base); err != nil {
+		return "", err
+	}
+	return base, nil
+}
+
+// ensureIgnored writes a .gitignore of "*" in the .cadence folder above dir
+// (the folder that holds "worktrees"), so that cadence's files never show
+// in a repository that contains the wave file.
+func ensureIgnored(dir string) error {
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == ".cadence" {
+			p := filepath.Join(d, ".gitignore")
+			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+				return os.WriteFile(p, []byte("*\n"), 0o644)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// Head returns the worktree's HEAD commit.
+func (g *Repos) Head(ctx context.Context, dir string) (string, error) {
+	out, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+// Dirty lists the worktree's uncommitted changes, untracked files included.
+func (g *Repos) Dirty(ctx context.Context, dir string) ([]string, error) {
+	out, err := Run(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	return parsePorcelainZ(out), nil
+}
+
+// Commits lists from..to, oldest first, as "sha subject".
+func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, error) {
+	out, err := Run(ctx, dir, "log", "--reverse", "--format=%H %s", from+".."+to)
+	if err != nil {
+		return nil, err
+	}
+	var cs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" {
+			cs = append(cs, l)
+		}
+	}
+	return cs, nil
+}
+
+// RemoveWorktree removes a lot's worktree; the branch is kept. A worktree
+// with uncommitted changes is not removed (git refuses, and cadence never
+// forces it).
+func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
+		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", "cadence lot", dir)
+		return err
+	}
+	return nil
+}

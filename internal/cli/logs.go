@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+func runLogs(e *env, args []string) int {
+	fs := newFlags(e, "logs", "FILE LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/). -step N shows one step's files whole.")
+	step := fs.Int("step", -1, "show the files of step N whole")
+	pos, code := fs.parse(e, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 2 {
+		fmt.Fprintln(e.stderr, "cadence logs: usage: cadence logs FILE LOT [-step N]")
+		return ExitError
+	}
+	file, id := pos[0], pos[1]
+	st, _, err := state.Read(state.PathFor(file))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence logs: %v\n", err)
+		return ExitError
+	}
+	l := st.Lots[id]
+	if l == nil {
+		fmt.Fprintf(e.stderr, "cadence logs: the state of wave %q has no lot %q\n", st.Wave, id)
+		return ExitError
+	}
+	dir := filepath.Join(filepath.Dir(file), ".cadence", st.Wave, id)
+	if *step >= 0 {
+		matches, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*", *step)))
+		if len(matches) == 0 {
+			fmt.Fprintf(e.stderr, "cadence logs: no files for step %d in %s\n", *step, dir)
+			return ExitError
+		}
+		for _, m := range matches {
+			b, _ := os.ReadFile(m)
+			fmt.Fprintf(e.stdout, "==> %s <==\n%s\n", m, strings.TrimRight(string(b), "\n"))
+		}
+		return ExitOK
+	}
+	fmt.Fprintf(e.stdout, "Lot %s: %s", id, l.Status)
+	if l.Cause != "" {
+		fmt.Fprintf(e.stdout, " (%s)", firstLine(l.Cause))
+	}
+	fmt.Fprintln(e.stdout)
+	if l.Branch != "" {
+		fmt.Fprintf(e.stdout, "Branch %s from %.12s", l.Branch, l.BaseSHA)
+		if l.IntegratedSHA != "" {
+			fmt.Fprintf(e.stdout, ", integrated at %.12s", l.IntegratedSHA)
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	for i, s := range l.Steps {
+		dur := ""
+		if s.Ended != nil {
+			dur = spec.FormatDuration(s.Ended.Sub(s.Started))
+		}
+		fmt.Fprintf(e.stdout, "%d  %s %s", i, s.Started.Local().Format(time.DateTime), s.Kind)
+		if s.Pass > 0 {
+			fmt.Fprintf(e.stdout, " (pass %d)", s.Pass)
+		}
+		if s.Model != "" {
+			fmt.Fprintf(e.stdout, " [%s]", s.Model)
+		}
+		fmt.Fprintf(e.stdout, "  %s  %s", s.Status, dur)
+		if n := s.Usage.Counted(); n > 0 {
+			fmt.Fprintf(e.stdout, "  %s tokens", spec.Tokens(n))
+		}
+		if s.Cause != "" {
+			fmt.Fprintf(e.stdout, "  %s", firstLine(s.Cause))
+		}
+		fmt.Fprintln(e.stdout)
+		for _, c := range s.Commits {
+			fmt.Fprintf(e.stdout, "     %s\n", c)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*", i)))
+		for _, f := range files {
+			fmt.Fprintf(e.stdout, "     %s\n", f)
+		}
+	}
+	for _, w := range l.Warnings {
+		fmt.Fprintf(e.stdout, "warning: %s\n", w)
+	}
+	return ExitOK
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// progress shows a run as it goes: one line per transition (and a journal
+// file with the same lines); on a terminal, a live block of the running
+// steps under them; with -json, one JSON event per line instead.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	json    bool
+	live    bool
+	journal *os.File
+	running map[string]*liveStep
+	counts  map[string]int
+	tokens  int64
+	drawn   int // lines of the live block on screen
+	ticker  *time.Ticker
+	done    chan struct{}
+}
+
+type liveStep struct {
+	lot, step, model string
+	pass             int
+	since            time.Time
+	usage            state.Usage
+}
+
+func newProgress(e *env, asJSON bool, journalPath string) *progress {
+	p := &progress{w: e.stdout, json: asJSON, running: map[string]*liveStep{}, counts: map[string]int{}, done: make(chan struct{})}
+	p.live = !asJSON && e.colorOn(e.stdout)
+	if err := os.MkdirAll(filepath.Dir(journalPath), 0o755); err == nil {
+		p.journal, _ = os.OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	if p.live {
+		p.ticker = time.NewTicker(time.Second)
+		go func() {
+			for {
+				select {
+				case <-p.ticker.C:
+					p.mu.Lock()
+					p.redraw()
+					p.mu.Unlock()
+				case <-p.done:
+					return
+				}
+			}
+		}()
+	}
+	return p
+}
+
+// event takes an executor event (called from many goroutines).
+func (p *progress) event(ev executor.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		b, _ := json.Marshal(ev)
+		fmt.Fprintln(p.w, string(b))
+	}
+	key := ev.Lot
+	switch ev.Kind {
+	case executor.EvStepStart:
+		p.running[key] = &liveStep{lot: ev.Lot, step: string(ev.Step), model: ev.Model, pass: ev.Pass, since: ev.Time}
+	case executor.EvProgress:
+		if s := p.running[key]; s != nil {
+			s.usage = ev.Usage
+		}
+		return
+	case executor.EvStepEnd:
+		delete(p.running, key)
+		p.tokens += ev.Usage.Counted()
+	case executor.EvLotStart:
+		p.counts["running"]++
+	case executor.EvLotEnd:
+		p.counts["running"]--
+		p.counts[ev.Status]++
+	}
+	line := formatEvent(ev)
+	if line == "" {
+		return
+	}
+	if p.journal != nil {
+		fmt.Fprintln(p.journal, ev.Time.Format(time.RFC3339)+" "+line)
+	}
+	if p.json {
+		return
+	}
+	p.clear()
+	fmt.Fprintln(p.w, ev.Time.Format("15:04:05")+" "+line)
+	p.redraw()
+}
+
+// note prints a line of cadence's own.
+func (p *progress) note(msg string) {
+	p.event(executor.Event{Time: time.Now(), Kind: executor.EvOutput, Message: msg})
+}
+
+// formatEvent is the one-line form of an event ("" for none).
+func formatEvent(ev executor.Event) string {
+	step := string(ev.Step)
+	if ev.Pass > 0 {
+		step += fmt.Sprintf(" (pass %d)", ev.Pass)
+	}
+	switch ev.Kind {
+	case executor.EvWave:
+		return "wave " + ev.Status
+	case executor.EvLotStart:
+		return ev.Lot + " started"
+	case executor.EvStepStart:
+		if ev.Model != "" {
+			return fmt.Sprintf("%s %s (%s) started", ev.Lot, step, ev.Model)
+		}
+		return fmt.Sprintf("%s %s started", ev.Lot, step)
+	case executor.EvStepEnd:
+		s := fmt.Sprintf("%s %s %s", ev.Lot, step, ev.Status)
+		if n := ev.Usage.Counted(); n > 0 {
+			s += fmt.Sprintf(", %s tokens", spec.Tokens(n))
+		}
+		if ev.Message != "" {
+			s += ": " + ev.Message
+		}
+		return s
+	case executor.EvLotEnd:
+		if ev.Message != "" {
+			return fmt.Sprintf("%s %s: %s", ev.Lot, ev.Status, firstLine(ev.Message))
+		}
+		return ev.Lot + " " + ev.Status
+	case executor.EvOutput:
+		if ev.Lot == "" {
+			return ev.Message
+		}
+		return fmt.Sprintf("%s %s output:\n%s", ev.Lot, ev.Step, indent(ev.Message, "    | "))
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// clear erases the live block (terminal only).
+func (p *progress) clear() {
+	if p.live && p.drawn > 0 {
+		fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
+		p.drawn = 0
+	}
+}
+
+// redraw draws the live block: one line per running step, and a footer.
+func (p *progress) redraw() {
+	if !p.live {
+		return
+	}
+	p.clear()
+	keys := make([]string, 0, len(p.running))
+	for k := range p.running {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	now := time.Now()
+	for _, k := range keys {
+		s := p.running[k]
+		model := ""
+		if s.model != "" {
+			model = " (" + s.model + ")"
+		}
+		fmt.Fprintf(p.w, "  ▸ %-16s %s%s  %s  %s tokens\n", s.lot, s.step, model, spec.FormatDuration(now.Sub(s.since)), spec.Tokens(s.usage.Counted()))
+	}
+	fmt.Fprintf(p.w, "  %d done · %d running · %d failed or handed back · %s tokens\n",
+		p.counts["done"], p.counts["running"], p.counts["failed"]+p.counts["handed-back"], spec.Tokens(p.tokens))
+	p.drawn = len(keys) + 1
+}
+
+// stopLive erases the live block and stops redrawing.
+func (p *progress) stopLive() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ticker != nil {
+		p.ticker.Stop()
+		close(p.done)
+		p.ticker = nil
+	}
+	p.clear()
+	p.live = false
+}
+
+func (p *progress) close() {
+	p.stopLive()
+	if p.journal != nil {
+		p.journal.Close()
+	}
+}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/lock"
+	"github.com/cadence-run/cadence/executor/slots"
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+func runStatus(e *env, args []string) int {
+	fs := newFlags(e, "status", "[FILE]", "Show the lot table from the wave's state file, then the live waves and the session\nslots of this machine. -all shows only the machine's live waves and slots, from any folder.")
+	all := fs.Bool("all", false, "the machine's live waves and slots only (no wave file needed)")
+	pos, code := fs.parse(e, args)
+	if code >= 0 {
+		return code
+	}
+	home := e.cadenceHome()
+	live, _ := slots.Live(filepath.Join(home, "waves"))
+	held, _ := slots.Inspect(filepath.Join(home, "slots"))
+	var st *state.State
+	var file string
+	if !*all {
+		var ok bool
+		if file, ok = oneFile(e, "status", pos); !ok {
+			return ExitError
+		}
+		s, _, err := state.Read(state.PathFor(file))
+		switch {
+		case errors.Is(err, state.ErrNotExist):
+			fmt.Fprintf(e.stderr, "cadence status: %s has no state yet (no apply has run): %s\n", file, state.PathFor(file))
+			return ExitError
+		case err != nil:
+			fmt.Fprintf(e.stderr, "cadence status: %v\n", err)
+			return ExitError
+		}
+		st = s
+	}
+	if fs.json {
+		out := map[string]any{"live_waves": nonNil(live), "slots": nonNilSlots(held)}
+		if st != nil {
+			out["state"] = st
+			out["lock"] = lockHolder(state.PathFor(file) + ".lock")
+		}
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+		return ExitOK
+	}
+	if st != nil {
+		fmt.Fprintf(e.stdout, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, st.Status, st.Serial, st.Updated.Local().Format(time.DateTime))
+		if h := lockHolder(state.PathFor(file) + ".lock"); h != nil {
+			fmt.Fprintf(e.stdout, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
+		}
+		fmt.Fprintln(e.stdout)
+		stateTable(e, st)
+		fmt.Fprintf(e.stdout, "\nBudget: %s counted tokens spent", spec.Tokens(st.Consumed.Counted))
+		if st.Budget > 0 {
+			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
+		}
+		fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n\n", spec.Tokens(st.Consumed.CacheRead), spec.USD(st.Consumed.CostMicros))
+	}
+	fmt.Fprintf(e.stdout, "Live waves on this machine (%s):\n", home)
+	if len(live) == 0 {
+		fmt.Fprintln(e.stdout, "  none")
+	}
+	for _, w := range live {
+		fmt.Fprintf(e.stdout, "  %s  pid %d  since %s  cap %d  %s\n", w.Wave, w.PID, w.Started.Local().Format(time.TimeOnly), w.MaxSessions, w.File)
+	}
+	used := 0
+	for _, s := range held {
+		if s.Held {
+			used++
+		}
+	}
+	fmt.Fprintf(e.stdout, "Session slots in use: %d of %d\n", used, len(held))
+	for _, s := range held {
+		if s.Held && s.Holder != nil {
+			fmt.Fprintf(e.stdout, "  slot-%d  %s/%s %s  pid %d  since %s\n", s.Index, s.Holder.Wave, s.Holder.Lot, s.Holder.Step, s.Holder.PID, s.Holder.Since.Local().Format(time.TimeOnly))
+		}
+	}
+	return ExitOK
+}
+
+func nonNil(w []slots.WaveEntry) []slots.WaveEntry {
+	if w == nil {
+		return []slots.WaveEntry{}
+	}
+	return w
+}
+
+func nonNilSlots(s []slots.SlotInfo) []slots.SlotInfo {
+	if s == nil {
+		return []slots.SlotInfo{}
+	}
+	return s
+}
+
+// lockHolder returns who holds a lock file, or nil when it is free.
+func lockHolder(path string) *lock.Holder {
+	l, err := lock.TryAcquire(path, lock.Holder{PID: os.Getpid(), What: "status probe"})
+	if err == nil {
+		l.Release()
+		return nil
+	}
+	var he *lock.HeldError
+	if errors.As(err, &he) {
+		return &he.Holder
+	}
+	return nil
+}
+
+// stateTable prints the lots of a state file, by id.
+func stateTable(e *env, st *state.State) {
+	ids := make([]string, 0, len(st.Lots))
+	for id := range st.Lots {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOT\tSTATUS\tSTEP\tCOMMITS\tTOKENS\tNOTE")
+	for _, id := range ids {
+		l := st.Lots[id]
+		step, commits := "", 0
+		if n := len(l.Steps); n > 0 {
+			s := l.Steps[n-1]
+			step = string(s.Kind) + " " + string(s.Status)
+		}
+		for _, s := range l.Steps {
+			commits += len(s.Commits)
+		}
+		note := l.Cause
+		if l.Status == state.LotBlocked {
+			note = l.BlockedBy
+		}
+		if q := l.Pending(); q != nil {
+			note = "asks: " + q.Text
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, l.Status, step, commits, spec.Tokens(l.Usage().Counted()), firstLine(strings.TrimSpace(note)))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// summary prints the end of a run: the lot table, the budget line, the
+// questions with the command that answers them, and the findings of lots
+// handed back.
+func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Result) {
+	done := res.Lots[state.LotDone]
+	fmt.Fprintf(e.stdout, "\nWave %q: %d of %d lots done", w.cfg.Wave.Name, done, len(p.Lots))
+	if lead := res.Lots[state.LotHandedBack] + res.Lots[state.LotFailed] + res.Lots[state.LotQuestion] + res.Lots[state.LotBlocked]; lead > 0 {
+		fmt.Fprintf(e.stdout, "; %d need the lead", lead)
+	}
+	fmt.Fprintf(e.stdout, " (%s).\n\n", res.Status)
+	lotTable(e.stdout, p, st)
+	fmt.Fprintf(e.stdout, "\nBudget: %s counted tokens spent", spec.Tokens(st.Consumed.Counted))
+	if p.Totals.Budget > 0 {
+		fmt.Fprintf(e.stdout, " of %s", p.Totals.Budget)
+	}
+	fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n", spec.Tokens(st.Consumed.CacheRead), spec.USD(st.Consumed.CostMicros))
+	switch res.Status {
+	case state.WaveSuspendedBudget:
+		fmt.Fprintf(e.stdout, "The budget is spent: raise it to resume, e.g. cadence apply -budget %s %s\n", spec.Tokens(int64(p.Totals.Budget)*2), w.file)
+	case state.WaveSuspendedQuota:
+		reset := "later"
+		if res.ResetAt != nil {
+			reset = "after " + res.ResetAt.Local().Format(time.RFC1123)
+		}
+		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again %s.\n", reset)
+	case state.WaveInterrupted:
+		fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
+	}
+	for _, lp := range p.Lots {
+		l := st.Lots[lp.ID]
+		if l == nil {
+			continue
+		}
+		if q := l.Pending(); q != nil && l.Status == state.LotQuestion {
+			fmt.Fprintf(e.stdout, "\n%s asks: %s\n  cadence answer %s %s %q\n", lp.ID, q.Text, w.file, lp.ID, "…")
+		}
+		if l.Status == state.LotHandedBack || l.Status == state.LotFailed {
+			fmt.Fprintf(e.stdout, "\n%s %s: %s\n", lp.ID, l.Status, l.Cause)
+			for _, f := range l.Findings {
+				loc := ""
+				if f.File != "" {
+					loc = " " + f.File
+					if f.Line > 0 {
+						loc += fmt.Sprintf(":%d", f.Line)
+					}
+				}
+				fmt.Fprintf(e.stdout, "  [%s]%s %s\n", f.Severity, loc, firstLine(f.Text))
+			}
+			if l.Branch != "" {
+				fmt.Fprintf(e.stdout, "  its work is on branch %s", l.Branch)
+				if l.Worktree != "" {
+					fmt.Fprintf(e.stdout, " (worktree %s)", l.Worktree)
+				}
+				fmt.Fprintln(e.stdout)
+			}
+		}
+	}
+}
+
+// lotTable prints one row per lot of the plan from the state.
+func lotTable(out interface{ Write([]byte) (int, error) }, p *planner.Plan, st *state.State) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOT\tSTATUS\tPASSES\tREVIEW\tCOMMITS\tTOKENS\tDURATION")
+	for _, lp := range p.Lots {
+		l := st.Lots[lp.ID]
+		if l == nil {
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\n", lp.ID, planStatus(lp))
+			continue
+		}
+		passes, review, commits := 0, "", 0
+		var dur time.Duration
+		for _, s := range l.Steps {
+			if s.Kind == state.StepFix {
+				passes = max(passes, s.Pass)
+			}
+			if s.Conform != nil {
+				review = map[bool]string{true: "conform", false: "not conform"}[*s.Conform]
+			}
+			commits += len(s.Commits)
+			if s.Ended != nil {
+				dur += s.Ended.Sub(s.Started)
+			}
+		}
+		status := string(l.Status)
+		if l.Status == state.LotBlocked && l.BlockedBy != "" {
+			status += " (" + l.BlockedBy + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", lp.ID, status, passes, review, commits, spec.Tokens(l.Usage().Counted()), spec.FormatDuration(dur))
+	}
+	tw.Flush()
+}
+
+func planStatus(lp planner.LotPlan) string {
+	switch lp.Action {
+	case planner.ActionBlocked:
+		return "blocked (" + strings.Join(lp.BlockedBy, ", ") + ")"
+	case planner.ActionAnswer:
+		return "question"
+	}
+	return "queued"
+}

@@ -1,0 +1,157 @@
+// Package proc runs child processes the way cadence must: bound to a
+// context, with an explicit environment, in their own process group, and
+// stopped as a group (SIGTERM, a grace period, then SIGKILL) so that no
+// descendant outlives the step that started it.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long a process group gets between SIGTERM and SIGKILL.
+const DefaultGrace = 5 * time.Second
+
+// Cmd describes a process to run.
+type Cmd struct {
+	// Path and Args are the program and its arguments (Args without the
+	// program name).
+	Path string
+	Args []string
+	// Dir is the working directory.
+	Dir string
+	// Env is the whole environment; nil means an empty one, never the
+	// parent's implicitly.
+	Env []string
+	// Stdin, Stdout and Stderr default to nothing.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Grace is the time between SIGTERM and SIGKILL (DefaultGrace if zero).
+	Grace time.Duration
+	// Started, when set, is called with the pid once the process runs.
+	Started func(pid int)
+}
+
+// Result is how a process ended.
+type Result struct {
+	// ExitCode is the exit status, or -1 when killed by a signal.
+	ExitCode int
+	// Signal is the signal that ended the process, if any.
+	Signal syscall.Signal
+	// Stopped is true when the context ended the process (timeout or
+	// cancellation) rather than the process ending by itself.
+	Stopped bool
+	// Duration is the wall time from start to end.
+	Duration time.Duration
+}
+
+// Run starts c and waits for it. When ctx ends first, the whole process
+// group gets SIGTERM, then SIGKILL after the grace period. When the process
+// exits by itself, any process it left in its group is killed. The error is
+// non-nil only when the process could not be started or waited for.
+func Run(ctx context.Context, c Cmd) (Result, error) {
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
+	}
+	pgid := cmd.Process.Pid
+	live.add(pgid)
+	defer live.remove(pgid)
+	if c.Started != nil {
+		c.Started(pgid)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	stopped := false
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		stopped = true
+		err = stopGroup(pgid, grace, waited)
+	}
+	// Nothing the process started may outlive it.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Stopped: stopped, Duration: time.Since(start)}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal()
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return res, fmt.Errorf("wait %s: %w", c.Path, err)
+	}
+	return res, nil
+}
+
+// stopGroup sends SIGTERM to the group, waits up to grace for the leader,
+// then sends SIGKILL, and returns the leader's wait error.
+func stopGroup(pgid int, grace time.Duration, waited <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waited
+	}
+}
+
+// Alive reports whether a process with this pid exists (it may belong to
+// someone else after pid reuse; callers use it only as a hint).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// groups is the set of process groups started by Run and not yet ended.
+type groups struct {
+	mu  sync.Mutex
+	set map[int]bool
+}
+
+var live = &groups{set: map[int]bool{}}
+
+func (g *groups) add(pgid int) {
+	g.mu.Lock()
+	g.set[pgid] = true
+	g.mu.Unlock()
+}
+
+func (g *groups) remove(pgid int) {
+	g.mu.Lock()
+	delete(g.set, pgid)
+	g.mu.Unlock()
+}
+
+// KillAll sends SIGKILL to every process group Run started that has not
+// ended: for an immediate exit (a second SIGINT), so that nothing survives.
+func KillAll() {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	for pgid := range live.set {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,85 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunExitCodeAndOutput(t *testing.T) {
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo hi $FOO; exit 3"}, Env: []string{"FOO=bar"}, Stdout: &out})
+	if err != nil || res.ExitCode != 3 || res.Stopped || out.String() != "hi bar\n" {
+		t.Fatalf("res %+v err %v out %q", res, err, out.String())
+	}
+	if _, err := Run(context.Background(), Cmd{Path: "/no/such/binary"}); err == nil {
+		t.Error("missing binary started")
+	}
+}
+
+func TestEnvIsExplicit(t *testing.T) {
+	t.Setenv("CADENCE_PROC_LEAK", "1")
+	var out bytes.Buffer
+	Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo ${CADENCE_PROC_LEAK:-none}"}, Stdout: &out})
+	if strings.TrimSpace(out.String()) != "none" {
+		t.Errorf("parent environment leaked: %q", out.String())
+	}
+}
+
+// TestStopKillsGroup checks that a cancelled command and everything it
+// started (a background child that ignores SIGTERM too) are gone.
+func TestStopKillsGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan int, 1)
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	script := `trap '' TERM; (trap '' TERM; sleep 60) & echo $! > ` + pidFile + `; wait`
+	res, err := Run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", script}, Grace: 200 * time.Millisecond, Started: func(pid int) { started <- pid }})
+	if err != nil || !res.Stopped {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	b, _ := os.ReadFile(pidFile)
+	child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	time.Sleep(50 * time.Millisecond)
+	if err := syscall.Kill(child, 0); err == nil {
+		// a zombie is gone for our purposes only once reaped; check state
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
+		if !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("child %d survived: %s", child, stat)
+		}
+	}
+	if res.Duration > 5*time.Second {
+		t.Errorf("stop took %v", res.Duration)
+	}
+}
+
+// TestLeftoverChildrenKilled: a command that exits and leaves a background
+// process in its group does not leave it running.
+func TestLeftoverChildrenKilled(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "bg.pid")
+	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo $! > " + pidFile}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatal(res, err)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	time.Sleep(50 * time.Millisecond)
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err == nil && !strings.Contains(string(stat), ") Z ") {
+		t.Errorf("background process %d survived: %s", pid, stat)
+	}
+}

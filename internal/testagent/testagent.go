@@ -1,0 +1,159 @@
+// Package testagent is a scripted stand-in for the Claude Code CLI, for
+// cadence's own tests: it accepts claude's flags, acts as a script says
+// (sleep, commit, fail, hang, ask, find), records when each session starts
+// and ends, and prints a result JSON like `claude -p --output-format json`.
+//
+// Environment: FAKE_AGENT_SCRIPT is a JSON file of actions; FAKE_AGENT_LOG a
+// file that gets a line per session start and end ("start|end <pid> <lot>
+// <step> <unix-nanos>"). The action for a session is looked up as
+// "<lot>/<step><pass>" (fix passes: "L1/fix2"), "<lot>/<step>", "*/<step>",
+// then "default".
+package testagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Action is what a session does.
+type Action struct {
+	SleepMS   int              `json:"sleep_ms,omitempty"`
+	Commit    bool             `json:"commit,omitempty"`
+	Dirty     bool             `json:"dirty,omitempty"`
+	Fail      string           `json:"fail,omitempty"`
+	Quota     bool             `json:"quota,omitempty"`
+	Hang      bool             `json:"hang,omitempty"`
+	NoReport  bool             `json:"no_report,omitempty"`
+	Tokens    int64            `json:"tokens,omitempty"`
+	Questions []string         `json:"questions,omitempty"`
+	Findings  []map[string]any `json:"findings,omitempty"`
+}
+
+// Script maps session keys to actions.
+type Script map[string]Action
+
+var fixPass = regexp.MustCompile(`fix pass (\d+)`)
+
+// Main runs the fake CLI with os.Args and returns its exit code.
+func Main() int {
+	args := os.Args[1:]
+	if len(args) == 1 && args[0] == "--version" {
+		fmt.Println("2.1.328 (Claude Code)")
+		return 0
+	}
+	var brief, session string
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "-p":
+			brief = args[i+1]
+		case "--session-id":
+			session = args[i+1]
+		}
+	}
+	lot := os.Getenv("CADENCE_LOT")
+	step, pass := "implement", ""
+	switch {
+	case strings.HasPrefix(brief, "Review the work"):
+		step = "review"
+	case fixPass.MatchString(brief):
+		step, pass = "fix", fixPass.FindStringSubmatch(brief)[1]
+	}
+	a := lookup(lot, step, pass)
+	record("start", lot, step)
+	defer record("end", lot, step)
+	if a.Hang {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	time.Sleep(time.Duration(a.SleepMS) * time.Millisecond)
+	if a.Commit {
+		name := fmt.Sprintf("%s-%s%s.txt", lot, step, pass)
+		if err := os.WriteFile(name, []byte(session+"\n"), 0o644); err != nil {
+			return fail(err)
+		}
+		if out, err := exec.Command("git", "add", name).CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("%v: %s", err, out))
+		}
+		if out, err := exec.Command("git", "commit", "-qm", fmt.Sprintf("%s: %s%s (%s)", lot, step, pass, lot)).CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("%v: %s", err, out))
+		}
+	}
+	if a.Dirty {
+		os.WriteFile(filepath.Join(".", "uncommitted.txt"), []byte("x\n"), 0o644)
+	}
+	res := map[string]any{"type": "result", "subtype": "success", "is_error": false, "session_id": session,
+		"total_cost_usd": float64(a.Tokens) * 0.000002,
+		"usage": map[string]int64{"input_tokens": a.Tokens / 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.Tokens, "output_tokens": a.Tokens - a.Tokens/2}}
+	switch {
+	case a.Quota:
+		res["is_error"], res["api_error_status"], res["result"] = true, 429, "API Error: Request rejected (429) · rate limit"
+	case a.Fail != "":
+		res["is_error"], res["result"], res["terminal_reason"] = true, a.Fail, "api_error"
+	case a.NoReport:
+		res["result"] = "done, no report"
+	case step == "review":
+		findings := a.Findings
+		if findings == nil {
+			findings = []map[string]any{}
+		}
+		res["structured_output"] = map[string]any{"verdict": "reviewed", "findings": findings}
+	default:
+		rep := map[string]any{"status": "done", "summary": "did " + step}
+		if len(a.Questions) > 0 {
+			rep["questions"] = a.Questions
+		}
+		res["structured_output"] = rep
+	}
+	b, _ := json.Marshal(res)
+	fmt.Println(string(b))
+	if res["is_error"] == true {
+		return 1
+	}
+	return 0
+}
+
+func lookup(lot, step, pass string) Action {
+	p := os.Getenv("FAKE_AGENT_SCRIPT")
+	if p == "" {
+		return Action{Commit: step != "review"}
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Action{Fail: err.Error()}
+	}
+	var s Script
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Action{Fail: err.Error()}
+	}
+	for _, k := range []string{lot + "/" + step + pass, lot + "/" + step, "*/" + step, "default"} {
+		if a, ok := s[k]; ok {
+			return a
+		}
+	}
+	return Action{Commit: step != "review"}
+}
+
+func record(what, lot, step string) {
+	p := os.Getenv("FAKE_AGENT_LOG")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %d %s %s %d\n", what, os.Getpid(), lot, step, time.Now().UnixNano())
+}
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, "fake agent:", err)
+	return 2
+}
