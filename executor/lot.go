@@ -237,7 +237,7 @@ func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, command string
 	var pidErr error
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: lr.dir,
-		Env: append(append([]string{}, lr.r.o.Env...), "CADENCE_WAVE="+lr.r.o.Config.Wave.Name, "CADENCE_LOT="+lr.id),
+		Env:    append(append([]string{}, lr.r.o.Env...), "CADENCE_WAVE="+lr.r.o.Config.Wave.Name, "CADENCE_LOT="+lr.id),
 		Stdout: out, Stderr: out,
 		Started: func(pid int) {
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })

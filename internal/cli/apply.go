@@ -337,4 +337,3 @@ func cloneState(st *state.State) *state.State {
 	}
 	return &c
 }
-

@@ -90,7 +90,7 @@ func Main() int {
 	}
 	res := map[string]any{"type": "result", "subtype": "success", "is_error": false, "session_id": session,
 		"total_cost_usd": float64(a.Tokens) * 0.000002,
-		"usage": map[string]int64{"input_tokens": a.Tokens / 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.Tokens, "output_tokens": a.Tokens - a.Tokens/2}}
+		"usage":          map[string]int64{"input_tokens": a.Tokens / 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.Tokens, "output_tokens": a.Tokens - a.Tokens/2}}
 	switch {
 	case a.Quota:
 		res["is_error"], res["api_error_status"], res["result"] = true, 429, "API Error: Request rejected (429) · rate limit"
