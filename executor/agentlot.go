@@ -26,6 +26,9 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 	if ra := lr.n.plan.ResumeAt; ra != nil {
 		pos = position{ra.Step, ra.Pass}
 	}
+	if pos.step == state.StepTest || pos.step == state.StepIntegrate {
+		lr.giveBackSession() // resumed past its sessions: the unit is not needed now
+	}
 	afterWrite := func(pass int) position {
 		if lot.Repo.Test != "" {
 			return position{state.StepTest, pass}
@@ -125,6 +128,15 @@ func summarize(fs []state.Finding) string {
 	return strings.Join(parts, "; ")
 }
 
+// giveBackSession releases the session unit the dispatcher took for the lot
+// when the lot ends or pauses before using it.
+func (lr *lotRun) giveBackSession() {
+	if lr.n.heldSession {
+		lr.n.heldSession = false
+		lr.r.sessions.Release()
+	}
+}
+
 // spent is what the lot has spent so far, in counted tokens.
 func (lr *lotRun) spent() int64 {
 	var n int64
@@ -159,14 +171,17 @@ func (lr *lotRun) question(ctx context.Context, qs []string) (state.LotStatus, e
 func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.LotStatus, error) {
 	r := lr.r
 	if r.budget.exhausted() || r.budget.stopped() {
+		lr.giveBackSession()
 		st, err := lr.end(ctx, state.LotSuspended, "the wave's budget is spent")
 		return Outcome{}, st, err
 	}
-	if err := r.sessions.Acquire(ctx, 1); err != nil {
+	if lr.n.heldSession {
+		lr.n.heldSession = false
+	} else if err := r.sessions.Acquire(ctx, lr.n); err != nil {
 		st, err := lr.stopped(ctx, nil)
 		return Outcome{}, st, err
 	}
-	defer r.sessions.Release(1)
+	defer r.sessions.Release()
 	if r.o.Slots != nil {
 		release, err := r.o.Slots.Acquire(ctx, lr.id, kind)
 		if err != nil {

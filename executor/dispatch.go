@@ -14,7 +14,6 @@ import (
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/semaphore"
 )
 
 // node is a lot this run may start.
@@ -26,6 +25,9 @@ type node struct {
 	started    bool
 	finished   bool
 	blockedBy  string // set when a dependency failed: never started
+	// heldSession is set while the lot holds the session unit the
+	// dispatcher took for it, for its first session.
+	heldSession bool
 }
 
 // finish is a lot goroutine's report to the dispatcher.
@@ -38,7 +40,7 @@ type finish struct {
 type runner struct {
 	o        Options
 	now      func() time.Time
-	sessions *semaphore.Weighted
+	sessions *prioritySem
 	nodes    []*node
 	byID     map[string]*node
 	ready    *readySet
@@ -59,7 +61,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if r.now == nil {
 		r.now = time.Now
 	}
-	r.sessions = semaphore.NewWeighted(int64(max(1, o.MaxSessions)))
+	r.sessions = newPrioritySem(max(1, o.MaxSessions))
+	r.sessions.freed = make(chan struct{}, 1)
 	o.Store.View(func(st *state.State) {
 		r.budget = budget{limit: o.Budget, limitMicros: o.BudgetUSDMicros, spent: st.Consumed.Counted, spentMicros: st.Consumed.CostMicros, cacheRead: st.Consumed.CacheRead}
 	})
@@ -184,6 +187,15 @@ func (r *runner) loop(ctx context.Context) error {
 				if n == nil {
 					break
 				}
+				if n.lot.Kind == spec.AgentLot {
+					// A new agent lot starts with its first session's unit,
+					// so lots take sessions in priority order.
+					if !r.sessions.tryTake() {
+						r.ready.push(n)
+						break
+					}
+					n.heldSession = true
+				}
 				r.take(n, 1)
 				n.started = true
 				running++
@@ -197,7 +209,12 @@ func (r *runner) loop(ctx context.Context) error {
 		if running == 0 {
 			break
 		}
-		f := <-r.finished
+		var f finish
+		select {
+		case f = <-r.finished:
+		case <-r.sessions.freed:
+			continue
+		}
 		running--
 		r.take(f.n, -1)
 		f.n.finished = true
@@ -242,7 +259,7 @@ func (r *runner) block(n *node, why state.LotStatus) error {
 				errs = append(errs, err)
 			}
 			r.emit(Event{Kind: EvLotEnd, Lot: d.lot.ID, Status: string(state.LotBlocked), Message: msg})
-			walk(d, from.lot.ID+" blocked")
+			walk(d, d.lot.ID+" blocked")
 		}
 	}
 	walk(n, n.lot.ID+" "+string(why))
@@ -252,10 +269,13 @@ func (r *runner) block(n *node, why state.LotStatus) error {
 	return nil
 }
 
-// fits says whether a lot can start now: its repositories have room, and a
-// command lot has a job.
+// fits says whether a lot can start now: its repositories have room, a
+// command lot has a job, an agent lot a free session.
 func (r *runner) fits(l *spec.Lot) bool {
 	if l.Kind == spec.CommandLot && r.jobsBusy >= max(1, r.o.Jobs) {
+		return false
+	}
+	if l.Kind == spec.AgentLot && !r.sessions.canTake() {
 		return false
 	}
 	for _, repo := range l.Repos() {

@@ -32,6 +32,7 @@ type lotRun struct {
 func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	lr := &lotRun{r: r, n: n, id: n.lot.ID, dir: r.o.Config.Dir,
 		logDir: filepath.Join(r.o.WorkDir, r.o.Config.Wave.Name, n.lot.ID)}
+	defer lr.giveBackSession()
 	r.emit(Event{Kind: EvLotStart, Lot: lr.id})
 	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
 		return lr.end(ctx, state.LotFailed, "cannot make the log folder: "+err.Error())

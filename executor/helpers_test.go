@@ -1,0 +1,204 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// fakeGit is an in-memory Git: worktrees are plain folders, every commit
+// is a counter.
+type fakeGit struct {
+	mu        sync.Mutex
+	heads     map[string]int
+	dirty     map[string][]string
+	integrate map[string]error // by branch
+}
+
+func newFakeGit() *fakeGit {
+	return &fakeGit{heads: map[string]int{}, dirty: map[string][]string{}, integrate: map[string]error{}}
+}
+
+func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, _ string) (string, error) {
+	return "base", os.MkdirAll(dir, 0o755)
+}
+func (g *fakeGit) Head(_ context.Context, dir string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return fmt.Sprintf("h%d", g.heads[dir]), nil
+}
+func (g *fakeGit) commit(dir string) {
+	g.mu.Lock()
+	g.heads[dir]++
+	g.mu.Unlock()
+}
+func (g *fakeGit) Dirty(_ context.Context, dir string) ([]string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.dirty[dir], nil
+}
+func (g *fakeGit) Commits(_ context.Context, dir, from, to string) ([]string, error) {
+	return []string{to + " commit (" + filepath.Base(dir) + ")"}, nil
+}
+func (g *fakeGit) Integrate(_ context.Context, _ *spec.Repo, branch string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.integrate[branch]; err != nil {
+		return "", err
+	}
+	return "integrated-" + branch, nil
+}
+func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error { return nil }
+
+// span is one recorded session.
+type span struct {
+	lot        string
+	step       state.StepKind
+	pass       int
+	start, end time.Time
+	brief      string
+}
+
+// fakeAgent plays scripted sessions and records them.
+type fakeAgent struct {
+	git    *fakeGit
+	mu     sync.Mutex
+	spans  []span
+	script func(s Session) (Outcome, time.Duration)
+}
+
+func (a *fakeAgent) Run(ctx context.Context, s Session) Outcome {
+	if s.Started != nil {
+		s.Started(4242)
+	}
+	out, d := Outcome{Status: state.StepOK, Usage: state.Usage{Input: 10, Output: 5}}, 5*time.Millisecond
+	if s.ReadOnly {
+		out.Report = &Report{Verdict: "fine"}
+	} else {
+		out.Report = &Report{Summary: "did it"}
+	}
+	if a.script != nil {
+		out, d = a.script(s)
+	}
+	sp := span{lot: s.Lot, step: s.Step, pass: s.Pass, start: time.Now(), brief: s.Brief}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		out = Outcome{Status: state.StepInterrupted, Cause: "stopped"}
+	}
+	if out.Status == state.StepOK && !s.ReadOnly {
+		a.git.commit(s.Dir)
+	}
+	sp.end = time.Now()
+	a.mu.Lock()
+	a.spans = append(a.spans, sp)
+	a.mu.Unlock()
+	return out
+}
+
+// maxOverlap is the most sessions that ran at one instant.
+func (a *fakeAgent) maxOverlap() int {
+	type ev struct {
+		t time.Time
+		d int
+	}
+	var evs []ev
+	for _, s := range a.spans {
+		evs = append(evs, ev{s.start, 1}, ev{s.end, -1})
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].t.Equal(evs[j].t) {
+			return evs[i].d < evs[j].d
+		}
+		return evs[i].t.Before(evs[j].t)
+	})
+	cur, most := 0, 0
+	for _, e := range evs {
+		cur += e.d
+		most = max(most, cur)
+	}
+	return most
+}
+
+// harness runs waves of one test.
+type harness struct {
+	t     *testing.T
+	dir   string
+	cfg   *spec.Config
+	git   *fakeGit
+	agent *fakeAgent
+	store *state.Store
+}
+
+func newHarness(t *testing.T, src string) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "wave.hcl")
+	os.WriteFile(file, []byte(src), 0o644)
+	cfg, diags := spec.NewLoader().LoadFile(file, spec.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g := newFakeGit()
+	return &harness{t: t, dir: dir, cfg: cfg, git: g, agent: &fakeAgent{git: g}}
+}
+
+// run plans against the current state and runs it.
+func (h *harness) run(ctx context.Context, opts planner.Options) (Result, error) {
+	h.t.Helper()
+	statePath := filepath.Join(h.dir, "wave.state.json")
+	st, _, err := state.Read(statePath)
+	if err != nil && err != state.ErrNotExist {
+		h.t.Fatal(err)
+	}
+	opts.Jobs = max(opts.Jobs, 2)
+	p, diags := planner.Build(planner.Input{Config: h.cfg, State: st, Options: opts})
+	if diags.HasErrors() {
+		h.t.Fatal(diags.Error())
+	}
+	store, err := state.OpenStore(statePath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer store.Close()
+	bs, _ := briefs.Load("")
+	budget := int64(p.Totals.Budget)
+	return Run(ctx, Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
+		WorkDir: filepath.Join(h.dir, ".cadence"), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: budget,
+		Env: []string{"PATH=" + os.Getenv("PATH")}})
+}
+
+// lots reads the lot statuses from the state file.
+func (h *harness) lots() map[string]*state.Lot {
+	st, _, err := state.Read(filepath.Join(h.dir, "wave.state.json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st.Lots
+}
+
+func (h *harness) status(id string) state.LotStatus {
+	if l := h.lots()[id]; l != nil {
+		return l.Status
+	}
+	return ""
+}
+
+func agentLots(ids ...string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "lot %q {\n  repo = repo.r\n  brief = \"do %s\"\n}\n", id, id)
+	}
+	return b.String()
+}
