@@ -152,8 +152,14 @@ func (r *runner) liveStep(id string) string {
 }
 
 // recover marks a step that was running when cadence stopped as interrupted,
-// and resets a replaced lot.
+// and resets a replaced lot. A lot the state does not know yet is left
+// alone (no write).
 func (r *runner) recover(n *node) error {
+	known := false
+	r.o.Store.View(func(st *state.State) { known = st.Lots[n.lot.ID] != nil })
+	if !known {
+		return nil
+	}
 	return r.o.Store.UpdateLot(n.lot.ID, func(l *state.Lot) {
 		if n.plan.Action == planner.ActionReplace {
 			*l = state.Lot{Status: state.LotQueued, Branch: l.Branch, Worktree: l.Worktree}

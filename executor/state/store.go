@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // JournalSuffix names the journal kept beside the state file while a wave
@@ -29,21 +30,28 @@ type record struct {
 }
 
 // Store is the one writer of a wave's state. Every transition is applied in
-// memory and appended to the journal as the lot's (or the wave's) new value,
-// then fsynced, so it costs the size of what changed, not of the whole
-// state. When the journal outgrows the state file, the state file is
+// memory and appended to the journal as the lot's (or the wave's) new value
+// before the call returns, so it costs the size of what changed, not of the
+// whole state, and a killed cadence loses nothing it recorded (the kernel
+// keeps what was written). The journal is fsynced at most every
+// SyncInterval, and the state file on every rewrite: a power loss can cost
+// the transitions of the last interval, which resume then replays. When the journal outgrows the state file, the state file is
 // rewritten atomically and the journal emptied: the total cost of a run
 // stays linear in its transitions. Close folds the journal in and removes it.
 //
 // A Store is safe for concurrent use.
 type Store struct {
-	path    string
-	mu      sync.Mutex
-	st      *State
-	journal *os.File
-	jsize   int64
-	ssize   int64
+	path     string
+	mu       sync.Mutex
+	st       *State
+	journal  *os.File
+	jsize    int64
+	ssize    int64
+	lastSync time.Time
 }
+
+// SyncInterval bounds how often the journal is fsynced.
+const SyncInterval = 50 * time.Millisecond
 
 // OpenStore opens (or starts) the state of the wave file's state path,
 // replaying a journal left by a run that did not finish. A new state has
@@ -122,8 +130,11 @@ func (s *Store) appendLocked(r record) error {
 	if _, err := s.journal.Write(b); err != nil {
 		return fmt.Errorf("write state journal: %w", err)
 	}
-	if err := s.journal.Sync(); err != nil {
-		return fmt.Errorf("sync state journal: %w", err)
+	if now := time.Now(); now.Sub(s.lastSync) >= SyncInterval {
+		if err := s.journal.Sync(); err != nil {
+			return fmt.Errorf("sync state journal: %w", err)
+		}
+		s.lastSync = now
 	}
 	s.jsize += int64(len(b))
 	if s.jsize > max(s.ssize, minCompact) {
