@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cadence-run/cadence/internal/cli"
+	"github.com/cadence-run/cadence/internal/testagent"
 	"github.com/cadence-run/cadence/schemas"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -15,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the expected output in the scri
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"cadence": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"cadence":     func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"fake-claude": func() { os.Exit(testagent.Main()) },
 	})
 }
 
@@ -38,9 +44,49 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@cadence.invalid")
 			env.Setenv("CADENCE_CLAUDE_BIN", "cadence-no-such-agent")
 			env.Setenv("NO_COLOR", "")
+			env.Setenv("CADENCE_HOME", filepath.Join(env.WorkDir, ".cadence-home"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// expect-exit N PROGRAM ARGS...: runs the program and checks its
+			// exit code; its output is then checked as after exec.
+			"expect-exit": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: expect-exit N PROGRAM ARGS...")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("expect-exit: %v", err)
+				}
+				got := 0
+				if err := ts.Exec(args[1], args[2:]...); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) {
+						ts.Fatalf("expect-exit: %v", err)
+					}
+					got = ee.ExitCode()
+				}
+				if got != want {
+					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+				}
+			},
+			// schema-lines NAME FILE: every line of FILE (or "stdout") that
+			// starts with "{" validates against schemas/NAME.
+			"schema-lines": func(ts *testscript.TestScript, neg bool, args []string) {
+				n := 0
+				for _, line := range strings.Split(ts.ReadFile(args[1]), "\n") {
+					if !strings.HasPrefix(line, "{") {
+						continue
+					}
+					n++
+					if err := schemas.Validate(args[0], []byte(line)); err != nil {
+						ts.Fatalf("line %q does not validate against %s: %v", line, args[0], err)
+					}
+				}
+				if n == 0 {
+					ts.Fatalf("no JSON lines in %s", args[1])
+				}
+			},
 			// schema NAME FILE: FILE (or "stdout") validates against schemas/NAME.
 			"schema": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {

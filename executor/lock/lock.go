@@ -274,3 +274,25 @@ func heldError(path string) *HeldError {
 	e.Unknown = true
 	return e
 }
+
+// SetHolder rewrites the holder information of a held lock, for a holder
+// that learns more about itself after taking it (the wave's name, once the
+// wave file is read).
+func (l *Lock) SetHolder(h Holder) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return fmt.Errorf("lock %s: already released", l.path)
+	}
+	if h.PID == 0 {
+		h.PID = os.Getpid()
+	}
+	if h.Since.IsZero() {
+		h.Since = time.Now()
+	}
+	data, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return writeRecord(l.path, append(data, '\n'))
+}

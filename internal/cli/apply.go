@@ -59,10 +59,19 @@ func runApply(e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "cadence apply: -offline is for plan only: apply needs the repositories and the agent")
 		return exitRefused
 	}
+	// One apply per wave: take its lock before anything else.
+	started := time.Now()
+	waveLock, err := lock.TryAcquire(state.PathFor(file)+".lock", lock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)
+		return exitRefused
+	}
+	defer waveLock.Release()
 	w, p := f.makePlan(e, file, e.stderr)
 	if p == nil {
 		return exitRefused
 	}
+	_ = waveLock.SetHolder(lock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
 		bases := map[string]string{}
 		for _, r := range p.Repos {
@@ -142,12 +151,6 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 	cfg := w.cfg
 	statePath := state.PathFor(w.file)
 	holder := lock.Holder{PID: os.Getpid(), Wave: cfg.Wave.Name, File: w.file, Since: time.Now()}
-	waveLock, err := lock.TryAcquire(statePath+".lock", holder)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)
-		return exitRefused
-	}
-	defer waveLock.Release()
 	repoLocks, code := e.lockRepos(w, p, holder)
 	defer func() {
 		for _, l := range repoLocks {

@@ -19,6 +19,9 @@ import (
 type machine struct {
 	ctx    context.Context
 	getenv func(string) string
+	// wave is the wave being planned: its own repository locks (an apply
+	// of it running now) are not "another wave".
+	wave string
 }
 
 // Repo implements planner.Machine.
@@ -29,7 +32,7 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 	}
 	if f.CommonDir != "" {
-		if h := lockHolder(filepath.Join(f.CommonDir, "cadence", "repo.lock")); h != nil {
+		if h := lockHolder(filepath.Join(f.CommonDir, "cadence", "repo.lock")); h != nil && h.Wave != m.wave {
 			out.HeldBy = fmt.Sprintf("wave %q (pid %d, since %s)", h.Wave, h.PID, h.Since.Local().Format(time.TimeOnly))
 		}
 	}

@@ -30,6 +30,7 @@ type Action struct {
 	Quota     bool             `json:"quota,omitempty"`
 	Hang      bool             `json:"hang,omitempty"`
 	NoReport  bool             `json:"no_report,omitempty"`
+	EchoBrief bool             `json:"echo_brief,omitempty"`
 	Tokens    int64            `json:"tokens,omitempty"`
 	Questions []string         `json:"questions,omitempty"`
 	Findings  []map[string]any `json:"findings,omitempty"`
@@ -61,6 +62,9 @@ func Main() int {
 	switch {
 	case strings.HasPrefix(brief, "Review the work"):
 		step = "review"
+		if m := fixPass.FindStringSubmatch(brief); m != nil {
+			pass = m[1]
+		}
 	case fixPass.MatchString(brief):
 		step, pass = "fix", fixPass.FindStringSubmatch(brief)[1]
 	}
@@ -106,6 +110,9 @@ func Main() int {
 		res["structured_output"] = map[string]any{"verdict": "reviewed", "findings": findings}
 	default:
 		rep := map[string]any{"status": "done", "summary": "did " + step}
+		if a.EchoBrief {
+			rep["summary"] = brief
+		}
 		if len(a.Questions) > 0 {
 			rep["questions"] = a.Questions
 		}
