@@ -83,10 +83,12 @@ func (r *Report) Conform() bool {
 
 // Git is what the executor needs of git.
 type Git interface {
-	// Worktree makes, or finds again, the lot's worktree on branch
-	// cadence/<wave>/<lot> started from the repo's base, and returns its
-	// folder and the base commit it started from.
-	Worktree(ctx context.Context, repo *spec.Repo, dir, branch string) (baseSHA string, err error)
+	// Worktree makes, or finds again, the lot's worktree at dir on branch
+	// cadence/<wave>/<lot> started from the repo's base, and returns the
+	// base commit it started from ("" when the branch existed). fresh says
+	// the lot has run no step yet, so a half-made worktree at dir (cadence
+	// was killed while making it) holds nothing of value and may be redone.
+	Worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (baseSHA string, err error)
 	// Head is the worktree's HEAD commit.
 	Head(ctx context.Context, dir string) (string, error)
 	// Dirty lists the worktree's uncommitted changes (untracked included).

@@ -30,7 +30,7 @@ func newFakeGit() *fakeGit {
 	return &fakeGit{heads: map[string]int{}, dirty: map[string][]string{}, integrate: map[string]error{}}
 }
 
-func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, _ string) (string, error) {
+func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, _ string, _ bool) (string, error) {
 	return "base", os.MkdirAll(dir, 0o755)
 }
 func (g *fakeGit) Head(_ context.Context, dir string) (string, error) {

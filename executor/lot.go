@@ -43,7 +43,9 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
 		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
-		base, err := r.o.Git.Worktree(ctx, repo, lr.dir, lr.branch)
+		fresh := true
+		r.o.Store.View(func(st *state.State) { fresh = len(st.Lots[lr.id].Steps) == 0 })
+		base, err := r.o.Git.Worktree(ctx, repo, lr.dir, lr.branch, fresh)
 		if err != nil {
 			return lr.end(ctx, state.LotFailed, "cannot make the worktree: "+err.Error())
 		}

@@ -39,19 +39,32 @@ func (g *Repos) lock(path string) *sync.Mutex {
 // (or from the branch if it exists already, as after an interrupted run),
 // locked so that `git worktree prune` leaves it alone. A worktree already at
 // dir on that branch is used as it is. It returns the base's commit when the
-// branch is new, else "".
-func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch string) (string, error) {
-	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil {
-		if strings.TrimSpace(out) == branch {
-			return "", nil
-		}
-		return "", fmt.Errorf("%s exists but is on %s, not %s; move it aside", dir, strings.TrimSpace(out), branch)
-	} else if _, serr := os.Stat(dir); serr == nil {
-		return "", fmt.Errorf("%s exists and is not a worktree of %s; move it aside", dir, repo.Path)
-	}
+// branch is new, else "". When fresh (the lot has run nothing there yet), a
+// half-made worktree left by a killed cadence is removed and made again;
+// otherwise anything unexpected at dir is left alone and reported.
+func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (string, error) {
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
+		if _, serr := Run(ctx, dir, "status", "--porcelain"); serr == nil {
+			return "", nil
+		}
+	}
+	if _, serr := os.Stat(dir); serr == nil {
+		if !fresh {
+			return "", fmt.Errorf("%s is not a usable worktree of %s on %s; move it aside", dir, repo.Path, branch)
+		}
+		// Only cadence writes here, and the lot has not started: this is a
+		// `git worktree add` that was cut short.
+		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+		if _, err := Run(ctx, repo.Path, "worktree", "remove", "--force", "--force", dir); err != nil {
+			if err := os.RemoveAll(dir); err != nil {
+				return "", err
+			}
+		}
+		_, _ = Run(ctx, repo.Path, "worktree", "prune")
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,6 +69,42 @@ func TestScripts(t *testing.T) {
 				}
 				if got != want {
 					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+				}
+			},
+			// sessions-at-most N FILE: the fake agent's log FILE never has
+			// more than N sessions running at one instant.
+			"sessions-at-most": func(ts *testscript.TestScript, neg bool, args []string) {
+				limit, _ := strconv.Atoi(args[0])
+				type ev struct {
+					t int64
+					d int
+				}
+				var evs []ev
+				for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[1])), "\n") {
+					f := strings.Fields(line)
+					if len(f) != 5 {
+						continue
+					}
+					t, _ := strconv.ParseInt(f[4], 10, 64)
+					evs = append(evs, ev{t, map[string]int{"start": 1, "end": -1}[f[0]]})
+				}
+				sort.Slice(evs, func(i, j int) bool {
+					if evs[i].t == evs[j].t {
+						return evs[i].d < evs[j].d
+					}
+					return evs[i].t < evs[j].t
+				})
+				cur, most := 0, 0
+				for _, e := range evs {
+					cur += e.d
+					most = max(most, cur)
+				}
+				if most > limit {
+					ts.Fatalf("%d sessions ran at once; the cap is %d", most, limit)
+				}
+				ts.Logf("%d sessions recorded, at most %d at once", len(evs)/2, most)
+				if neg || most < limit {
+					ts.Logf("note: the cap was never reached")
 				}
 			},
 			// schema-lines NAME FILE: every line of FILE (or "stdout") that

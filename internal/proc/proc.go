@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -116,11 +119,24 @@ func stopGroup(pgid int, grace time.Duration, waited <-chan error) error {
 	}
 }
 
-// Alive reports whether a process with this pid exists (it may belong to
-// someone else after pid reuse; callers use it only as a hint).
+// Alive reports whether the process group leader that Run started as pid
+// still runs: the process exists, is not a zombie (a dead process nobody
+// has reaped yet), and still leads its own process group (a reused pid
+// belongs to a process that, almost always, does not). Where /proc cannot
+// tell, any process with that pid counts.
 func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
+	}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parens.
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			f := strings.Fields(s[i+1:])
+			if len(f) >= 3 {
+				return f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pid)
+			}
+		}
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)

@@ -83,3 +83,25 @@ func TestLeftoverChildrenKilled(t *testing.T) {
 		t.Errorf("background process %d survived: %s", pid, stat)
 	}
 }
+
+func TestAlive(t *testing.T) {
+	pids := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		Run(ctx, Cmd{Path: "/bin/sleep", Args: []string{"30"}, Started: func(pid int) { pids <- pid }})
+		close(done)
+	}()
+	pid := <-pids
+	if !Alive(pid) {
+		t.Error("a running group leader is not alive")
+	}
+	cancel()
+	<-done
+	if Alive(pid) {
+		t.Error("a stopped process is alive")
+	}
+	if Alive(os.Getpid()) && os.Getpid() != syscall.Getpgrp() {
+		t.Error("a process that does not lead its group counts as a step")
+	}
+}
