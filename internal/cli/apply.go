@@ -198,6 +198,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 	}
 	out := newProgress(e, f.json, filepath.Join(workDir, cfg.Wave.Name, "journal.log"))
 	defer out.close()
+	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

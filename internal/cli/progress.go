@@ -28,6 +28,8 @@ type progress struct {
 	running map[string]*liveStep
 	counts  map[string]int
 	tokens  int64
+	total   int // lots this run may work on
+	budget  int64
 	drawn   int // lines of the live block on screen
 	ticker  *time.Ticker
 	done    chan struct{}
@@ -192,8 +194,19 @@ func (p *progress) redraw() {
 		}
 		fmt.Fprintf(p.w, "  ▸ %-16s %s%s  %s  %s tokens\n", s.lot, s.step, model, spec.FormatDuration(now.Sub(s.since)), spec.Tokens(s.usage.Counted()))
 	}
-	fmt.Fprintf(p.w, "  %d done · %d running · %d failed or handed back · %s tokens\n",
-		p.counts["done"], p.counts["running"], p.counts["failed"]+p.counts["handed-back"], spec.Tokens(p.tokens))
+	ended := 0
+	for k, n := range p.counts {
+		if k != "running" {
+			ended += n
+		}
+	}
+	budget := ""
+	if p.budget > 0 {
+		budget = " of " + spec.Tokens(p.budget).String()
+	}
+	fmt.Fprintf(p.w, "  %d done · %d running · %d queued · %d failed or handed back · %s tokens%s\n",
+		p.counts["done"], p.counts["running"], max(0, p.total-ended-p.counts["running"]),
+		p.counts["failed"]+p.counts["handed-back"], spec.Tokens(p.tokens), budget)
 	p.drawn = len(keys) + 1
 }
 

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""cadence benchmarks: the driver behind bench/run.sh (see bench/README.md).
+
+    python3 bench/bench.py [STEP ...]
+
+STEPs: verify dags sched startup memory handoff summary (default: all, in that
+order). Raw results go to bench/out/<step>.json, the tables to
+bench/out/summary.md. Environment:
+
+    CADENCE      cadence binary (default bench/out/cadence)
+    TASK         go-task binary (default bench/.tools/bin/task)
+    SIZES        DAG sizes, e.g. "100 1000 5000" (default)
+    SHAPES       DAG shapes (default "wide chain layered")
+    TOOLS        tools (default "cadence make ninja task")
+    RUNS_100, RUNS_1000, RUNS_5000   timed runs per size (default 5, 5, 1)
+    TASK_TIMEOUT seconds before a go-task run is abandoned (default 120)
+    STARTUP_RUNS runs per command of the start-time step (default 200)
+"""
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+OUT = os.path.join(BENCH, "out")
+GEN = os.path.join(BENCH, "gen.py")
+
+CADENCE = os.environ.get("CADENCE", os.path.join(OUT, "cadence"))
+TASK = os.environ.get("TASK", os.path.join(BENCH, ".tools", "bin", "task"))
+JOBS = 2
+
+
+def env_list(name, default):
+    return os.environ.get(name, default).split()
+
+
+def runs_for(n):
+    return int(os.environ.get(f"RUNS_{n}", {100: 5, 1000: 5}.get(n, 1)))
+
+
+def base_env():
+    env = dict(os.environ)
+    env.setdefault("CADENCE_HOME", tempfile.mkdtemp(prefix="cadence-bench-home-"))
+    # cadence version/apply look for the agent CLI; never spawn a real one.
+    env["CADENCE_CLAUDE_BIN"] = "/nonexistent/cadence-bench/claude"
+    env["NO_COLOR"] = "1"
+    return env
+
+
+ENV = base_env()
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- running
+
+
+def spawn(argv, cwd, logpath=None, timeout=None, env=None):
+    """Run argv in cwd; return wall seconds, exit code, max RSS (KiB) and the
+    user+system CPU seconds of the process tree (from wait4's rusage)."""
+    out = open(logpath, "wb") if logpath else subprocess.DEVNULL
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                             stderr=subprocess.STDOUT, env=env or ENV)
+        timer = None
+        if timeout is not None:  # kill on timeout; wait4 blocks, for exact wall times
+            timer = threading.Timer(timeout, p.kill)
+            timer.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        if timer is not None:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        rc = "timeout" if timeout is not None and wall >= timeout and p.returncode < 0 else p.returncode
+        return {"wall": wall, "rc": rc, "rss_kib": ru.ru_maxrss,
+                "cpu": ru.ru_utime + ru.ru_stime}
+    finally:
+        if logpath:
+            out.close()
+
+
+def clean(tool, d):
+    """Remove what a previous run left, so that the next run does all the work."""
+    names = {
+        "cadence": ["wave.state.json", "wave.state.json.journal", "wave.state.json.lock", ".cadence"],
+        "ninja": [".ninja_log", ".ninja_deps"],
+        "task": [".task"],
+        "make": [],
+    }[tool]
+    for n in names + ["ran.txt"]:
+        p = os.path.join(d, n)
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.lexists(p):
+            os.remove(p)
+
+
+def argv_for(tool):
+    return {
+        "cadence": [CADENCE, "apply", "-auto-approve", "-jobs", str(JOBS), "wave.hcl"],
+        "make": ["make", f"-j{JOBS}"],
+        "ninja": ["ninja", f"-j{JOBS}"],
+        "task": [TASK, "--concurrency", str(JOBS)],
+    }[tool]
+
+
+def run_tool(tool, d, logname, timeout=None):
+    clean(tool, d)
+    r = spawn(argv_for(tool), d, os.path.join(d, logname),
+              timeout=timeout if tool == "task" else None)
+    if tool == "cadence" and r["rc"] == 0:
+        n = json.load(open(os.path.join(d, "dag.json")))["n"]
+        with open(os.path.join(d, logname), errors="replace") as f:
+            text = f.read()
+        if f"{n} of {n} lots done" not in text:
+            r["rc"] = "incomplete"
+    return r
+
+
+def gen(shape, n, d, cmd="true"):
+    if not os.path.exists(os.path.join(d, "dag.json")) or \
+            json.load(open(os.path.join(d, "dag.json"))).get("cmd") != cmd:
+        subprocess.run([sys.executable, GEN, shape, str(n), d, "--cmd", cmd], check=True)
+    return json.load(open(os.path.join(d, "dag.json")))
+
+
+def save(step, data):
+    os.makedirs(OUT, exist_ok=True)
+    data["host"] = host_info()
+    with open(os.path.join(OUT, f"{step}.json"), "w") as f:
+        json.dump(data, f, indent=1)
+
+
+def load(step):
+    p = os.path.join(OUT, f"{step}.json")
+    return json.load(open(p)) if os.path.exists(p) else None
+
+
+def host_info():
+    def cmd(*a):
+        try:
+            return subprocess.run(a, capture_output=True, text=True, cwd=ROOT).stdout.strip()
+        except OSError:
+            return ""
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "cpus": os.cpu_count(),
+        "loadavg": open("/proc/loadavg").read().split()[:3],
+        "kernel": platform.release(),
+        "commit": cmd("git", "rev-parse", "--short", "HEAD") + (" (dirty tree)" if cmd("git", "status", "--porcelain", "--untracked-files=no") else ""),
+        "go": cmd("go", "env", "GOVERSION"),
+        "make": cmd("make", "--version").splitlines()[0] if shutil.which("make") else "",
+        "ninja": cmd("ninja", "--version"),
+        "task": cmd(TASK, "--version") if os.path.exists(TASK) else "",
+    }
+
+
+# ---------------------------------------------------------------- steps
+
+
+def step_verify():
+    """Every tool runs every lot exactly once, after its dependencies: each
+    lot appends its name to ran.txt."""
+    res = []
+    for shape in env_list("SHAPES", "wide chain layered"):
+        d = os.path.join(OUT, "verify", shape)
+        dag = gen(shape, 100, d, cmd="echo {lot} >> ran.txt")
+        pos_ok = lambda pos: all(pos[f"L{j}"] < pos[f"L{i}"] for i, ds in enumerate(dag["deps"]) for j in ds)
+        for tool in env_list("TOOLS", "cadence make ninja task"):
+            r = run_tool(tool, d, f"{tool}.log", timeout=60)
+            p = os.path.join(d, "ran.txt")
+            ran = open(p).read().split() if os.path.exists(p) else []
+            pos = {x: k for k, x in enumerate(ran)}
+            once = len(ran) == 100 and len(pos) == 100
+            order = once and pos_ok(pos)
+            ok = r["rc"] == 0 and once and order
+            res.append({"shape": shape, "tool": tool, "rc": r["rc"], "ran": len(ran), "once": once,
+                        "order": order, "ok": ok})
+            log(f"verify {shape:8} {tool:8} rc={r['rc']} ran={len(ran)}/100 once={once} order={order} "
+                f"{'ok' if ok else 'FAILED'}")
+    save("verify", {"results": res})
+
+
+def step_dags():
+    tools = env_list("TOOLS", "cadence make ninja task")
+    timeout = float(os.environ.get("TASK_TIMEOUT", "120"))
+    res = []
+    given_up = set()
+    for n in [int(x) for x in env_list("SIZES", "100 1000 5000")]:
+        for shape in env_list("SHAPES", "wide chain layered"):
+            gen(shape, n, os.path.join(OUT, "dags", f"{shape}-{n}"))
+        for i in range(runs_for(n)):
+            # Round-robin over shapes and tools, so that a noisy moment of
+            # the machine does not fall on one tool only.
+            for shape in env_list("SHAPES", "wide chain layered"):
+                d = os.path.join(OUT, "dags", f"{shape}-{n}")
+                for tool in tools:
+                    if (tool, shape, n) in given_up:
+                        continue
+                    r = run_tool(tool, d, f"{tool}.log", timeout=timeout)
+                    r.update(tool=tool, shape=shape, n=n, run=i)
+                    res.append(r)
+                    log(f"dags n={n:<5} {shape:8} run {i} {tool:8} {r['wall']:7.3f}s "
+                        f"cpu {r['cpu']:6.2f}s rss {r['rss_kib']:7d}KiB rc={r['rc']}")
+                    if r["rc"] == "timeout":
+                        given_up.add((tool, shape, n))
+                        log(f"  {tool} gave up after {timeout:.0f}s on {shape} n={n}; no more runs")
+                    save("dags", {"results": res, "jobs": JOBS})
+    save("dags", {"results": res, "jobs": JOBS})
+
+
+def step_sched():
+    n, dur = int(os.environ.get("SCHED_N", "200")), 0.05
+    d = os.path.join(OUT, "sched", f"layered-{n}")
+    dag = gen("layered", n, d, cmd=f"sleep {dur}")
+    bound = max(dag["critical_path"] * dur, n * dur / JOBS)
+    res = []
+    for i in range(int(os.environ.get("SCHED_RUNS", "3"))):
+        for tool in env_list("TOOLS", "cadence make ninja task"):
+            r = run_tool(tool, d, f"{tool}.log", timeout=120)
+            r.update(tool=tool, run=i)
+            res.append(r)
+            log(f"sched {tool:8} run {i} {r['wall']:.3f}s (bound {bound:.2f}s, x{r['wall'] / bound:.3f}) rc={r['rc']}")
+    save("sched", {"results": res, "n": n, "dur": dur, "critical_path": dag["critical_path"],
+                   "bound": bound, "jobs": JOBS})
+
+
+def time_cmd(argv, runs, cwd):
+    walls = []
+    for _ in range(5):  # warm-up: page cache, dynamic loader
+        spawn(argv, cwd)
+    for _ in range(runs):
+        r = spawn(argv, cwd)
+        if r["rc"] != 0:
+            raise SystemExit(f"{argv}: exit {r['rc']}")
+        walls.append(r["wall"] * 1000)
+    walls.sort()
+    return {"argv": argv, "runs": runs, "median_ms": statistics.median(walls), "min_ms": walls[0],
+            "p90_ms": walls[int(0.9 * (len(walls) - 1))], "max_ms": walls[-1]}
+
+
+def step_startup():
+    runs = int(os.environ.get("STARTUP_RUNS", "200"))
+    cwd = tempfile.mkdtemp(prefix="cadence-bench-startup-")
+    cmds = {
+        "baseline /bin/true": ["/bin/true"],
+        "cadence version": [CADENCE, "version"],
+        "cadence help": [CADENCE, "help"],
+        "task --version": [TASK, "--version"],
+    }
+    res = {}
+    for name, argv in cmds.items():
+        res[name] = time_cmd(argv, runs, cwd)
+        r = res[name]
+        log(f"startup {name:20} median {r['median_ms']:.2f}ms min {r['min_ms']:.2f}ms p90 {r['p90_ms']:.2f}ms")
+    shutil.rmtree(cwd)
+    save("startup", {"results": res})
+
+
+def gnu_time_rss(argv, cwd):
+    clean("cadence", cwd)
+    f = os.path.join(cwd, "time.out")
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", f] + argv, cwd=cwd, env=ENV,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise SystemExit(f"{argv} in {cwd}: exit {p.returncode}")
+    return int(open(f).read().split()[-1])
+
+
+def step_memory():
+    big = int(os.environ.get("MEM_N", "5000"))
+    res = []
+    for shape in ("wide", "chain"):
+        row = {"shape": shape, "n": big}
+        for n, key in ((10, "base_kib"), (big, "big_kib")):
+            d = os.path.join(OUT, "memory", f"{shape}-{n}")
+            gen(shape, n, d)
+            row[key] = gnu_time_rss(argv_for("cadence"), d)
+        row["per_lot_total_kib"] = row["big_kib"] / big
+        row["per_lot_marginal_kib"] = (row["big_kib"] - row["base_kib"]) / (big - 10)
+        res.append(row)
+        log(f"memory {shape:6} 10 lots {row['base_kib']} KiB, {big} lots {row['big_kib']} KiB: "
+            f"{row['per_lot_marginal_kib']:.2f} KiB/lot marginal, {row['per_lot_total_kib']:.2f} KiB/lot total")
+    save("memory", {"results": res})
+
+
+def step_handoff():
+    argv = ["go", "test", "./executor/slots", "-run", "^$", "-bench", "Handoff", "-benchtime", "500x"]
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    text = p.stdout + p.stderr
+    with open(os.path.join(OUT, "handoff.txt"), "w") as f:
+        f.write(text)
+    res = {"argv": argv, "rc": p.returncode}
+    for line in text.splitlines():
+        if line.startswith("BenchmarkHandoff"):
+            f = line.split()
+            for v, unit in zip(f[2::2], f[3::2]):
+                res[unit] = float(v)
+    log(f"handoff rc={p.returncode} p50 {res.get('p50-ms')} ms p99 {res.get('p99-ms')} ms")
+    save("handoff", {"results": res})
+
+
+# ---------------------------------------------------------------- summary
+
+
+def fmt_s(x):
+    return f"{x:.3f}" if x < 10 else f"{x:.2f}"
+
+
+def step_summary():
+    lines = []
+    w = lines.append
+    host = None
+    dags = load("dags")
+    if dags:
+        host = dags["host"]
+        groups = {}
+        for r in dags["results"]:
+            groups.setdefault((r["shape"], r["n"]), {}).setdefault(r["tool"], []).append(r)
+        tools = [t for t in ("cadence", "make", "ninja", "task")
+                 if any(t in g for g in groups.values())]
+        w("### 1. Per-lot overhead (`true` lots, 2 jobs)\n")
+        w("Wall time is the median of the runs (n = runs); per-lot = wall / N; CPU = user+sys of the "
+          "whole process tree per lot; ratio = cadence per-lot / tool per-lot.\n")
+        w("| shape | N | tool | runs | wall s (median) | min–max s | per-lot ms | CPU ms/lot | max RSS MiB | cadence ÷ tool |")
+        w("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+        verdicts = []
+        for (shape, n), g in sorted(groups.items(), key=lambda kv: (kv[0][1], ["wide", "chain", "layered"].index(kv[0][0]))):
+            med = {}
+            for t in tools:
+                rs = g.get(t, [])
+                ok = [r for r in rs if r["rc"] == 0]
+                if not ok:
+                    bad = ",".join(str(r["rc"]) for r in rs) or "not run"
+                    w(f"| {shape} | {n} | {t} | {len(rs)} | — ({bad}) | | | | | |")
+                    continue
+                walls = sorted(r["wall"] for r in ok)
+                med[t] = statistics.median(walls)
+                cpu = statistics.median(r["cpu"] for r in ok)
+                rss = max(r["rss_kib"] for r in ok) / 1024
+                ratio = "" if t == "cadence" or "cadence" not in med else f"{med['cadence'] / med[t]:.2f}×"
+                w(f"| {shape} | {n} | {t} | {len(ok)} | {fmt_s(med[t])} | {fmt_s(walls[0])}–{fmt_s(walls[-1])} | "
+                  f"{med[t] / n * 1000:.3f} | {cpu / n * 1000:.3f} | {rss:.1f} | {ratio} |")
+            if "cadence" in med:
+                c = med["cadence"]
+                v = [f"{shape} {n}:"]
+                if "ninja" in med:
+                    v.append(f"≤2× ninja {'MET' if c <= 2 * med['ninja'] else 'NOT MET'} ({c / med['ninja']:.2f}×)")
+                if "task" in med:
+                    v.append(f"< go-task {'MET' if c < med['task'] else 'NOT MET'} ({c / med['task']:.2f}×)")
+                verdicts.append(" ".join(v))
+        w("")
+        w("Targets per shape and size: " + "; ".join(verdicts) + ".\n")
+    sched = load("sched")
+    if sched:
+        host = host or sched["host"]
+        w(f"### 2. Scheduling quality (layered, {sched['n']} lots of `sleep {sched['dur']}`, 2 jobs)\n")
+        w(f"Critical path {sched['critical_path']} lots = {sched['critical_path'] * sched['dur']:.2f} s; "
+          f"total work / 2 = {sched['n'] * sched['dur'] / sched['jobs']:.2f} s; "
+          f"lower bound {sched['bound']:.2f} s. Target: cadence within 10 % (≤ {1.1 * sched['bound']:.2f} s).\n")
+        w("| tool | runs | makespan s (median) | min–max s | ÷ bound | within 10 %? |")
+        w("|---|---:|---:|---:|---:|---|")
+        by = {}
+        for r in sched["results"]:
+            by.setdefault(r["tool"], []).append(r)
+        for t, rs in by.items():
+            ok = sorted(r["wall"] for r in rs if r["rc"] == 0)
+            if not ok:
+                w(f"| {t} | {len(rs)} | — ({','.join(str(r['rc']) for r in rs)}) | | | |")
+                continue
+            m = statistics.median(ok)
+            w(f"| {t} | {len(ok)} | {m:.3f} | {ok[0]:.3f}–{ok[-1]:.3f} | {m / sched['bound']:.3f} | "
+              f"{'yes' if m <= 1.1 * sched['bound'] else 'no'} |")
+        w("")
+    st = load("startup")
+    if st:
+        host = host or st["host"]
+        w("### 3. Start time\n")
+        w("| command | runs | median ms | min ms | p90 ms | median − /bin/true ms |")
+        w("|---|---:|---:|---:|---:|---:|")
+        base = st["results"].get("baseline /bin/true", {}).get("median_ms", 0)
+        for name, r in st["results"].items():
+            w(f"| `{name}` | {r['runs']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | {r['p90_ms']:.2f} | "
+              f"{r['median_ms'] - base:.2f} |")
+        v = st["results"].get("cadence version")
+        if v:
+            w(f"\nTarget `cadence version` < 10 ms: {'MET' if v['median_ms'] < 10 else 'NOT MET'} "
+              f"({v['median_ms']:.2f} ms median, spawn included).\n")
+    mem = load("memory")
+    if mem:
+        host = host or mem["host"]
+        w("### 4. Memory (`/usr/bin/time -f %M`, cadence apply of `true` lots)\n")
+        w("| shape | RSS 10 lots KiB | RSS N lots KiB | N | KiB/lot (total ÷ N) | KiB/lot (minus 10-lot baseline) | < 10 KiB/lot? |")
+        w("|---|---:|---:|---:|---:|---:|---|")
+        for r in mem["results"]:
+            w(f"| {r['shape']} | {r['base_kib']} | {r['big_kib']} | {r['n']} | {r['per_lot_total_kib']:.2f} | "
+              f"{r['per_lot_marginal_kib']:.2f} | {'yes' if r['per_lot_marginal_kib'] < 10 else 'no'} |")
+        w("")
+    ho = load("handoff")
+    if ho:
+        host = host or ho["host"]
+        r = ho["results"]
+        w("### 5. Cross-process slot handoff\n")
+        w("`go test ./executor/slots -run '^$' -bench Handoff -benchtime 500x`: "
+          f"p50 {r.get('p50-ms', '?')} ms, p99 {r.get('p99-ms', '?')} ms (exit {r['rc']}; "
+          "design: well under 100 ms).\n")
+    ver = load("verify")
+    if ver:
+        bad = [f"{r['tool']}/{r['shape']} ({r['ran']}/100, rc {r['rc']})" for r in ver["results"] if not r["ok"]]
+        w("Check run (each lot appends its name to a file; 100 lots × 3 shapes × every tool): " +
+          ("every tool ran every lot exactly once, after its dependencies.\n" if not bad else "FAILED: " + ", ".join(bad) + "\n"))
+    if host:
+        w(f"Machine: {host['cpus']} CPUs, kernel {host['kernel']}, load average at the end "
+          f"{' '.join(host['loadavg'])}; {host['date']}; cadence {host['commit']}, {host['go']}; "
+          f"{host['make']}; ninja {host['ninja']}; go-task {host['task']}.")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "summary.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+STEPS = {"verify": step_verify, "dags": step_dags, "sched": step_sched, "startup": step_startup,
+         "memory": step_memory, "handoff": step_handoff, "summary": step_summary}
+
+
+def main():
+    steps = sys.argv[1:] or list(STEPS)
+    for s in steps:
+        if s not in STEPS:
+            raise SystemExit(f"unknown step {s!r}; steps: {' '.join(STEPS)}")
+    for s in steps:
+        t0 = time.time()
+        STEPS[s]()
+        log(f"== {s} done in {time.time() - t0:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Run every benchmark (about 8 minutes on 2 cores), then print the summary.
+#   bench/run.sh                 all steps
+#   bench/run.sh startup memory  some steps (verify dags sched startup memory handoff summary)
+# Raw results: bench/out/*.json; tables: bench/out/summary.md.
+set -eu
+bench=$(cd "$(dirname "$0")" && pwd)
+"$bench/setup.sh"
+CADENCE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/cadence-bench-home.XXXXXX")
+export CADENCE_HOME
+trap 'rm -rf "$CADENCE_HOME"' EXIT
+if [ $# -eq 0 ]; then
+	python3 "$bench/bench.py"
+else
+	python3 "$bench/bench.py" "$@" summary
+fi

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what the benchmarks need, when missing: ninja (Debian ninja-build),
+# go-task (go install, into bench/.tools/bin), and build cadence into bench/out.
+set -eu
+bench=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$bench")
+mkdir -p "$bench/out" "$bench/.tools/bin"
+
+need_apt=""
+command -v ninja >/dev/null 2>&1 || need_apt="$need_apt ninja-build"
+[ -x /usr/bin/time ] || need_apt="$need_apt time"
+command -v make >/dev/null 2>&1 || need_apt="$need_apt make"
+if [ -n "$need_apt" ]; then
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	echo "setup: apt-get install$need_apt" >&2
+	$sudo apt-get update >/dev/null
+	# shellcheck disable=SC2086
+	$sudo apt-get install -y $need_apt >/dev/null
+fi
+
+if [ ! -x "$bench/.tools/bin/task" ]; then
+	echo "setup: go install github.com/go-task/task/v3/cmd/task@latest (a few minutes)" >&2
+	# Outside the module, so that go.mod/go.sum are not involved.
+	(cd "$bench/.tools" && GOBIN="$bench/.tools/bin" GOFLAGS= go install github.com/go-task/task/v3/cmd/task@latest)
+fi
+
+echo "setup: go build -o bench/out/cadence ./cmd/cadence" >&2
+(cd "$root" && go build -o "$bench/out/cadence" ./cmd/cadence)
