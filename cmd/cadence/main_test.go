@@ -13,7 +13,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/cli"
 	"github.com/cadence-run/cadence/internal/testagent"
-	"github.com/cadence-run/cadence/schemas"
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -116,7 +116,7 @@ func TestScripts(t *testing.T) {
 						continue
 					}
 					n++
-					if err := schemas.Validate(args[0], []byte(line)); err != nil {
+					if err := schemacheck.Validate(args[0], []byte(line)); err != nil {
 						ts.Fatalf("line %q does not validate against %s: %v", line, args[0], err)
 					}
 				}
@@ -130,7 +130,7 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: schema NAME FILE")
 				}
 				data := []byte(ts.ReadFile(args[1]))
-				err := schemas.Validate(args[0], data)
+				err := schemacheck.Validate(args[0], data)
 				if neg && err == nil {
 					ts.Fatalf("%s unexpectedly valid against %s", args[1], args[0])
 				}

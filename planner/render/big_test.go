@@ -13,7 +13,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/planner"
-	"github.com/cadence-run/cadence/schemas"
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -193,7 +193,7 @@ func TestJSON10kValidates(t *testing.T) {
 	if err := JSON(&buf, bigPlan(t, 4000)); err != nil {
 		t.Fatal(err)
 	}
-	if err := schemas.Validate("plan.schema.json", buf.Bytes()); err != nil {
+	if err := schemacheck.Validate("plan.schema.json", buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/planner"
-	"github.com/cadence-run/cadence/schemas"
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -204,7 +204,7 @@ func TestJSONValidates(t *testing.T) {
 			if err := JSON(&buf, c.plan(t)); err != nil {
 				t.Fatal(err)
 			}
-			if err := schemas.Validate("plan.schema.json", buf.Bytes()); err != nil {
+			if err := schemacheck.Validate("plan.schema.json", buf.Bytes()); err != nil {
 				t.Fatalf("plan JSON does not validate: %v\n%s", err, buf.String())
 			}
 		})
@@ -219,7 +219,7 @@ func TestSchemaRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := buf.String()
-	if err := schemas.Validate("plan.schema.json", []byte(good)); err != nil {
+	if err := schemacheck.Validate("plan.schema.json", []byte(good)); err != nil {
 		t.Fatalf("the unbroken document must validate: %v", err)
 	}
 	breaks := map[string][2]string{
@@ -237,7 +237,7 @@ func TestSchemaRejects(t *testing.T) {
 			t.Fatalf("%s: %q not in the document", name, br[0])
 		}
 		bad := strings.Replace(good, br[0], br[1], 1)
-		if err := schemas.Validate("plan.schema.json", []byte(bad)); err == nil {
+		if err := schemacheck.Validate("plan.schema.json", []byte(bad)); err == nil {
 			t.Errorf("%s: the schema accepted a broken document", name)
 		}
 	}
@@ -352,7 +352,7 @@ func TestEmptyWave(t *testing.T) {
 			t.Fatalf("%s: %v", f.ext, err)
 		}
 		if f.ext == "json" {
-			if err := schemas.Validate("plan.schema.json", buf.Bytes()); err != nil {
+			if err := schemacheck.Validate("plan.schema.json", buf.Bytes()); err != nil {
 				t.Fatalf("json: %v\n%s", err, buf.String())
 			}
 		}

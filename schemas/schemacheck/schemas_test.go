@@ -1,4 +1,4 @@
-package schemas
+package schemacheck
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cadence-run/cadence/schemas"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -221,7 +222,7 @@ func TestWaveSchemaInvalid(t *testing.T) {
 // repoRoot is the module root: the folder above this package's.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestWaveFilesValidate(t *testing.T) {
 // TestWaveSchemaDocumented checks the schema's $id and that every property
 // has a title and a description, which editors show as help.
 func TestWaveSchemaDocumented(t *testing.T) {
-	b, err := FS.ReadFile(waveSchema)
+	b, err := schemas.FS.ReadFile(waveSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestWaveSchemaDocumented(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["$id"] != BaseURL+waveSchema {
+	if doc["$id"] != schemas.BaseURL+waveSchema {
 		t.Errorf("$id = %v", doc["$id"])
 	}
 	if doc["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
