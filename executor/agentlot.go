@@ -5,44 +5,72 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/spec"
 )
 
-// position is where an agent lot's life cycle is.
+// position is where an agent lot's life cycle is. minor marks the steps
+// of the pass on minor findings (fix-minors, its test gate, the re-review).
 type position struct {
-	step state.StepKind
-	pass int
+	step  state.StepKind
+	pass  int
+	minor bool
 }
 
 // agent runs an agent lot's life cycle from where it stands:
-// implement → test gate → review → (fix → test gate → review)* → integrate.
+//
+//	[precheck] → implement → test gate → review ─ conform ─→ [fix-minors → test gate → review-recheck] → integrate
+//	                              ↑                  └ not conform → fix (fresh session) ┘ at most fix_passes
+//
 // A red test gate or a review that is not conform costs a fix pass; when
-// none is left the lot is handed back with the open findings.
+// none is left the lot is handed back with the open findings. A conform
+// review with minor findings gets one pass on them (not for small lots),
+// then a short re-review.
 func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 	lot := lr.n.lot
 	pos := position{step: state.StepImplement}
+	if lot.Precheck {
+		pos.step = state.StepPrecheck
+	}
 	if ra := lr.n.plan.ResumeAt; ra != nil {
-		pos = position{ra.Step, ra.Pass}
+		pos = position{step: ra.Step, pass: ra.Pass, minor: ra.Step == state.StepFixMinors || ra.Step == state.StepRecheck || lr.afterMinors()}
 	}
 	if pos.step == state.StepTest || pos.step == state.StepIntegrate {
 		lr.giveBackSession() // resumed past its sessions: the unit is not needed now
 	}
-	afterWrite := func(pass int) position {
-		if lot.Repo.Test != "" {
-			return position{state.StepTest, pass}
+	afterWrite := func(p position) position {
+		next := state.StepReview
+		if p.minor {
+			next = state.StepRecheck
 		}
-		return position{state.StepReview, pass}
+		if lot.Repo.Test != "" {
+			next = state.StepTest
+		}
+		return position{step: next, pass: p.pass, minor: p.minor}
+	}
+	review := func(p position) position {
+		if p.minor {
+			return position{step: state.StepRecheck, pass: p.pass, minor: true}
+		}
+		return position{step: state.StepReview, pass: p.pass}
 	}
 	for {
 		switch pos.step {
-		case state.StepImplement, state.StepFix, state.StepPrecheck:
-			if pos.step == state.StepPrecheck {
-				pos.step = state.StepImplement // the precheck step comes with the full life cycle
+		case state.StepPrecheck:
+			out, st, err := lr.session(ctx, state.StepPrecheck, 0, lot.ReviewModel, true)
+			if st != "" || err != nil {
+				return st, err
 			}
-			if lot.Budget > 0 && lr.spent() >= int64(lot.Budget) {
-				return lr.end(ctx, state.LotHandedBack, fmt.Sprintf("lot budget of %s reached before %s", lot.Budget, pos.step))
+			if out.Report != nil && out.Report.AlreadyDone {
+				return lr.end(ctx, state.LotHandedBack, "the precheck says the work is already done: "+out.Report.Evidence)
+			}
+			pos = position{step: state.StepImplement}
+		case state.StepImplement, state.StepFix, state.StepFixMinors:
+			if why := lr.writeBudgetLeft(); why != "" {
+				return lr.end(ctx, state.LotHandedBack, why)
 			}
 			out, st, err := lr.session(ctx, pos.step, pos.pass, lot.Model, false)
 			if st != "" || err != nil {
@@ -54,14 +82,14 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 			if dirty, err := lr.r.o.Git.Dirty(ctx, lr.dir); err != nil || len(dirty) > 0 {
 				return lr.end(ctx, state.LotHandedBack, dirtyCause(pos.step, dirty, err))
 			}
-			pos = afterWrite(pos.pass)
+			pos = afterWrite(pos)
 		case state.StepTest:
 			ok, msg, err := lr.shell(ctx, state.StepTest, lot.Repo.Test, 0)
 			if err != nil || ctx.Err() != nil {
 				return lr.stopped(ctx, err)
 			}
 			if ok {
-				pos = position{state.StepReview, pos.pass}
+				pos = review(pos)
 				continue
 			}
 			finding := state.Finding{Severity: "blocking", Text: "the test gate `" + lot.Repo.Test + "` failed: " + msg}
@@ -71,10 +99,10 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 			if pos.pass >= lot.FixPasses {
 				return lr.end(ctx, state.LotHandedBack, fmt.Sprintf("test gate still red after %d fix pass(es)", lot.FixPasses))
 			}
-			pos = position{state.StepFix, pos.pass + 1}
+			pos = position{step: state.StepFix, pass: pos.pass + 1}
 		case state.StepReview, state.StepRecheck:
 			head, _ := lr.r.o.Git.Head(ctx, lr.dir)
-			out, st, err := lr.session(ctx, state.StepReview, pos.pass, lot.ReviewModel, true)
+			out, st, err := lr.session(ctx, pos.step, pos.pass, lot.ReviewModel, true)
 			if st != "" || err != nil {
 				return st, err
 			}
@@ -89,20 +117,77 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 			if err := lr.setFindings(out.Report.Findings); err != nil {
 				return "", err
 			}
-			if out.Report.Conform() {
-				pos = position{state.StepIntegrate, pos.pass}
-				continue
-			}
-			if pos.pass >= lot.FixPasses {
+			switch {
+			case out.Report.Conform() && !pos.minor && !lot.Small && hasMinor(out.Report.Findings):
+				pos = position{step: state.StepFixMinors, pass: pos.pass, minor: true}
+			case out.Report.Conform():
+				pos = position{step: state.StepIntegrate, pass: pos.pass}
+			case pos.pass >= lot.FixPasses:
 				return lr.end(ctx, state.LotHandedBack, fmt.Sprintf("review not conform after %d fix pass(es): %s", lot.FixPasses, summarize(out.Report.Findings)))
+			default:
+				pos = position{step: state.StepFix, pass: pos.pass + 1}
 			}
-			pos = position{state.StepFix, pos.pass + 1}
 		case state.StepIntegrate:
 			return lr.integrate(ctx)
 		default:
 			return lr.end(ctx, state.LotFailed, "cannot resume at step "+string(pos.step))
 		}
 	}
+}
+
+func hasMinor(fs []state.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == "minor" {
+			return true
+		}
+	}
+	return false
+}
+
+// afterMinors reports whether the lot's last write step was its pass on
+// minor findings (so a resumed test gate leads to the re-review).
+func (lr *lotRun) afterMinors() bool {
+	minor := false
+	lr.r.o.Store.View(func(st *state.State) {
+		for _, s := range st.Lots[lr.id].Steps {
+			switch s.Kind {
+			case state.StepFixMinors:
+				minor = true
+			case state.StepImplement, state.StepFix:
+				minor = false
+			}
+		}
+	})
+	return minor
+}
+
+// writeBudgetLeft says why no write pass may start under the lot's budget
+// ("" when one may): what the lot spent, plus a reserve for the review that
+// must follow (the most a review of this lot has cost, or a tenth of the
+// budget before the first review), must stay within the budget.
+func (lr *lotRun) writeBudgetLeft() string {
+	budget := int64(lr.n.lot.Budget)
+	if budget <= 0 {
+		return ""
+	}
+	var spent, reserve int64
+	lr.r.o.Store.View(func(st *state.State) {
+		l := st.Lots[lr.id]
+		spent = l.Usage().Counted()
+		for _, s := range l.Steps {
+			if s.Kind == state.StepReview || s.Kind == state.StepRecheck {
+				reserve = max(reserve, s.Usage.Counted())
+			}
+		}
+	})
+	if reserve == 0 {
+		reserve = budget / 10
+	}
+	if spent+reserve > budget {
+		return fmt.Sprintf("the lot's budget of %s is spent (%s, and %s kept for the review after a write pass)",
+			spec.Tokens(budget), spec.Tokens(spent), spec.Tokens(reserve))
+	}
+	return ""
 }
 
 func dirtyCause(step state.StepKind, dirty []string, err error) string {
@@ -168,37 +253,55 @@ func (lr *lotRun) question(ctx context.Context, qs []string) (state.LotStatus, e
 // session runs one agent session as a step. When the lot must stop (the
 // session was interrupted, failed, hit a limit, or the budget is spent), it
 // returns the lot's status; otherwise the outcome, with an empty status.
+// With on_quota = "wait", a session that hits a usage limit makes every new
+// session wait for the reset, then this step runs again in a fresh session.
 func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.LotStatus, error) {
+	for {
+		out, st, err, retry := lr.sessionOnce(ctx, kind, pass, model, readOnly)
+		if !retry {
+			return out, st, err
+		}
+	}
+}
+
+func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.LotStatus, error, bool) {
 	r := lr.r
+	if err := r.budget.waitQuota(ctx, func(until time.Time) {
+		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "usage limit: no session starts before " + until.Local().Format(time.TimeOnly)})
+	}); err != nil {
+		lr.giveBackSession()
+		st, err := lr.stopped(ctx, nil)
+		return Outcome{}, st, err, false
+	}
 	if r.budget.exhausted() || r.budget.stopped() {
 		lr.giveBackSession()
 		st, err := lr.end(ctx, state.LotSuspended, "the wave's budget is spent")
-		return Outcome{}, st, err
+		return Outcome{}, st, err, false
 	}
 	if lr.n.heldSession {
 		lr.n.heldSession = false
 	} else if err := r.sessions.Acquire(ctx, lr.n); err != nil {
 		st, err := lr.stopped(ctx, nil)
-		return Outcome{}, st, err
+		return Outcome{}, st, err, false
 	}
 	defer r.sessions.Release()
 	if r.o.Slots != nil {
 		release, err := r.o.Slots.Acquire(ctx, lr.id, kind)
 		if err != nil {
 			st, err := lr.stopped(ctx, nil)
-			return Outcome{}, st, err
+			return Outcome{}, st, err, false
 		}
 		defer release()
 	}
 	brief, data, err := lr.brief(ctx, kind, pass)
 	if err != nil {
 		st, err := lr.end(ctx, state.LotFailed, err.Error())
-		return Outcome{}, st, err
+		return Outcome{}, st, err, false
 	}
 	head, _ := r.o.Git.Head(ctx, lr.dir)
 	i, err := lr.beginStep(kind, pass, model)
 	if err != nil {
-		return Outcome{}, "", err
+		return Outcome{}, "", err, false
 	}
 	sess := Session{
 		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model,
@@ -217,15 +320,17 @@ func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, mo
 	sess.Progress = func(u state.Usage) {
 		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: kind, Pass: pass, Model: model, Usage: u})
 	}
+	sess.Moved = lr.movement(ctx, head)
+	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
 	out := r.o.Agent.Run(ctx, sess)
 	if pidErr != nil {
-		return out, "", pidErr
+		return out, "", pidErr, false
 	}
 	counted, micros, cacheRead := r.budget.add(out.Usage, out.CostMicros)
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
 		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead}
 	}); err != nil {
-		return out, "", err
+		return out, "", err, false
 	}
 	after, _ := r.o.Git.Head(ctx, lr.dir)
 	var commits []string
@@ -238,31 +343,51 @@ func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, mo
 	}
 	if err := lr.endStep(i, status, out.Cause, func(s *state.Step) {
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = out.Usage, out.CostMicros, after, commits, sess.LogPrefix+".json"
-		if kind == state.StepReview && out.Report != nil {
+		if (kind == state.StepReview || kind == state.StepRecheck) && out.Report != nil {
 			c := out.Report.Conform()
 			s.Conform = &c
 		}
 	}); err != nil {
-		return out, "", err
+		return out, "", err, false
 	}
 	if w := uncited(commits, lr.id); len(w) > 0 {
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) }); err != nil {
-			return out, "", err
+			return out, "", err, false
 		}
 	}
 	switch status {
 	case state.StepOK:
-		return out, "", nil
+		return out, "", nil, false
 	case state.StepInterrupted:
 		st, err := lr.stopped(ctx, nil)
-		return out, st, err
+		return out, st, err, false
 	case state.StepQuota:
+		if r.o.Config.Wave.OnQuota == spec.OnQuotaWait {
+			r.budget.pauseUntil(out.ResetAt, r.now())
+			return out, "", nil, true
+		}
 		r.budget.quota(out.ResetAt)
 		st, err := lr.end(ctx, state.LotSuspended, "usage limit: "+out.Cause)
-		return out, st, err
+		return out, st, err, false
 	default:
 		st, err := lr.end(ctx, state.LotFailed, fmt.Sprintf("%s session %s: %s", kind, status, out.Cause))
-		return out, st, err
+		return out, st, err, false
+	}
+}
+
+// movement returns a Moved func for a write step: whether the worktree's
+// HEAD or its uncommitted files changed since the last call.
+func (lr *lotRun) movement(ctx context.Context, head string) func() bool {
+	last := head
+	dirty, _ := lr.r.o.Git.Dirty(ctx, lr.dir)
+	lastDirty := strings.Join(dirty, "\x00")
+	return func() bool {
+		h, _ := lr.r.o.Git.Head(ctx, lr.dir)
+		d, _ := lr.r.o.Git.Dirty(ctx, lr.dir)
+		now := strings.Join(d, "\x00")
+		moved := h != last || now != lastDirty
+		last, lastDirty = h, now
+		return moved
 	}
 }
 

@@ -455,6 +455,7 @@ type budget struct {
 	cacheRead          int64
 	suspend            state.WaveStatus
 	resetAt            *time.Time
+	paused             time.Time // on_quota = "wait": no session before
 }
 
 // add counts a session's usage and reports whether a ceiling is now reached.
@@ -477,6 +478,45 @@ func (b *budget) exhausted() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros)
+}
+
+// DefaultQuotaWait is how long on_quota = "wait" pauses when the limit's
+// message gives no reset time.
+const DefaultQuotaWait = 5 * time.Minute
+
+// pauseUntil makes new sessions wait until reset (or DefaultQuotaWait from
+// now when it is unknown).
+func (b *budget) pauseUntil(reset *time.Time, now time.Time) {
+	until := now.Add(DefaultQuotaWait)
+	if reset != nil {
+		until = *reset
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until.After(b.paused) {
+		b.paused = until
+	}
+}
+
+// waitQuota blocks while new sessions are paused for a usage limit; note is
+// told the time once per wait.
+func (b *budget) waitQuota(ctx context.Context, note func(time.Time)) error {
+	b.mu.Lock()
+	until := b.paused
+	b.mu.Unlock()
+	d := time.Until(until)
+	if d <= 0 {
+		return nil
+	}
+	note(until)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // quota suspends the wave for a usage limit.

@@ -42,6 +42,12 @@ type Session struct {
 	Started func(pid int)
 	// Progress is called with the usage so far, as the session reports it.
 	Progress func(state.Usage)
+	// Moved reports whether the worktree changed (new commits or files)
+	// since it was last asked: a write step that still moves at its timeout
+	// gets more time.
+	Moved func() bool
+	// Note receives remarks worth showing (a timeout extended).
+	Note func(string)
 }
 
 // Outcome is how a session ended.
@@ -60,13 +66,21 @@ type Outcome struct {
 // Report is a session's structured report: write steps fill Summary,
 // Questions and Tests; reviews fill Verdict and Findings.
 type Report struct {
+	Status    string          `json:"status,omitempty"`
 	Summary   string          `json:"summary,omitempty"`
 	Questions []string        `json:"questions,omitempty"`
 	Tests     string          `json:"tests,omitempty"`
 	Choices   []string        `json:"choices,omitempty"`
 	Verdict   string          `json:"verdict,omitempty"`
 	Findings  []state.Finding `json:"findings,omitempty"`
+	// AlreadyDone and Evidence are a precheck's answer.
+	AlreadyDone bool   `json:"already_done,omitempty"`
+	Evidence    string `json:"evidence,omitempty"`
 }
+
+// CauseNoReport is the cause of a session that succeeded without its
+// structured report (after the one formatting retry, if any).
+const CauseNoReport = "the session gave no structured report"
 
 // Conform is a review's verdict: no blocking and no major finding.
 func (r *Report) Conform() bool {

@@ -218,23 +218,49 @@ func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
 	if last.Status != state.StepOK {
 		return &Resume{Step: last.Kind, Pass: last.Pass}
 	}
-	afterWrite := state.StepReview
-	if l.Repo != nil && l.Repo.Test != "" {
-		afterWrite = state.StepTest
+	// Whether the last write pass was the one on minor findings: its test
+	// gate leads to the short re-review, not to a full review.
+	minor := false
+	for _, s := range sl.Steps {
+		switch s.Kind {
+		case state.StepFixMinors:
+			minor = true
+		case state.StepImplement, state.StepFix:
+			minor = false
+		}
+	}
+	review := state.StepReview
+	if minor {
+		review = state.StepRecheck
 	}
 	switch last.Kind {
 	case state.StepPrecheck:
 		return &Resume{Step: state.StepImplement}
 	case state.StepImplement, state.StepFix, state.StepFixMinors:
-		return &Resume{Step: afterWrite, Pass: last.Pass}
+		if l.Repo != nil && l.Repo.Test != "" {
+			return &Resume{Step: state.StepTest, Pass: last.Pass}
+		}
+		return &Resume{Step: review, Pass: last.Pass}
 	case state.StepTest:
-		return &Resume{Step: state.StepReview, Pass: last.Pass}
+		return &Resume{Step: review, Pass: last.Pass}
 	case state.StepReview, state.StepRecheck:
 		if last.Conform != nil && !*last.Conform {
 			return &Resume{Step: state.StepFix, Pass: last.Pass + 1}
 		}
+		if last.Kind == state.StepReview && !l.Small && hasMinor(sl.Findings) {
+			return &Resume{Step: state.StepFixMinors, Pass: last.Pass}
+		}
 	}
 	return &Resume{Step: state.StepIntegrate}
+}
+
+func hasMinor(fs []state.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == "minor" {
+			return true
+		}
+	}
+	return false
 }
 
 // planLots fills steps, repos and estimates, and computes each lot's

@@ -1,16 +1,18 @@
 // Package agent runs agent sessions: the Claude Code CLI (and CLIs that
-// behave like it) as `claude -p BRIEF --output-format json --json-schema …`,
-// in the lot's worktree, in its own process group, with an explicit
-// environment, and reads the outcome from its result JSON.
+// behave like it) as `claude -p BRIEF --output-format stream-json --verbose
+// --json-schema SCHEMA --model M --session-id UUID …` in the lot's worktree,
+// in its own process group, with an explicit environment; it follows the
+// stream for live usage and retries, classifies the result, and makes sure
+// nothing the session started outlives it.
 package agent
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadence-run/cadence/executor"
@@ -19,6 +21,14 @@ import (
 	"github.com/cadence-run/cadence/schemas"
 	"github.com/cadence-run/cadence/spec"
 )
+
+// MaxExtensions bounds how many times a write step that still makes
+// progress at its timeout is given more time.
+const MaxExtensions = 3
+
+// FormatRetryPrompt asks a session that ended without its report for the
+// report alone (the one formatting retry, with --resume).
+const FormatRetryPrompt = "Your work is finished. Do not change anything. Now call the StructuredOutput tool once with your report."
 
 // Runner runs sessions of Claude Code–compatible CLIs. It implements
 // executor.Agent.
@@ -29,39 +39,27 @@ type Runner struct {
 	Command func(*spec.Agent) string
 	// Grace is the time between SIGTERM and SIGKILL when a session is stopped.
 	Grace time.Duration
+	// NewSessionID makes the id of a relaunched session.
+	NewSessionID func() string
+	// Now is the clock.
+	Now func() time.Time
 }
 
-// result is the part of the CLI's result JSON cadence reads.
-type result struct {
-	Type             string          `json:"type"`
-	Subtype          string          `json:"subtype"`
-	IsError          bool            `json:"is_error"`
-	Result           string          `json:"result"`
-	StructuredOutput json.RawMessage `json:"structured_output"`
-	TotalCostUSD     float64         `json:"total_cost_usd"`
-	TerminalReason   string          `json:"terminal_reason"`
-	APIErrorStatus   *int            `json:"api_error_status"`
-	Usage            struct {
-		Input      int64 `json:"input_tokens"`
-		CacheWrite int64 `json:"cache_creation_input_tokens"`
-		CacheRead  int64 `json:"cache_read_input_tokens"`
-		Output     int64 `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-// Args returns the command-line arguments of a session.
-func Args(s executor.Session) ([]string, error) {
-	schema := "implement.schema.json"
-	if s.ReadOnly {
-		schema = "review.schema.json"
-	}
+// Args returns the command-line arguments of a session: a new one
+// (--session-id) or, with resume, the next turn of an existing one.
+func Args(s executor.Session, prompt string, resume bool) ([]string, error) {
+	schema := SchemaFor(s.Step)
 	b, err := schemas.FS.ReadFile(schema)
 	if err != nil {
 		return nil, err
 	}
 	a := s.Agent
-	args := []string{"-p", s.Brief, "--output-format", "json", "--json-schema", string(b),
-		"--model", s.Model, "--session-id", s.SessionID}
+	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--json-schema", string(b), "--model", s.Model}
+	if resume {
+		args = append(args, "--resume", s.SessionID)
+	} else {
+		args = append(args, "--session-id", s.SessionID)
+	}
 	if a.PermissionMode != "" {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
@@ -80,107 +78,150 @@ func Args(s executor.Session) ([]string, error) {
 	return args, nil
 }
 
-// Run runs one session and classifies how it ended.
-func (r *Runner) Run(ctx context.Context, s executor.Session) executor.Outcome {
-	args, err := Args(s)
-	if err != nil {
-		return executor.Outcome{Status: state.StepFailed, Cause: err.Error()}
+// SchemaFor names the report schema of a step kind.
+func SchemaFor(k state.StepKind) string {
+	switch k {
+	case state.StepPrecheck:
+		return "precheck.schema.json"
+	case state.StepReview, state.StepRecheck:
+		return "review.schema.json"
 	}
-	stdout, err := os.Create(s.LogPrefix + ".json")
+	return "implement.schema.json"
+}
+
+// Run runs one session, with the retries the design allows and no others:
+// one formatting retry (--resume, asking for the report only) when a
+// successful session gave no report, and one fresh relaunch of a read-only
+// session that was cut. A write step is never run again automatically.
+func (r *Runner) Run(ctx context.Context, s executor.Session) executor.Outcome {
+	out := r.once(ctx, s, s.Brief, false, s.LogPrefix)
+	switch {
+	case ctx.Err() != nil:
+	case out.Status == state.StepFailed && out.Cause == executor.CauseNoReport:
+		retry := r.once(ctx, s, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
+		retry.Usage = retry.Usage.Add(out.Usage)
+		// total_cost_usd already adds up across resumes of one session.
+		retry.CostMicros = max(retry.CostMicros, out.CostMicros)
+		out = retry
+	case out.Status == state.StepCut && s.ReadOnly && r.NewSessionID != nil:
+		s2 := s
+		s2.SessionID = r.NewSessionID()
+		again := r.once(ctx, s2, s.Brief, false, s.LogPrefix+".relaunch")
+		again.Usage = again.Usage.Add(out.Usage)
+		again.CostMicros += out.CostMicros
+		out = again
+	}
+	return out
+}
+
+// once runs the CLI a single time.
+func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, resume bool, logPrefix string) executor.Outcome {
+	fail := func(err error) executor.Outcome { return executor.Outcome{Status: state.StepFailed, Cause: err.Error()} }
+	args, err := Args(s, prompt, resume)
 	if err != nil {
-		return executor.Outcome{Status: state.StepFailed, Cause: err.Error()}
+		return fail(err)
+	}
+	stdout, err := os.Create(logPrefix + ".json")
+	if err != nil {
+		return fail(err)
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(s.LogPrefix + ".err")
+	stderr, err := os.Create(logPrefix + ".err")
 	if err != nil {
-		return executor.Outcome{Status: state.StepFailed, Cause: err.Error()}
+		return fail(err)
 	}
 	defer stderr.Close()
 	env := append(append([]string{}, r.Env...),
 		"CADENCE_WAVE="+s.Wave, "CADENCE_LOT="+s.Lot, "CADENCE_SESSION="+s.SessionID,
 		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
 		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.MaxRetries))
-	sctx := ctx
-	if s.Timeout > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(ctx, s.Timeout)
-		defer cancel()
-	}
 	command := s.Agent.Command
 	if r.Command != nil {
 		command = r.Command(s.Agent)
 	}
-	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdout: stdout, Stderr: stderr, Grace: r.Grace, Started: s.Started})
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timedOut := r.watchTimeout(sctx, cancel, s)
+	pr, pw := io.Pipe()
+	watch := newStreamWatch(s.Progress, nil)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		watch.consume(pr)
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env,
+		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: r.Grace, Started: s.Started})
+	pw.Close()
+	wg.Wait()
+	killMarked(s.SessionID)
 	if rerr != nil {
-		return executor.Outcome{Status: state.StepFailed, Cause: rerr.Error()}
+		return fail(rerr)
 	}
-	out, _ := os.ReadFile(s.LogPrefix + ".json")
-	errText, _ := os.ReadFile(s.LogPrefix + ".err")
-	return Classify(res, out, errText, s.ReadOnly, ctx.Err() != nil)
-}
-
-// Classify turns a finished process and its output into an outcome: ok only
-// when the result says no error and carries a structured report.
-func Classify(res proc.Result, stdout, stderr []byte, readOnly, cancelled bool) executor.Outcome {
-	var r result
-	parsed := json.Unmarshal(lastJSON(stdout), &r) == nil && r.Type == "result"
-	o := executor.Outcome{}
-	if parsed {
-		o.Usage = state.Usage{Input: r.Usage.Input, CacheWrite: r.Usage.CacheWrite, CacheRead: r.Usage.CacheRead, Output: r.Usage.Output}
-		o.CostMicros = int64(r.TotalCostUSD*1e6 + 0.5)
+	errText, _ := os.ReadFile(logPrefix + ".err")
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
 	}
-	switch {
-	case cancelled:
-		o.Status, o.Cause = state.StepInterrupted, "stopped by cadence"
-	case res.Stopped:
-		o.Status, o.Cause = state.StepTimedOut, "timed out"
-	case !parsed && res.Signal != 0:
-		o.Status, o.Cause = state.StepCut, "killed by "+res.Signal.String()
-	case !parsed:
-		o.Status, o.Cause = state.StepFailed, fmt.Sprintf("exit %d without a result: %s", res.ExitCode, lastLine(stderr))
-	case r.IsError && isQuota(r):
-		o.Status, o.Cause = state.StepQuota, r.Result
-	case r.IsError:
-		o.Status, o.Cause = state.StepFailed, firstNonEmpty(r.Result, r.TerminalReason, r.Subtype)
-	case len(r.StructuredOutput) == 0 || string(r.StructuredOutput) == "null":
-		o.Status, o.Cause = state.StepFailed, "the session gave no structured report"
-	default:
-		var rep executor.Report
-		if err := json.Unmarshal(r.StructuredOutput, &rep); err != nil {
-			o.Status, o.Cause = state.StepFailed, "unreadable report: "+err.Error()
-			break
+	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
+		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: now})
+	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
+		// No result line (killed, cut): count what the stream showed, or
+		// failing that what the transcript recorded.
+		out.Usage = watch.total()
+		if out.Usage == (state.Usage{}) {
+			if u, ok := transcriptUsage(TranscriptPath(envValue(env, "HOME"), s.Dir, s.SessionID)); ok {
+				out.Usage = u
+			}
 		}
-		o.Status, o.Report = state.StepOK, &rep
 	}
-	return o
+	return out
 }
 
-func isQuota(r result) bool {
-	if r.APIErrorStatus != nil && *r.APIErrorStatus == 429 {
-		return true
+// watchTimeout cancels the session at its timeout, unless it is a write
+// step whose worktree still moves (s.Moved), which gets more time, at most
+// MaxExtensions times. The returned func says whether it timed out.
+func (r *Runner) watchTimeout(ctx context.Context, cancel context.CancelFunc, s executor.Session) func() bool {
+	var mu sync.Mutex
+	fired := false
+	if s.Timeout <= 0 {
+		return func() bool { return false }
 	}
-	t := strings.ToLower(r.Result)
-	return strings.Contains(t, "rate limit") || strings.Contains(t, "usage limit") || strings.Contains(t, "(429)")
-}
-
-// lastJSON returns the last non-empty line of out (the result line).
-func lastJSON(out []byte) []byte {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return []byte(lines[len(lines)-1])
-}
-
-func lastLine(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+	go func() {
+		t := time.NewTimer(s.Timeout)
+		defer t.Stop()
+		for ext := 0; ; ext++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if !s.ReadOnly && ext < MaxExtensions && s.Moved != nil && s.Moved() {
+				if s.Note != nil {
+					s.Note("timeout reached while the worktree still changes: extended")
+				}
+				t.Reset(max(s.Timeout/3, time.Second))
+				continue
+			}
+			mu.Lock()
+			fired = true
+			mu.Unlock()
+			cancel()
+			return
+		}
+	}()
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return fired
 	}
-	return s
 }
 
-func firstNonEmpty(xs ...string) string {
-	for _, x := range xs {
-		if x != "" {
-			return x
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 // Package briefs renders the prompts of agent sessions from templates
-// embedded in the binary (implement, fix, review), which a wave's templates
-// folder may override file by file.
+// embedded in the binary (precheck, implement, fix, fix-minors, review,
+// review-recheck), which a wave's templates folder may override file by
+// file (same names, .tmpl). They are parsed once per run.
 package briefs
 
 import (
@@ -61,8 +62,7 @@ func Load(dir string) (*Set, error) {
 	return &Set{t: t}, nil
 }
 
-// Render renders the template of a step: implement.tmpl, fix.tmpl or
-// review.tmpl.
+// Render renders the template of a step: <step kind>.tmpl.
 func (s *Set) Render(step state.StepKind, d Data) (string, error) {
 	var b bytes.Buffer
 	if err := s.t.ExecuteTemplate(&b, string(step)+".tmpl", d); err != nil {

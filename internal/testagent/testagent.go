@@ -23,17 +23,18 @@ import (
 
 // Action is what a session does.
 type Action struct {
-	SleepMS   int              `json:"sleep_ms,omitempty"`
-	Commit    bool             `json:"commit,omitempty"`
-	Dirty     bool             `json:"dirty,omitempty"`
-	Fail      string           `json:"fail,omitempty"`
-	Quota     bool             `json:"quota,omitempty"`
-	Hang      bool             `json:"hang,omitempty"`
-	NoReport  bool             `json:"no_report,omitempty"`
-	EchoBrief bool             `json:"echo_brief,omitempty"`
-	Tokens    int64            `json:"tokens,omitempty"`
-	Questions []string         `json:"questions,omitempty"`
-	Findings  []map[string]any `json:"findings,omitempty"`
+	SleepMS     int              `json:"sleep_ms,omitempty"`
+	Commit      bool             `json:"commit,omitempty"`
+	Dirty       bool             `json:"dirty,omitempty"`
+	Fail        string           `json:"fail,omitempty"`
+	Quota       bool             `json:"quota,omitempty"`
+	Hang        bool             `json:"hang,omitempty"`
+	NoReport    bool             `json:"no_report,omitempty"`
+	EchoBrief   bool             `json:"echo_brief,omitempty"`
+	AlreadyDone bool             `json:"already_done,omitempty"`
+	Tokens      int64            `json:"tokens,omitempty"`
+	Questions   []string         `json:"questions,omitempty"`
+	Findings    []map[string]any `json:"findings,omitempty"`
 }
 
 // Script maps session keys to actions.
@@ -60,6 +61,12 @@ func Main() int {
 	lot := os.Getenv("CADENCE_LOT")
 	step, pass := "implement", ""
 	switch {
+	case strings.HasPrefix(brief, "Check whether the work"):
+		step = "precheck"
+	case strings.HasPrefix(brief, "Re-review"):
+		step = "review-recheck"
+	case strings.Contains(brief, "fix minor findings now"):
+		step = "fix-minors"
 	case strings.HasPrefix(brief, "Review the work"):
 		step = "review"
 		if m := fixPass.FindStringSubmatch(brief); m != nil {
@@ -102,7 +109,9 @@ func Main() int {
 		res["is_error"], res["result"], res["terminal_reason"] = true, a.Fail, "api_error"
 	case a.NoReport:
 		res["result"] = "done, no report"
-	case step == "review":
+	case step == "precheck":
+		res["structured_output"] = map[string]any{"already_done": a.AlreadyDone, "evidence": "looked"}
+	case step == "review" || step == "review-recheck":
 		findings := a.Findings
 		if findings == nil {
 			findings = []map[string]any{}
@@ -129,7 +138,7 @@ func Main() int {
 func lookup(lot, step, pass string) Action {
 	p := os.Getenv("FAKE_AGENT_SCRIPT")
 	if p == "" {
-		return Action{Commit: step != "review"}
+		return Action{Commit: step != "review" && step != "precheck" && step != "review-recheck"}
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -144,7 +153,7 @@ func lookup(lot, step, pass string) Action {
 			return a
 		}
 	}
-	return Action{Commit: step != "review"}
+	return Action{Commit: step != "review" && step != "precheck" && step != "review-recheck"}
 }
 
 func record(what, lot, step string) {

@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/proc"
+)
+
+// result is the part of the CLI's result line cadence reads.
+type result struct {
+	Type             string          `json:"type"`
+	Subtype          string          `json:"subtype"`
+	IsError          bool            `json:"is_error"`
+	Result           string          `json:"result"`
+	StructuredOutput json.RawMessage `json:"structured_output"`
+	TotalCostUSD     float64         `json:"total_cost_usd"`
+	TerminalReason   string          `json:"terminal_reason"`
+	APIErrorStatus   *int            `json:"api_error_status"`
+	APIErrorType     string          `json:"api_error_type"`
+	Errors           []string        `json:"errors"`
+	Usage            *usageJSON      `json:"usage"`
+	NumTurns         int             `json:"num_turns"`
+}
+
+// Ended is what Classify reads: how the process ended and what it printed.
+type Ended struct {
+	Proc proc.Result
+	// Result is the CLI's last result line (nil when it printed none).
+	Result []byte
+	// Stderr is what it wrote on stderr.
+	Stderr []byte
+	// Step selects the report's schema.
+	Step state.StepKind
+	// Cancelled and TimedOut say whether cadence stopped it, and why.
+	Cancelled, TimedOut bool
+	// Now is the clock, for reset times given as a delay.
+	Now time.Time
+}
+
+// Classify turns a finished session into an outcome. The exit code alone
+// says little (SIGINT exits 0, a missing report exits 0, an API error has
+// subtype "success"): a session is ok only when its result says no error
+// and carries a report that fits the step's schema.
+func Classify(e Ended) executor.Outcome {
+	var r result
+	parsed := len(e.Result) > 0 && json.Unmarshal(e.Result, &r) == nil && r.Type == "result"
+	var o executor.Outcome
+	if parsed {
+		o.Usage = r.Usage.usage()
+		o.CostMicros = int64(r.TotalCostUSD*1e6 + 0.5)
+	}
+	switch {
+	case e.Cancelled:
+		o.Status, o.Cause = state.StepInterrupted, "stopped by cadence"
+	case e.TimedOut:
+		o.Status, o.Cause = state.StepTimedOut, "timed out"
+	case !parsed && e.Proc.Signal != 0:
+		o.Status, o.Cause = state.StepCut, "killed by "+e.Proc.Signal.String()+" before its result"
+	case !parsed:
+		o.Status, o.Cause = state.StepFailed, fmt.Sprintf("exit %d without a result", e.Proc.ExitCode)
+		if l := lastLine(e.Stderr); l != "" {
+			o.Cause += ": " + l
+		}
+	case r.IsError && isQuota(r):
+		o.Status, o.Cause = state.StepQuota, r.Result
+		o.ResetAt = resetTime(r.Result, e.Now)
+	case r.IsError:
+		o.Status, o.Cause = state.StepFailed, failCause(r)
+	case r.Subtype == "error_during_execution":
+		o.Status, o.Cause = state.StepCut, "aborted: "+r.TerminalReason
+	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
+		o.Status, o.Cause = state.StepFailed, executor.CauseNoReport
+	default:
+		rep, err := DecodeReport(r.StructuredOutput, e.Step)
+		if err != nil {
+			o.Status, o.Cause = state.StepFailed, "the report does not fit its schema: "+err.Error()
+			break
+		}
+		o.Status, o.Report = state.StepOK, rep
+	}
+	return o
+}
+
+// failCause says why an errored session failed, in the user's terms.
+func failCause(r result) string {
+	switch r.Subtype {
+	case "error_max_turns":
+		return fmt.Sprintf("reached the maximum number of turns (%d)", r.NumTurns)
+	case "error_max_structured_output_retries":
+		return "gave up on the structured report after repeated schema errors"
+	case "error_max_budget_usd":
+		return "reached the session's dollar budget"
+	}
+	msg := firstNonEmpty(r.Result, strings.Join(r.Errors, "; "), r.TerminalReason, r.Subtype)
+	if r.APIErrorStatus != nil {
+		return fmt.Sprintf("API error %d: %s", *r.APIErrorStatus, msg)
+	}
+	return msg
+}
+
+// isQuota recognises a usage or rate limit: HTTP 429, a rate_limit error,
+// or a usage-limit message.
+func isQuota(r result) bool {
+	if r.APIErrorStatus != nil && *r.APIErrorStatus == 429 {
+		return true
+	}
+	if strings.Contains(r.APIErrorType, "rate_limit") {
+		return true
+	}
+	t := strings.ToLower(r.Result)
+	return strings.Contains(t, "rate limit") || strings.Contains(t, "usage limit") || strings.Contains(t, "(429)")
+}
+
+var (
+	resetRFC3339 = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	resetUnix    = regexp.MustCompile(`\|(\d{10})\b`)
+	resetIn      = regexp.MustCompile(`(?i)(?:retry|try again|resets?) in (\d+) ?(s|sec|seconds|m|min|minutes|h|hours)\b`)
+)
+
+// resetTime finds when a usage limit resets in its message: an RFC 3339
+// time, Claude's "…|<unix seconds>" form, or "resets in 5 minutes".
+func resetTime(msg string, now time.Time) *time.Time {
+	if m := resetRFC3339.FindString(msg); m != "" {
+		if t, err := time.Parse(time.RFC3339, m); err == nil {
+			return &t
+		}
+		if t, err := time.Parse("2006-01-02T15:04Z07:00", m); err == nil {
+			return &t
+		}
+	}
+	if m := resetUnix.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			t := time.Unix(n, 0).UTC()
+			return &t
+		}
+	}
+	if m := resetIn.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour}[strings.ToLower(m[2])[0]]
+		t := now.Add(time.Duration(n) * unit).UTC()
+		return &t
+	}
+	return nil
+}
+
+// DecodeReport reads a structured report strictly against the step's
+// schema (schemas/implement, review or precheck .schema.json): no unknown
+// fields, the required ones present, enumerations respected. The CLI
+// already validated it against the same schema; this is cadence's own check,
+// without linking a JSON Schema validator into the binary.
+func DecodeReport(raw json.RawMessage, step state.StepKind) (*executor.Report, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	switch SchemaFor(step) {
+	case "precheck.schema.json":
+		var r struct {
+			AlreadyDone *bool   `json:"already_done"`
+			Evidence    *string `json:"evidence"`
+		}
+		if err := dec.Decode(&r); err != nil {
+			return nil, err
+		}
+		if r.AlreadyDone == nil || r.Evidence == nil {
+			return nil, fmt.Errorf("a precheck report needs already_done and evidence")
+		}
+		return &executor.Report{AlreadyDone: *r.AlreadyDone, Evidence: *r.Evidence}, nil
+	case "review.schema.json":
+		var r struct {
+			Verdict  *string          `json:"verdict"`
+			Findings *[]state.Finding `json:"findings"`
+		}
+		if err := dec.Decode(&r); err != nil {
+			return nil, err
+		}
+		if r.Verdict == nil || r.Findings == nil {
+			return nil, fmt.Errorf("a review report needs verdict and findings")
+		}
+		for _, f := range *r.Findings {
+			if f.Severity != "blocking" && f.Severity != "major" && f.Severity != "minor" {
+				return nil, fmt.Errorf("finding severity %q is not blocking, major or minor", f.Severity)
+			}
+		}
+		return &executor.Report{Verdict: *r.Verdict, Findings: *r.Findings}, nil
+	}
+	var r struct {
+		Status    *string  `json:"status"`
+		Summary   *string  `json:"summary"`
+		Tests     string   `json:"tests"`
+		Questions []string `json:"questions"`
+		Choices   []string `json:"choices"`
+	}
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Status == nil || r.Summary == nil {
+		return nil, fmt.Errorf("a write report needs status and summary")
+	}
+	switch *r.Status {
+	case "done", "partial", "blocked":
+	default:
+		return nil, fmt.Errorf("status %q is not done, partial or blocked", *r.Status)
+	}
+	return &executor.Report{Status: *r.Status, Summary: *r.Summary, Tests: r.Tests, Questions: r.Questions, Choices: r.Choices}, nil
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
