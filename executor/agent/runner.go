@@ -116,7 +116,9 @@ func (r *Runner) Run(ctx context.Context, s executor.Session) executor.Outcome {
 
 // once runs the CLI a single time.
 func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, resume bool, logPrefix string) executor.Outcome {
-	fail := func(err error) executor.Outcome { return executor.Outcome{Status: state.StepFailed, Cause: err.Error()} }
+	fail := func(err error) executor.Outcome {
+		return executor.Outcome{Status: state.StepFailed, Cause: err.Error()}
+	}
 	args, err := Args(s, prompt, resume)
 	if err != nil {
 		return fail(err)
