@@ -429,6 +429,9 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 	return s, d, err
 }
 
+// NewSessionID returns a fresh session id (a random version 4 UUID).
+func NewSessionID() string { return newUUID() }
+
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte

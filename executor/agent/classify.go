@@ -69,13 +69,14 @@ func Classify(e Ended) executor.Outcome {
 		if l := lastLine(e.Stderr); l != "" {
 			o.Cause += ": " + l
 		}
+	case r.Subtype == "error_during_execution":
+		// What SIGINT makes of a session (and it exits 0).
+		o.Status, o.Cause = state.StepCut, "aborted: "+r.TerminalReason
 	case r.IsError && isQuota(r):
 		o.Status, o.Cause = state.StepQuota, r.Result
 		o.ResetAt = resetTime(r.Result, e.Now)
 	case r.IsError:
 		o.Status, o.Cause = state.StepFailed, failCause(r)
-	case r.Subtype == "error_during_execution":
-		o.Status, o.Cause = state.StepCut, "aborted: "+r.TerminalReason
 	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
 		o.Status, o.Cause = state.StepFailed, executor.CauseNoReport
 	default:
