@@ -321,10 +321,16 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: kind, Pass: pass, Model: model, Usage: u})
 	}
 	sess.Moved = lr.movement(ctx, head)
+	sess.Env = lr.guardEnv
+	remotes := lr.remoteStates(ctx)
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
 	out := r.o.Agent.Run(ctx, sess)
 	if pidErr != nil {
 		return out, "", pidErr, false
+	}
+	if pushed := lr.pushedTo(ctx, remotes); pushed != "" {
+		out.Status, out.Cause = state.StepFailed, "a push happened during the session: the remotes of repo "+pushed+" changed"
+		r.incident("lot " + lr.id + ": " + out.Cause)
 	}
 	counted, micros, cacheRead := r.budget.add(out.Usage, out.CostMicros)
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
@@ -373,6 +379,50 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		st, err := lr.end(ctx, state.LotFailed, fmt.Sprintf("%s session %s: %s", kind, status, out.Cause))
 		return out, st, err, false
 	}
+}
+
+// remoteStates records what the remotes of the lot's repositories hold.
+func (lr *lotRun) remoteStates(ctx context.Context) map[*spec.Repo]string {
+	m := map[*spec.Repo]string{}
+	for _, rp := range lr.n.lot.Repos() {
+		m[rp] = lr.r.o.Git.RemoteState(ctx, rp)
+	}
+	return m
+}
+
+// pushedTo names a repository whose remotes changed since before, or "".
+func (lr *lotRun) pushedTo(ctx context.Context, before map[*spec.Repo]string) string {
+	for _, rp := range lr.n.lot.Repos() {
+		if lr.r.o.Git.RemoteState(ctx, rp) != before[rp] {
+			return rp.Name
+		}
+	}
+	return ""
+}
+
+// fixConflict runs one fix session to resolve an integration conflict on
+// the lot's branch (on_conflict = "fix"), then integrates again, once.
+func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string) (state.LotStatus, error) {
+	lr.conflictFixed = true
+	finding := state.Finding{Severity: "blocking", Text: fmt.Sprintf(
+		"integration: the branch conflicts with %s of repo %s in %s. Rebase the branch onto %s (git rebase %s), resolve every conflict keeping both sides' intent, and finish the rebase; leave a clean tree.",
+		rp.Base, rp.Name, strings.Join(files, ", "), rp.Base, rp.Base)}
+	if err := lr.setFindings([]state.Finding{finding}); err != nil {
+		return "", err
+	}
+	pass := 1
+	lr.r.o.Store.View(func(st *state.State) {
+		for _, s := range st.Lots[lr.id].Steps {
+			pass = max(pass, s.Pass+1)
+		}
+	})
+	if _, st, err := lr.session(ctx, state.StepFix, pass, lr.n.lot.Model, false); st != "" || err != nil {
+		return st, err
+	}
+	if dirty, err := lr.r.o.Git.Dirty(ctx, lr.dir); err != nil || len(dirty) > 0 {
+		return lr.end(ctx, state.LotHandedBack, dirtyCause(state.StepFix, dirty, err))
+	}
+	return lr.integrate(ctx)
 }
 
 // movement returns a Moved func for a write step: whether the worktree's

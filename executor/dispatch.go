@@ -49,6 +49,25 @@ type runner struct {
 	// running lots per repository
 	repoBusy map[*spec.Repo]int
 	jobsBusy int
+	// incidentMsg, once set, stops the wave: a push happened.
+	incidentMu  sync.Mutex
+	incidentMsg string
+}
+
+// incident records a push detected during a session: no new lot starts.
+func (r *runner) incident(msg string) {
+	r.incidentMu.Lock()
+	defer r.incidentMu.Unlock()
+	if r.incidentMsg == "" {
+		r.incidentMsg = msg
+		r.emit(Event{Kind: EvOutput, Message: "INCIDENT: " + msg + "; the wave stops"})
+	}
+}
+
+func (r *runner) hasIncident() bool {
+	r.incidentMu.Lock()
+	defer r.incidentMu.Unlock()
+	return r.incidentMsg != ""
 }
 
 // Run executes the plan until every lot it can run has ended, the budget or
@@ -187,7 +206,7 @@ func (r *runner) loop(ctx context.Context) error {
 	running := 0
 	var loopErr error
 	for {
-		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() {
+		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() && !r.hasIncident() {
 			for {
 				n := r.ready.popFitting(r.fits)
 				if n == nil {
@@ -304,8 +323,9 @@ func (r *runner) take(n *node, d int) {
 // result records the wave's end and counts the lots.
 func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 	res := Result{Lots: map[state.LotStatus]int{}}
-	interrupted := ctx.Err() != nil
+	interrupted := ctx.Err() != nil || r.hasIncident()
 	suspendAs := r.budget.suspendStatus()
+	res.Incident = r.incidentMsg
 	var ids []string
 	for _, n := range r.nodes {
 		if !n.started && n.blockedBy == "" && (interrupted || suspendAs != "") {

@@ -48,6 +48,8 @@ type Session struct {
 	Moved func() bool
 	// Note receives remarks worth showing (a timeout extended).
 	Note func(string)
+	// Env are extra environment entries for the session (push guards).
+	Env []string
 }
 
 // Outcome is how a session ended.
@@ -105,15 +107,40 @@ type Git interface {
 	Worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (baseSHA string, err error)
 	// Head is the worktree's HEAD commit.
 	Head(ctx context.Context, dir string) (string, error)
+	// Base is the commit of the repository's base branch.
+	Base(ctx context.Context, repo *spec.Repo) (string, error)
 	// Dirty lists the worktree's uncommitted changes (untracked included).
 	Dirty(ctx context.Context, dir string) ([]string, error)
 	// Commits lists the commits in from..to, oldest first, as "sha subject".
 	Commits(ctx context.Context, dir, from, to string) ([]string, error)
-	// Integrate advances the repo's base to the lot's branch by
-	// fast-forward only, and returns the new base commit.
-	Integrate(ctx context.Context, repo *spec.Repo, branch string) (string, error)
+	// LockIntegration serialises integrations into one repository.
+	LockIntegration(ctx context.Context, repo *spec.Repo, wave string) (func(), error)
+	// Rebase brings the branch checked out in dir onto the repo's base
+	// (changelog-only conflicts resolved by union) and says whether it
+	// rewrote it; a real conflict aborts it and is a *gitint.ConflictError.
+	Rebase(ctx context.Context, repo *spec.Repo, dir string) (bool, error)
+	// Advance moves the base to the branch by fast-forward only and returns
+	// the new base commit.
+	Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error)
+	// Rewind undoes an Advance (base from sha back to old) when a
+	// neighbour repository of the lot could not be integrated.
+	Rewind(ctx context.Context, repo *spec.Repo, sha, old string) error
+	// PatchID identifies the change from..to, rebased or not.
+	PatchID(ctx context.Context, repo *spec.Repo, from, to string) (string, error)
 	// RemoveWorktree removes a lot's worktree (the branch is kept).
 	RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error
+	// RemoteState describes the repository's remotes; a change across a
+	// session means something was pushed.
+	RemoteState(ctx context.Context, repo *spec.Repo) string
+	// SessionEnv returns environment entries that make pushes from the
+	// repositories fail, added to base.
+	SessionEnv(ctx context.Context, repos []*spec.Repo, base []string) []string
+}
+
+// Conflict is what an integration conflict says: the files.
+type Conflict interface {
+	error
+	ConflictFiles() []string
 }
 
 // Slots hands out cross-process session slots.
@@ -183,4 +210,6 @@ type Result struct {
 	Lots map[state.LotStatus]int
 	// ResetAt is when a usage limit resets (suspended-quota).
 	ResetAt *time.Time
+	// Incident says why the wave stopped on a push, if it did.
+	Incident string
 }

@@ -51,7 +51,12 @@ func (g *fakeGit) Dirty(_ context.Context, dir string) ([]string, error) {
 func (g *fakeGit) Commits(_ context.Context, dir, from, to string) ([]string, error) {
 	return []string{to + " commit (" + filepath.Base(dir) + ")"}, nil
 }
-func (g *fakeGit) Integrate(_ context.Context, _ *spec.Repo, branch string) (string, error) {
+func (g *fakeGit) Base(context.Context, *spec.Repo) (string, error) { return "base", nil }
+func (g *fakeGit) LockIntegration(context.Context, *spec.Repo, string) (func(), error) {
+	return func() {}, nil
+}
+func (g *fakeGit) Rebase(context.Context, *spec.Repo, string) (bool, error) { return false, nil }
+func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.integrate[branch]; err != nil {
@@ -59,6 +64,12 @@ func (g *fakeGit) Integrate(_ context.Context, _ *spec.Repo, branch string) (str
 	}
 	return "integrated-" + branch, nil
 }
+func (g *fakeGit) Rewind(context.Context, *spec.Repo, string, string) error { return nil }
+func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, error) {
+	return "patch", nil
+}
+func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string { return "" }
+func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
 func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error { return nil }
 
 // span is one recorded session.

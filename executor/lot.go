@@ -3,10 +3,13 @@ package executor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +26,13 @@ type lotRun struct {
 	dir    string // where steps run: the worktree, or the wave's folder
 	branch string
 	logDir string
+	// dirs are the worktrees of the lot's repositories (own and also).
+	dirs map[*spec.Repo]string
+	// guardEnv makes pushes from the lot's steps fail.
+	guardEnv []string
+	// conflictFixed is set once a fix session resolved an integration
+	// conflict (on_conflict = "fix" tries once).
+	conflictFixed bool
 }
 
 // runLot runs a lot to its end (done, failed, handed back, question,
@@ -43,11 +53,21 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
 		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
+		lr.dirs = map[*spec.Repo]string{repo: lr.dir}
+		for _, also := range n.lot.Also {
+			lr.dirs[also] = lr.dir + "@" + also.Name
+		}
 		fresh := true
 		r.o.Store.View(func(st *state.State) { fresh = len(st.Lots[lr.id].Steps) == 0 })
-		base, err := r.o.Git.Worktree(ctx, repo, lr.dir, lr.branch, fresh)
-		if err != nil {
-			return lr.end(ctx, state.LotFailed, "cannot make the worktree: "+err.Error())
+		var base string
+		for _, rp := range n.lot.Repos() {
+			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
+			if err != nil {
+				return lr.end(ctx, state.LotFailed, fmt.Sprintf("cannot make the worktree of repo %s: %v", rp.Name, err))
+			}
+			if rp == repo {
+				base = b
+			}
 		}
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 			l.Branch, l.Worktree = lr.branch, lr.dir
@@ -57,6 +77,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}); err != nil {
 			return "", err
 		}
+		lr.guardEnv = r.o.Git.SessionEnv(ctx, n.lot.Repos(), r.o.Env)
 	}
 	if n.lot.Kind == spec.CommandLot {
 		return lr.command(ctx)
@@ -139,38 +160,115 @@ func (lr *lotRun) finishRepoWork(ctx context.Context, from state.StepKind) (stat
 	return lr.integrate(ctx)
 }
 
-// integrate advances the base to the lot's branch, records it, and removes
-// the worktree.
+// integrate brings the lot's branches onto their bases and advances them,
+// all of the lot's repositories or none, under their integration locks:
+// rebase (changelog-only conflicts merged by union), the test gate again on
+// a rebased tree, then fast-forward. A conflict hands the lot back with the
+// files (on_conflict = "fix": a fix session resolves it, once); the patch-id
+// of the integrated change is recorded; worktrees are removed, branches
+// kept.
 func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
-	repo := lr.n.lot.Repo
+	repos := lr.n.lot.Repos()
 	i, err := lr.beginStep(state.StepIntegrate, 0, "")
 	if err != nil {
 		return "", err
 	}
-	sha, ierr := lr.r.o.Git.Integrate(ctx, repo, lr.branch)
-	if ierr != nil {
+	fail := func(st state.LotStatus, cause string) (state.LotStatus, error) {
 		if ctx.Err() != nil {
 			return lr.stopped(ctx, nil)
 		}
-		if err := lr.endStep(i, state.StepFailed, ierr.Error(), nil); err != nil {
+		if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
 			return "", err
 		}
-		return lr.end(ctx, state.LotHandedBack, "integration refused: "+ierr.Error())
+		return lr.end(ctx, st, cause)
 	}
+	locked := append([]*spec.Repo(nil), repos...)
+	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
+	for _, rp := range locked {
+		unlock, err := lr.r.o.Git.LockIntegration(ctx, rp, lr.r.o.Config.Wave.Name)
+		if err != nil {
+			return fail(state.LotHandedBack, "integration lock: "+err.Error())
+		}
+		defer unlock()
+	}
+	for _, rp := range repos {
+		rebased, err := lr.r.o.Git.Rebase(ctx, rp, lr.dirs[rp])
+		var conflict Conflict
+		switch {
+		case errors.As(err, &conflict):
+			cause := fmt.Sprintf("rebase onto %s of repo %s conflicts in %s (branch, base and worktree left as they were)", rp.Base, rp.Name, strings.Join(conflict.ConflictFiles(), ", "))
+			if lr.n.lot.Kind == spec.AgentLot && lr.n.lot.OnConflict == spec.OnConflictFix && !lr.conflictFixed {
+				if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
+					return "", err
+				}
+				return lr.fixConflict(ctx, rp, conflict.ConflictFiles())
+			}
+			return fail(state.LotHandedBack, cause)
+		case err != nil:
+			return fail(state.LotHandedBack, "rebase: "+err.Error())
+		}
+		if rebased && rp.Test != "" {
+			ok, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
+			if err != nil || ctx.Err() != nil {
+				return lr.stopped(ctx, err)
+			}
+			if !ok {
+				return fail(state.LotHandedBack, fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
+			}
+		}
+	}
+	// Advance every base, or none.
+	type moved struct {
+		repo     *spec.Repo
+		old, new string
+	}
+	var done []moved
+	for _, rp := range repos {
+		before, berr := lr.baseSHA(ctx, rp)
+		sha, err := lr.r.o.Git.Advance(ctx, rp, lr.branch)
+		if err != nil || berr != nil {
+			for k := len(done) - 1; k >= 0; k-- {
+				if rerr := lr.r.o.Git.Rewind(ctx, done[k].repo, done[k].new, done[k].old); rerr != nil {
+					lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "could not undo the integration into " + done[k].repo.Name + ": " + rerr.Error()})
+				}
+			}
+			if err == nil {
+				err = berr
+			}
+			return fail(state.LotHandedBack, fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
+		}
+		done = append(done, moved{rp, before, sha})
+	}
+	own := done[0]
+	patch, _ := lr.r.o.Git.PatchID(ctx, own.repo, lr.startBase(), own.new)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
-		l.IntegratedSHA = sha
+		l.IntegratedSHA, l.PatchID = own.new, patch
 		s := &l.Steps[i]
-		s.Status, s.HeadAfter = state.StepOK, sha
+		s.Status, s.HeadAfter = state.StepOK, own.new
 		t := lr.r.now().UTC()
 		s.Ended = &t
 	}); err != nil {
 		return "", err
 	}
-	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: "base " + repo.Base + " at " + short(sha)})
-	if err := lr.r.o.Git.RemoveWorktree(ctx, repo, lr.dir); err != nil {
-		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
+	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: own.repo.Base + " at " + short(own.new)})
+	for _, rp := range repos {
+		if err := lr.r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp]); err != nil {
+			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
+		}
 	}
 	return lr.end(ctx, state.LotDone, "")
+}
+
+// startBase is the base commit the lot started from.
+func (lr *lotRun) startBase() string {
+	var b string
+	lr.r.o.Store.View(func(st *state.State) { b = st.Lots[lr.id].BaseSHA })
+	return b
+}
+
+// baseSHA is the current commit of a repository's base branch.
+func (lr *lotRun) baseSHA(ctx context.Context, rp *spec.Repo) (string, error) {
+	return lr.r.o.Git.Base(ctx, rp)
 }
 
 func short(sha string) string {
@@ -215,10 +313,15 @@ func (lr *lotRun) logPath(i int, kind state.StepKind, ext string) string {
 	return filepath.Join(lr.logDir, fmt.Sprintf("%d-%s%s", i, kind, ext))
 }
 
-// shell runs a shell command as a step (run or test), its output to the
-// step's log and, when it fails, to the console. It returns whether it
-// exited 0 and, if not, the last lines of its output.
+// shell runs a shell command as a step (run or test) in the lot's folder.
 func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, command string, timeout time.Duration) (bool, string, error) {
+	return lr.shellIn(ctx, kind, command, timeout, lr.dir)
+}
+
+// shellIn runs a shell command as a step in dir, its output to the step's
+// log and, grouped, to the console. It returns whether it exited 0 and, if
+// not, the last lines of its output.
+func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command string, timeout time.Duration, dir string) (bool, string, error) {
 	i, err := lr.beginStep(kind, 0, "")
 	if err != nil {
 		return false, "", err

@@ -67,11 +67,28 @@ func Env(extra ...string) []string {
 // Run runs git with args in dir and returns its stdout. A non-zero exit is an
 // *Error carrying stderr.
 func Run(ctx context.Context, dir string, args ...string) (string, error) {
+	return run(ctx, dir, nil, "", args...)
+}
+
+// runEnv is Run with extra environment entries.
+func runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return run(ctx, dir, env, "", args...)
+}
+
+// runStdin is Run with the given standard input.
+func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	return run(ctx, dir, nil, stdin, args...)
+}
+
+func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = Env()
+	cmd.Env = Env(extraEnv...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer

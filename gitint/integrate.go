@@ -10,18 +10,18 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// ErrNotFastForward means the base moved since the lot's branch was made:
-// the branch no longer contains it, so it cannot be integrated by
-// fast-forward.
-var ErrNotFastForward = errors.New("the base moved since the lot started (rebase integration is not supported yet): the branch is kept")
+// ErrNotFastForward means the base moved after the lot's branch was
+// rebased onto it: the branch no longer contains it.
+var ErrNotFastForward = errors.New("the base moved meanwhile: the branch does not contain it")
 
-// Integrate advances the repo's base branch to the lot's branch, by
-// fast-forward only: `merge --ff-only` in the worktree that has the base
-// checked out (refused when its tracked files are dirty: nothing is touched),
-// or `update-ref` with the expected old value when none has, so a base that
+// Advance moves the repo's base branch to the lot's branch, by fast-forward
+// only: `merge --ff-only` in the worktree that has the base checked out
+// (refused when its tracked files are dirty: nothing is touched), or
+// `update-ref` with the expected old value when none has, so a base that
 // someone else moved meanwhile is never overwritten. It returns the base's
-// new commit. A branch already merged is not integrated twice.
-func (g *Repos) Integrate(ctx context.Context, repo *spec.Repo, branch string) (string, error) {
+// new commit. A branch already in the base is not integrated twice. Call it
+// under LockIntegration, after Rebase.
+func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error) {
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
@@ -62,6 +62,31 @@ func (g *Repos) Integrate(ctx context.Context, repo *spec.Repo, branch string) (
 		return "", fmt.Errorf("the base moved while integrating: %w", err)
 	}
 	return tip, nil
+}
+
+// Rewind puts the base back from sha to old with update-ref, only if it is
+// still at sha: the undo of an Advance when a neighbour repository of the
+// same lot could not be integrated (all or nothing).
+func (g *Repos) Rewind(ctx context.Context, repo *spec.Repo, sha, old string) error {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	wt, err := checkedOutIn(ctx, repo.Path, "refs/heads/"+repo.Base)
+	if err != nil {
+		return err
+	}
+	if wt != "" {
+		// Only a fast-forward was made there and the tree is clean: reset
+		// the checkout to the old commit if nothing changed since.
+		f, err := Inspect(ctx, wt, repo.Base)
+		if err != nil || len(f.Dirty) > 0 || f.BaseSHA != sha {
+			return fmt.Errorf("cannot put %s back to %.12s: it moved or has changes", repo.Base, old)
+		}
+		_, err = Run(ctx, wt, "reset", "--keep", old)
+		return err
+	}
+	_, err = Run(ctx, repo.Path, "update-ref", "-m", "cadence: undo integration", "refs/heads/"+repo.Base, old, sha)
+	return err
 }
 
 // checkedOutIn returns the worktree that has ref checked out, or "".

@@ -10,11 +10,10 @@ wave "quickstart" {
 }
 
 repo "app" {
-  path = "repos/app"
-  base = "main"
-  test = "sh test.sh" # the test gate, run before each lot is integrated
-  # parallel = 2       # lots of this repo at once, each in its own worktree:
-  #                      wait for rebase integration (fast-forward only for now)
+  path     = "repos/app"
+  base     = "main"
+  test     = "sh test.sh" # the test gate, run before each lot is integrated
+  parallel = 2            # lots of this repo at once, each in its own worktree
 }
 
 lot "scaffold" {

@@ -133,7 +133,7 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 		return fail(err)
 	}
 	defer stderr.Close()
-	env := append(append([]string{}, r.Env...),
+	env := append(append(append([]string{}, r.Env...), s.Env...),
 		"CADENCE_WAVE="+s.Wave, "CADENCE_LOT="+s.Lot, "CADENCE_SESSION="+s.SessionID,
 		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
 		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.MaxRetries))

@@ -160,6 +160,17 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 	if code >= 0 {
 		return code
 	}
+	guards, code := e.installGuards(w, p)
+	defer func() {
+		for _, remove := range guards {
+			if err := remove(); err != nil {
+				fmt.Fprintf(e.stderr, "cadence apply: could not remove the push guard: %v (cadence clean removes it)\n", err)
+			}
+		}
+	}()
+	if code >= 0 {
+		return code
+	}
 	store, err := state.OpenStore(statePath)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
@@ -245,14 +256,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 // lockRepos takes the one-wave-per-repository lock of every repository the
 // pending lots use.
 func (e *env) lockRepos(w *wave, p *planner.Plan, h lock.Holder) ([]*lock.Lock, int) {
-	used := map[string]bool{}
-	for _, lp := range p.Lots {
-		if lp.Action.Pending() {
-			for _, r := range append([]string{lp.Repo}, lp.Also...) {
-				used[r] = true
-			}
-		}
-	}
+	used := usedRepos(p)
 	var locks []*lock.Lock
 	for _, r := range w.cfg.Repos {
 		if !used[r.Name] {
@@ -272,6 +276,39 @@ func (e *env) lockRepos(w *wave, p *planner.Plan, h lock.Holder) ([]*lock.Lock, 
 		locks = append(locks, l)
 	}
 	return locks, -1
+}
+
+// installGuards puts cadence's pre-push hook in every repository the
+// pending lots use, for the run's duration.
+func (e *env) installGuards(w *wave, p *planner.Plan) ([]func() error, int) {
+	used := usedRepos(p)
+	var removes []func() error
+	for _, r := range w.cfg.Repos {
+		if !used[r.Name] {
+			continue
+		}
+		remove, err := gitint.InstallGuard(context.Background(), r.Path)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cadence apply: repo %s: %v\n", r.Name, err)
+			return removes, exitRefused
+		}
+		removes = append(removes, remove)
+	}
+	return removes, -1
+}
+
+// usedRepos names the repositories of the plan's pending lots.
+func usedRepos(p *planner.Plan) map[string]bool {
+	used := map[string]bool{}
+	for _, lp := range p.Lots {
+		if lp.Action.Pending() && lp.Repo != "" {
+			used[lp.Repo] = true
+			for _, a := range lp.Also {
+				used[a] = true
+			}
+		}
+	}
+	return used
 }
 
 // onSignals makes the first SIGINT or SIGTERM stop the run cleanly (no new

@@ -1,0 +1,29 @@
+package gitint
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// RemoteState implements the executor's view of RemoteState.
+func (g *Repos) RemoteState(ctx context.Context, repo *spec.Repo) string {
+	return RemoteState(ctx, repo.Path)
+}
+
+// SessionEnv returns the push-blocking environment entries for sessions
+// working in these repositories.
+func (g *Repos) SessionEnv(ctx context.Context, repos []*spec.Repo, base []string) []string {
+	paths := make([]string, len(repos))
+	for i, r := range repos {
+		paths[i] = r.Path
+	}
+	return PushBlockEnv(ctx, paths, base)
+}
+
+// Base returns the commit of the repository's base branch.
+func (g *Repos) Base(ctx context.Context, repo *spec.Repo) (string, error) {
+	out, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
+	return strings.TrimSpace(out), err
+}
