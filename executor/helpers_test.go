@@ -68,9 +68,9 @@ func (g *fakeGit) Rewind(context.Context, *spec.Repo, string, string) error { re
 func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, error) {
 	return "patch", nil
 }
-func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string { return "" }
+func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              { return "" }
 func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
-func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error { return nil }
+func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    { return nil }
 
 // span is one recorded session.
 type span struct {
