@@ -87,3 +87,10 @@ func TestRunError(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 }
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,252 @@
+package gitint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cadence-run/cadence/gitint/gittest"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// lotEnv sets the git identity for gitint's own git calls in this test.
+func lotEnv(t *testing.T) {
+	t.Setenv("GIT_AUTHOR_NAME", "cadence test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "test@cadence.invalid")
+	t.Setenv("GIT_COMMITTER_NAME", "cadence test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "test@cadence.invalid")
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+}
+
+// startLot makes the lot's worktree and branch, and commits files there.
+func startLot(t *testing.T, g *Repos, repo *spec.Repo, id string, commits ...map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(repo.Path), "wt-"+filepath.Base(repo.Path)+"-"+id)
+	if _, err := g.Worktree(context.Background(), repo, dir, "cadence/w/"+id, true); err != nil {
+		t.Fatal(err)
+	}
+	for i, files := range commits {
+		gittest.Commit(t, dir, fmt.Sprintf("%s: commit %d (%s)", id, i+1, id), files)
+	}
+	return dir
+}
+
+// integrate rebases and advances, as the executor does.
+func integrate(t *testing.T, g *Repos, repo *spec.Repo, id, dir string) (string, error) {
+	t.Helper()
+	ctx := context.Background()
+	unlock, err := g.LockIntegration(ctx, repo, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := g.Rebase(ctx, repo, dir); err != nil {
+		return "", err
+	}
+	return g.Advance(ctx, repo, "cadence/w/"+id)
+}
+
+func TestFastForwardAndRebase(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, nil)
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
+	b := startLot(t, g, repo, "b", map[string]string{"b.txt": "b\n"})
+	shaA, err := integrate(t, g, repo, "a", a)
+	if err != nil || shaA != gittest.Git(t, path, "rev-parse", "main") {
+		t.Fatalf("a: %v", err)
+	}
+	// b started before a moved the base: it is rebased, then fast-forwarded.
+	if _, err := integrate(t, g, repo, "b", b); err != nil {
+		t.Fatal(err)
+	}
+	log := gittest.Git(t, path, "log", "--format=%s", "main")
+	if log != "b: commit 1 (b)\na: commit 1 (a)\ninitial commit" {
+		t.Errorf("history:\n%s", log)
+	}
+	if gittest.Git(t, path, "log", "--merges", "--oneline") != "" {
+		t.Error("a merge commit in the history")
+	}
+	// Integrating again changes nothing.
+	again, err := integrate(t, g, repo, "b", b)
+	if err != nil || again != gittest.Git(t, path, "rev-parse", "main") {
+		t.Errorf("second integration: %v", err)
+	}
+}
+
+func TestChangelogUnionOverThreeLots(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"CHANGELOG.md": ancestor})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main", Changelog: "CHANGELOG.md"}
+	g := NewRepos()
+	entry := func(line string) string {
+		return strings.Replace(ancestor, "- first entry\n", "- first entry\n"+line+"\n", 1)
+	}
+	a := startLot(t, g, repo, "a", map[string]string{"CHANGELOG.md": entry("- a: token store"), "a.go": "a\n"})
+	b := startLot(t, g, repo, "b", map[string]string{"CHANGELOG.md": entry("- b: oauth")})
+	// c's second commit rewrites the entry its first added.
+	c := startLot(t, g, repo, "c",
+		map[string]string{"CHANGELOG.md": entry("- c: audit")},
+		map[string]string{"CHANGELOG.md": entry("- c: audit log, with retention")})
+	for _, l := range []struct{ id, dir string }{{"a", a}, {"b", b}, {"c", c}} {
+		if _, err := integrate(t, g, repo, l.id, l.dir); err != nil {
+			t.Fatalf("%s: %v", l.id, err)
+		}
+	}
+	got := gittest.Git(t, path, "show", "main:CHANGELOG.md")
+	for _, want := range []string{"- a: token store", "- b: oauth", "- c: audit log, with retention"} {
+		if strings.Count(got, want) != 1 {
+			t.Errorf("changelog lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "- c: audit\n") || strings.Contains(got, "<<<<<<<") {
+		t.Errorf("changelog:\n%s", got)
+	}
+}
+
+// TestRealConflictLeavesEverything: a conflict outside the changelog
+// aborts the rebase; branch, base, worktree and the user's checkout are
+// byte-identical to before.
+func TestRealConflictLeavesEverything(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.go": "package x\n// v0\n", "CHANGELOG.md": ancestor})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main", Changelog: "CHANGELOG.md"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"x.go": "package x\n// from a\n"})
+	b := startLot(t, g, repo, "b", map[string]string{"x.go": "package x\n// from b\n", "CHANGELOG.md": strings.Replace(ancestor, "- first entry\n", "- first entry\n- b\n", 1)})
+	if _, err := integrate(t, g, repo, "a", a); err != nil {
+		t.Fatal(err)
+	}
+	before := gittest.Snapshot(t, path, path, b)
+	_, err := integrate(t, g, repo, "b", b)
+	var ce *ConflictError
+	if !errors.As(err, &ce) || strings.Join(ce.Files, ",") != "x.go" {
+		t.Fatalf("err = %v", err)
+	}
+	if after := gittest.Snapshot(t, path, path, b); after != before {
+		t.Errorf("something changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, err := gittest.Try(b, "rebase", "--show-current-patch"); err == nil {
+		t.Error("a rebase is still in progress")
+	}
+}
+
+// TestDirtyCheckoutRefused: the user's checkout of the base has changes:
+// the fast-forward is refused, nothing changes, and the message says why.
+func TestDirtyCheckoutRefused(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.txt": "x\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
+	writeFile(t, filepath.Join(path, "x.txt"), "the user's edit\n")
+	before := gittest.Snapshot(t, path, path, a)
+	_, err := integrate(t, g, repo, "a", a)
+	if err == nil || !strings.Contains(err.Error(), "uncommitted changes to x.txt") {
+		t.Fatalf("err = %v", err)
+	}
+	if after := gittest.Snapshot(t, path, path, a); after != before {
+		t.Error("something changed")
+	}
+}
+
+// TestUpdateRefRefusesMovedBase: with the base not checked out anywhere,
+// update-ref is used with the expected old value: a base moved between
+// the check and the update is not overwritten.
+func TestUpdateRefRefusesMovedBase(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, nil)
+	gittest.Git(t, path, "checkout", "-q", "-b", "other")
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	if _, err := g.Rebase(ctx, repo, a); err != nil {
+		t.Fatal(err)
+	}
+	// Someone moves main after the rebase: Advance must refuse.
+	gittest.Git(t, path, "commit", "-q", "--allow-empty", "-m", "someone else")
+	gittest.Git(t, path, "update-ref", "refs/heads/main", "HEAD")
+	moved := gittest.Git(t, path, "rev-parse", "main")
+	if _, err := g.Advance(ctx, repo, "cadence/w/a"); !errors.Is(err, ErrNotFastForward) {
+		t.Fatalf("err = %v", err)
+	}
+	if gittest.Git(t, path, "rev-parse", "main") != moved {
+		t.Error("main was overwritten")
+	}
+}
+
+// TestParallelIntegrations: eight lots integrating at once into one
+// repository all land, none lost, history linear.
+func TestParallelIntegrations(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, nil)
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	dirs := map[string]string{}
+	for i := 0; i < 8; i++ {
+		id := fmt.Sprintf("L%d", i)
+		dirs[id] = startLot(t, g, repo, id, map[string]string{id + ".txt": id + "\n"})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for id, dir := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			unlock, err := g.LockIntegration(ctx, repo, "w")
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer unlock()
+			if _, err := g.Rebase(ctx, repo, dir); err != nil {
+				errs <- err
+				return
+			}
+			_, err = g.Advance(ctx, repo, "cadence/w/"+id)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := gittest.Git(t, path, "rev-list", "--count", "main"); n != "9" {
+		t.Errorf("%s commits on main, want 9", n)
+	}
+	if gittest.Git(t, path, "log", "--merges", "--oneline") != "" {
+		t.Error("history not linear")
+	}
+}
+
+func TestPatchIDSurvivesRebase(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, nil)
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	ctx := context.Background()
+	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
+	start := gittest.Git(t, a, "rev-parse", "HEAD~1")
+	before, err := g.PatchID(ctx, repo, start, gittest.Git(t, a, "rev-parse", "HEAD"))
+	if err != nil || before == "" {
+		t.Fatal(err)
+	}
+	gittest.Commit(t, path, "other", map[string]string{"o.txt": "o\n"})
+	if _, err := integrate(t, g, repo, "a", a); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := g.PatchID(ctx, repo, "main~1", "main")
+	if after != before {
+		t.Errorf("patch-id %s before the rebase, %s after", before, after)
+	}
+}
