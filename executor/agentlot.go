@@ -356,7 +356,12 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}); err != nil {
 		return out, "", err, false
 	}
-	if w := uncited(commits, lr.id); len(w) > 0 {
+	w := uncited(commits, lr.id)
+	for _, c := range out.PushAttempts {
+		w = append(w, "the session tried to push (blocked): "+c)
+		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "push attempt blocked: " + c})
+	}
+	if len(w) > 0 {
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) }); err != nil {
 			return out, "", err, false
 		}

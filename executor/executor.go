@@ -63,6 +63,9 @@ type Outcome struct {
 	ResetAt *time.Time
 	// Report is the structured report, nil when there was none.
 	Report *Report
+	// PushAttempts are commands of the session that tried to push (the
+	// guards made them fail; the lead should know).
+	PushAttempts []string
 }
 
 // Report is a session's structured report: write steps fill Summary,

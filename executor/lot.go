@@ -207,7 +207,7 @@ func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
 		case err != nil:
 			return fail(state.LotHandedBack, "rebase: "+err.Error())
 		}
-		if rebased && rp.Test != "" {
+		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
 			ok, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
 			if err != nil || ctx.Err() != nil {
 				return lr.stopped(ctx, err)
@@ -257,6 +257,25 @@ func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
 		}
 	}
 	return lr.end(ctx, state.LotDone, "")
+}
+
+// tested reports whether the commit checked out in dir passed the test gate
+// (a test step recorded it): a branch rebased by a cadence that was killed
+// before testing it is tested again.
+func (lr *lotRun) tested(ctx context.Context, dir string) bool {
+	head, err := lr.r.o.Git.Head(ctx, dir)
+	if err != nil {
+		return false
+	}
+	ok := false
+	lr.r.o.Store.View(func(st *state.State) {
+		for _, s := range st.Lots[lr.id].Steps {
+			if s.Kind == state.StepTest && s.Status == state.StepOK && s.HeadAfter == head {
+				ok = true
+			}
+		}
+	})
+	return ok
 }
 
 // startBase is the base commit the lot started from.
@@ -366,7 +385,11 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	case res.ExitCode != 0:
 		return false, fmt.Sprintf("exit %d; last output:\n%s", res.ExitCode, tail.String()), lr.endStep(i, state.StepFailed, fmt.Sprintf("exit %d", res.ExitCode), nil)
 	}
-	return true, "", lr.endStep(i, state.StepOK, "", nil)
+	var head string
+	if kind == state.StepTest {
+		head, _ = lr.r.o.Git.Head(ctx, dir)
+	}
+	return true, "", lr.endStep(i, state.StepOK, "", func(s *state.Step) { s.HeadAfter = head })
 }
 
 // stopped ends a lot whose step was interrupted by cadence's shutdown: it

@@ -250,3 +250,28 @@ func TestPatchIDSurvivesRebase(t *testing.T) {
 		t.Errorf("patch-id %s before the rebase, %s after", before, after)
 	}
 }
+
+// TestWorktreeAbortsUnfinishedRebase: a cadence killed in the middle of a
+// rebase leaves it in progress; taking the worktree again aborts it, and
+// the branch is back where it was.
+func TestWorktreeAbortsUnfinishedRebase(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
+	tip := gittest.Git(t, a, "rev-parse", "HEAD")
+	gittest.Commit(t, path, "base moves", map[string]string{"x.go": "from base\n"})
+	if _, err := gittest.Try(a, "rebase", "main"); err == nil {
+		t.Fatal("expected a conflict")
+	}
+	if _, err := g.Worktree(context.Background(), repo, a, "cadence/w/a", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip {
+		t.Errorf("HEAD %s, want %s", got, tip)
+	}
+	if rebaseInProgress(context.Background(), a) {
+		t.Error("rebase still in progress")
+	}
+}

@@ -46,6 +46,14 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	// A rebase cadence started and never finished (it was killed while
+	// integrating): abort it, which puts the branch and the worktree back
+	// exactly as they were before it.
+	if rebaseInProgress(ctx, dir) {
+		if _, err := Run(ctx, dir, "rebase", "--abort"); err != nil {
+			return "", fmt.Errorf("%s: an unfinished rebase could not be aborted: %w", dir, err)
+		}
+	}
 	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
 		if _, serr := Run(ctx, dir, "status", "--porcelain"); serr == nil {
 			return "", nil
@@ -84,6 +92,25 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	return base, nil
+}
+
+// rebaseInProgress reports whether the worktree at dir is in the middle of
+// a rebase.
+func rebaseInProgress(ctx context.Context, dir string) bool {
+	for _, name := range []string{"rebase-merge", "rebase-apply"} {
+		p, err := Run(ctx, dir, "rev-parse", "--git-path", name)
+		if err != nil {
+			return false
+		}
+		p = strings.TrimSpace(p)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ensureIgnored writes a .gitignore of "*" in the .cadence folder above dir

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,4 +154,25 @@ func TestArgs(t *testing.T) {
 	if got := strings.Join(args, " "); !strings.Contains(got, "--resume id-1") || strings.Contains(got, "--session-id") {
 		t.Errorf("resume args: %s", got)
 	}
+}
+
+func TestStreamSeesPushAttempts(t *testing.T) {
+	line := func(cmd string) string {
+		return `{"type":"assistant","message":{"id":"` + cmd + `","model":"m","content":[{"type":"tool_use","name":"Bash","input":{"command":` + strconvQuote(cmd) + `}}],"usage":{"input_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`
+	}
+	w := newStreamWatch(nil, nil)
+	w.consume(strings.NewReader(strings.Join([]string{
+		line("git -C . push origin HEAD:x"),
+		line("bash -c 'git push'"),
+		line("git status && go test ./..."),
+		line("echo push"),
+	}, "\n")))
+	if got := w.pushAttempts(); len(got) != 2 {
+		t.Errorf("push attempts %q", got)
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -100,6 +100,7 @@ func (r *Runner) Run(ctx context.Context, s executor.Session) executor.Outcome {
 	case out.Status == state.StepFailed && out.Cause == executor.CauseNoReport:
 		retry := r.once(ctx, s, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
 		retry.Usage = retry.Usage.Add(out.Usage)
+		retry.PushAttempts = append(out.PushAttempts, retry.PushAttempts...)
 		// total_cost_usd already adds up across resumes of one session.
 		retry.CostMicros = max(retry.CostMicros, out.CostMicros)
 		out = retry
@@ -168,6 +169,7 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 	}
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
 		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: now})
+	out.PushAttempts = watch.pushAttempts()
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
 		// No result line (killed, cut): count what the stream showed, or
 		// failing that what the transcript recorded.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"regexp"
 	"sync"
 
 	"github.com/cadence-run/cadence/executor/state"
@@ -52,12 +53,14 @@ func (u *usageJSON) usage() state.Usage {
 // repeats it on every content block of the turn), reports progress, and
 // remembers the last result line.
 type streamWatch struct {
-	mu       sync.Mutex
-	turns    map[string]state.Usage
-	order    []string
-	result   []byte
-	retries  int
-	lastErr  string
+	mu      sync.Mutex
+	turns   map[string]state.Usage
+	order   []string
+	result  []byte
+	retries int
+	lastErr string
+	// pushes are Bash commands of the session that try to push.
+	pushes   []string
 	progress func(state.Usage)
 	notes    func(string)
 }
@@ -98,6 +101,14 @@ func (w *streamWatch) line(b []byte) {
 			if c.Type == "tool_use" && w.notes != nil && c.Name != "StructuredOutput" {
 				w.notes("tool " + c.Name)
 			}
+			if c.Type == "tool_use" && c.Name == "Bash" {
+				var in struct {
+					Command string `json:"command"`
+				}
+				if json.Unmarshal(c.Input, &in) == nil && pushRE.MatchString(in.Command) {
+					w.pushes = append(w.pushes, in.Command)
+				}
+			}
 		}
 	case l.Type == "system" && l.Subtype == "api_retry":
 		w.retries++
@@ -128,6 +139,17 @@ func (w *streamWatch) lastResult() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.result
+}
+
+// pushRE spots a git push in a shell command, however it is dressed
+// (git -C . push, bash -c 'git push', env git push).
+var pushRE = regexp.MustCompile(`\bgit\b[^;&|\n]*\bpush\b`)
+
+// pushAttempts are the session's Bash commands that try to push.
+func (w *streamWatch) pushAttempts() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.pushes...)
 }
 
 func itoa(n int) string {
