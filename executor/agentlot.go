@@ -406,7 +406,8 @@ func (lr *lotRun) pushedTo(ctx context.Context, before map[*spec.Repo]string) st
 }
 
 // fixConflict runs one fix session to resolve an integration conflict on
-// the lot's branch (on_conflict = "fix"), then integrates again, once.
+// the lot's branch (on_conflict = "fix"); the caller integrates again, once.
+// It returns a status only when the lot must stop.
 func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string) (state.LotStatus, error) {
 	lr.conflictFixed = true
 	finding := state.Finding{Severity: "blocking", Text: fmt.Sprintf(
@@ -427,7 +428,7 @@ func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string
 	if dirty, err := lr.r.o.Git.Dirty(ctx, lr.dir); err != nil || len(dirty) > 0 {
 		return lr.end(ctx, state.LotHandedBack, dirtyCause(state.StepFix, dirty, err))
 	}
-	return lr.integrate(ctx)
+	return "", nil
 }
 
 // movement returns a Moved func for a write step: whether the worktree's

@@ -168,19 +168,42 @@ func (lr *lotRun) finishRepoWork(ctx context.Context, from state.StepKind) (stat
 // of the integrated change is recorded; worktrees are removed, branches
 // kept.
 func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
+	for {
+		st, conflict, err := lr.integrateOnce(ctx)
+		if conflict == nil {
+			return st, err
+		}
+		// The locks are released: a fix session may take as long as it needs.
+		if st, err := lr.fixConflict(ctx, conflict.repo, conflict.files); st != "" || err != nil {
+			return st, err
+		}
+	}
+}
+
+// conflictToFix is an integration conflict that a fix session is to resolve.
+type conflictToFix struct {
+	repo  *spec.Repo
+	files []string
+}
+
+// integrateOnce tries the integration once, under the locks. A conflict
+// that on_conflict = "fix" allows to fix is returned, not handled.
+func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflictToFix, error) {
 	repos := lr.n.lot.Repos()
 	i, err := lr.beginStep(state.StepIntegrate, 0, "")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	fail := func(st state.LotStatus, cause string) (state.LotStatus, error) {
+	fail := func(st state.LotStatus, cause string) (state.LotStatus, *conflictToFix, error) {
 		if ctx.Err() != nil {
-			return lr.stopped(ctx, nil)
+			s, err := lr.stopped(ctx, nil)
+			return s, nil, err
 		}
 		if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
-			return "", err
+			return "", nil, err
 		}
-		return lr.end(ctx, st, cause)
+		s, err := lr.end(ctx, st, cause)
+		return s, nil, err
 	}
 	locked := append([]*spec.Repo(nil), repos...)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
@@ -199,9 +222,9 @@ func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
 			cause := fmt.Sprintf("rebase onto %s of repo %s conflicts in %s (branch, base and worktree left as they were)", rp.Base, rp.Name, strings.Join(conflict.ConflictFiles(), ", "))
 			if lr.n.lot.Kind == spec.AgentLot && lr.n.lot.OnConflict == spec.OnConflictFix && !lr.conflictFixed {
 				if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
-					return "", err
+					return "", nil, err
 				}
-				return lr.fixConflict(ctx, rp, conflict.ConflictFiles())
+				return "", &conflictToFix{rp, conflict.ConflictFiles()}, nil
 			}
 			return fail(state.LotHandedBack, cause)
 		case err != nil:
@@ -210,7 +233,8 @@ func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
 		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
 			ok, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
 			if err != nil || ctx.Err() != nil {
-				return lr.stopped(ctx, err)
+				s, err := lr.stopped(ctx, err)
+				return s, nil, err
 			}
 			if !ok {
 				return fail(state.LotHandedBack, fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
@@ -248,7 +272,7 @@ func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
 		t := lr.r.now().UTC()
 		s.Ended = &t
 	}); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: own.repo.Base + " at " + short(own.new)})
 	for _, rp := range repos {
@@ -256,7 +280,8 @@ func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
 			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
 		}
 	}
-	return lr.end(ctx, state.LotDone, "")
+	st, err := lr.end(ctx, state.LotDone, "")
+	return st, nil, err
 }
 
 // tested reports whether the commit checked out in dir passed the test gate

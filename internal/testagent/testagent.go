@@ -23,18 +23,20 @@ import (
 
 // Action is what a session does.
 type Action struct {
-	SleepMS     int              `json:"sleep_ms,omitempty"`
-	Commit      bool             `json:"commit,omitempty"`
-	Dirty       bool             `json:"dirty,omitempty"`
-	Fail        string           `json:"fail,omitempty"`
-	Quota       bool             `json:"quota,omitempty"`
-	Hang        bool             `json:"hang,omitempty"`
-	NoReport    bool             `json:"no_report,omitempty"`
-	EchoBrief   bool             `json:"echo_brief,omitempty"`
-	AlreadyDone bool             `json:"already_done,omitempty"`
-	Tokens      int64            `json:"tokens,omitempty"`
-	Questions   []string         `json:"questions,omitempty"`
-	Findings    []map[string]any `json:"findings,omitempty"`
+	SleepMS     int    `json:"sleep_ms,omitempty"`
+	Commit      bool   `json:"commit,omitempty"`
+	Dirty       bool   `json:"dirty,omitempty"`
+	Fail        string `json:"fail,omitempty"`
+	Quota       bool   `json:"quota,omitempty"`
+	Hang        bool   `json:"hang,omitempty"`
+	NoReport    bool   `json:"no_report,omitempty"`
+	EchoBrief   bool   `json:"echo_brief,omitempty"`
+	AlreadyDone bool   `json:"already_done,omitempty"`
+	// Run is a shell command the session runs in its folder first.
+	Run       string           `json:"run,omitempty"`
+	Tokens    int64            `json:"tokens,omitempty"`
+	Questions []string         `json:"questions,omitempty"`
+	Findings  []map[string]any `json:"findings,omitempty"`
 }
 
 // Script maps session keys to actions.
@@ -84,6 +86,11 @@ func Main() int {
 		}
 	}
 	time.Sleep(time.Duration(a.SleepMS) * time.Millisecond)
+	if a.Run != "" {
+		if out, err := exec.Command("sh", "-c", a.Run).CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("run %q: %v: %s", a.Run, err, out))
+		}
+	}
 	if a.Commit {
 		name := fmt.Sprintf("%s-%s%s.txt", lot, step, pass)
 		if err := os.WriteFile(name, []byte(session+"\n"), 0o644); err != nil {
