@@ -2,6 +2,8 @@
 # Creates the throwaway repository repos/site for this example.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# A fresh start: the state and worktrees of an earlier run go too.
+rm -rf "$here/.cadence" "$here"/*.state.json "$here"/*.state.json.journal "$here"/*.state.json.lock
 rm -rf "$here/repos/site"
 mkdir -p "$here/repos/site/docs"
 cd "$here/repos/site"

@@ -2,6 +2,8 @@
 # Creates the throwaway repositories repos/api and repos/web for this example.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# A fresh start: the state and worktrees of an earlier run go too.
+rm -rf "$here/.cadence" "$here"/*.state.json "$here"/*.state.json.journal "$here"/*.state.json.lock
 for r in api web; do
   rm -rf "$here/repos/$r"
   mkdir -p "$here/repos/$r"

@@ -4,6 +4,8 @@
 # run again: it removes the old one first.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# A fresh start: the state and worktrees of an earlier run go too.
+rm -rf "$here/.cadence" "$here"/*.state.json "$here"/*.state.json.journal "$here"/*.state.json.lock
 rm -rf "$here/repos/app"
 mkdir -p "$here/repos/app"
 cd "$here/repos/app"
