@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,9 +46,6 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
 		return lr.end(ctx, state.LotFailed, "cannot make the log folder: "+err.Error())
 	}
-	if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status = state.LotRunning }); err != nil {
-		return "", err
-	}
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
 		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
@@ -70,7 +66,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 			}
 		}
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
-			l.Branch, l.Worktree = lr.branch, lr.dir
+			l.Status, l.Branch, l.Worktree = state.LotRunning, lr.branch, lr.dir
 			if l.BaseSHA == "" {
 				l.BaseSHA = base
 			}
@@ -371,13 +367,14 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 		return false, "", err
 	}
 	logPath := lr.logPath(i, kind, ".log")
+	// The command writes straight into its log file (no pipe for cadence to
+	// copy); its last lines are read back from the file when it ends.
 	f, ferr := os.Create(logPath)
 	if ferr != nil {
 		return false, "", lr.endStep(i, state.StepFailed, ferr.Error(), func(s *state.Step) {})
 	}
 	defer f.Close()
 	tail := &tailBuffer{max: 4096}
-	out := io.MultiWriter(f, tail)
 	sctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -388,7 +385,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: lr.dir,
 		Env:    append(append([]string{}, lr.r.o.Env...), "CADENCE_WAVE="+lr.r.o.Config.Wave.Name, "CADENCE_LOT="+lr.id),
-		Stdout: out, Stderr: out,
+		Stdout: f, Stderr: f,
 		Started: func(pid int) {
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
 		},
@@ -396,6 +393,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	if pidErr != nil {
 		return false, "", pidErr
 	}
+	readTail(f, tail)
 	if out := tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
 		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: out})
 	}
@@ -442,6 +440,19 @@ func (lr *lotRun) end(ctx context.Context, st state.LotStatus, cause string) (st
 	})
 	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(st), Message: cause})
 	return st, err
+}
+
+// readTail puts the last tail.max bytes of f into tail.
+func readTail(f *os.File, tail *tailBuffer) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return
+	}
+	off := max(0, fi.Size()-int64(tail.max))
+	b := make([]byte, fi.Size()-off)
+	if n, _ := f.ReadAt(b, off); n > 0 {
+		tail.Write(b[:n])
+	}
 }
 
 // tailBuffer keeps the last max bytes written to it.
