@@ -54,7 +54,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 			lr.dirs[also] = lr.dir + "@" + also.Name
 		}
 		fresh := true
-		r.o.Store.View(func(st *state.State) { fresh = len(st.Lots[lr.id].Steps) == 0 })
+		r.o.Store.View(func(st *state.State) { fresh = st.Lots[lr.id] == nil || len(st.Lots[lr.id].Steps) == 0 })
 		var base string
 		for _, rp := range n.lot.Repos() {
 			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
