@@ -44,7 +44,26 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(hook, []byte(hookScript), 0o755); err != nil {
+	// Written aside and renamed into place: a cadence killed mid-write must
+	// never leave a half hook (without the marker, it would pass for a
+	// foreign one and refuse the repository from then on).
+	tmp, err := os.CreateTemp(filepath.Dir(hook), ".cadence-pre-push-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(hookScript); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), hook); err != nil {
 		return nil, err
 	}
 	return func() error { return RemoveGuard(hook) }, nil
