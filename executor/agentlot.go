@@ -109,6 +109,10 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 			after, _ := lr.r.o.Git.Head(ctx, lr.dir)
 			dirty, derr := lr.r.o.Git.Dirty(ctx, lr.dir)
 			if after != head || derr != nil || len(dirty) > 0 {
+				// Its verdict is not recorded: it is not trusted.
+				if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[len(l.Steps)-1].Conform = nil }); err != nil {
+					return "", err
+				}
 				return lr.end(ctx, state.LotHandedBack, "the review changed the worktree (HEAD or files), so its verdict is not trusted")
 			}
 			if out.Report == nil {
@@ -358,8 +362,8 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	w := uncited(commits, lr.id)
 	for _, c := range out.PushAttempts {
-		w = append(w, "the session tried to push (blocked): "+c)
-		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "push attempt blocked: " + c})
+		w = append(w, "the session ran a push command: "+c)
+		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "push attempt: " + c})
 	}
 	if len(w) > 0 {
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) }); err != nil {

@@ -8,6 +8,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"strconv"
@@ -53,6 +54,10 @@ func Args(s executor.Session, prompt string, resume bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	b, err = cliSchema(b)
+	if err != nil {
+		return nil, err
+	}
 	a := s.Agent
 	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--json-schema", string(b), "--model", s.Model}
 	if resume {
@@ -76,6 +81,20 @@ func Args(s executor.Session, prompt string, resume bool) ([]string, error) {
 		args = append(args, "--append-system-prompt", a.AppendSystemPrompt)
 	}
 	return args, nil
+}
+
+// cliSchema prepares a report schema for --json-schema: the CLI 2.1.328
+// refuses a document whose "$schema" names draft 2020-12 ("no schema with
+// key or ref"), so the "$schema" and "$id" keys are dropped; the rest is
+// plain JSON Schema it understands.
+func cliSchema(b []byte) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	delete(doc, "$schema")
+	delete(doc, "$id")
+	return json.Marshal(doc)
 }
 
 // SchemaFor names the report schema of a step kind.
@@ -171,13 +190,13 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: now})
 	out.PushAttempts = watch.pushAttempts()
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
-		// No result line (killed, cut): count what the stream showed, or
-		// failing that what the transcript recorded.
-		out.Usage = watch.total()
-		if out.Usage == (state.Usage{}) {
-			if u, ok := transcriptUsage(TranscriptPath(envValue(env, "HOME"), s.Dir, s.SessionID)); ok {
-				out.Usage = u
-			}
+		// No result line (killed, cut): the transcript has each turn's final
+		// usage; the stream only its usage when the turn began (output
+		// tokens 1), so it is the fallback.
+		if u, ok := transcriptUsage(TranscriptPath(envValue(env, "HOME"), s.Dir, s.SessionID)); ok {
+			out.Usage = u
+		} else {
+			out.Usage = watch.total()
 		}
 	}
 	return out

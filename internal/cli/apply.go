@@ -241,6 +241,8 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 		e.summary(w, p, final, res)
 	}
 	switch {
+	case res.Incident != "":
+		return exitNeedsLead
 	case res.Status == state.WaveInterrupted && ctx.Err() != nil:
 		return exitInterrupted
 	case res.Status == state.WaveSuspendedBudget || res.Status == state.WaveSuspendedQuota:

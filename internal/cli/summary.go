@@ -38,6 +38,10 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 		}
 		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again %s.\n", reset)
 	case state.WaveInterrupted:
+		if res.Incident != "" {
+			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remote before you apply again.\n", res.Incident)
+			break
+		}
 		fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
 	}
 	for _, lp := range p.Lots {
