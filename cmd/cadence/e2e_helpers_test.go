@@ -52,6 +52,8 @@ type e2e struct {
 
 // waveOpts shape the wave file.
 type waveOpts struct {
+	// Budget is the wave's budget ("1M" when empty).
+	Budget string
 	// Wave holds extra attributes of the wave block; Lot, of lot "a";
 	// Repo, of repo "app".
 	Wave, Lot, Repo string
@@ -83,9 +85,12 @@ func newE2E(t *testing.T, scripts map[string]fakeapi.Script, o waveOpts) *e2e {
 	e.git(e.repo, "add", "README.md")
 	e.git(e.repo, "commit", "-qm", "init")
 	e.writeTemplates()
+	if o.Budget == "" {
+		o.Budget = "1M"
+	}
 	e.wave = filepath.Join(e.dir, "wave.hcl")
 	e.writeFile(e.wave, fmt.Sprintf(`wave "w" {
-  budget    = "1M"
+  budget    = %q
   templates = "templates"
 %s
 }
@@ -106,7 +111,7 @@ lot "a" {
   brief = "Add the file f.txt."
 %s
 }
-%s`, o.Wave, o.Repo, o.Lot, o.More))
+%s`, o.Budget, o.Wave, o.Repo, o.Lot, o.More))
 	return e
 }
 
@@ -176,8 +181,8 @@ func (e *e2e) applyArgs(flags ...string) []string {
 	return append(args, e.wave)
 }
 
-// proc is a cadence process started by start.
-type proc struct {
+// cadenceProc is a cadence process started by start.
+type cadenceProc struct {
 	e      *e2e
 	cmd    *exec.Cmd
 	out    *syncBuffer
@@ -190,7 +195,7 @@ type proc struct {
 
 // start starts `cadence ARGS...` in its own process group, bounded by
 // e2eRunTimeout (then the group is killed).
-func (e *e2e) start(args ...string) *proc {
+func (e *e2e) start(args ...string) *cadenceProc {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eRunTimeout)
 	cmd := exec.CommandContext(ctx, "cadence", args...)
@@ -198,7 +203,7 @@ func (e *e2e) start(args ...string) *proc {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
-	p := &proc{e: e, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{}), cancel: cancel, start: time.Now(), args: args}
+	p := &cadenceProc{e: e, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{}), cancel: cancel, start: time.Now(), args: args}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -216,7 +221,7 @@ func (e *e2e) start(args ...string) *proc {
 }
 
 // wait waits for the process and returns how it ended.
-func (p *proc) wait() run {
+func (p *cadenceProc) wait() run {
 	p.e.t.Helper()
 	<-p.done
 	p.cancel()
@@ -233,7 +238,7 @@ func (p *proc) wait() run {
 }
 
 // signal sends sig to the cadence process itself.
-func (p *proc) signal(sig syscall.Signal) {
+func (p *cadenceProc) signal(sig syscall.Signal) {
 	p.e.t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.e.t.Fatalf("signal cadence: %v", err)
@@ -451,8 +456,8 @@ func (e *e2e) noneLeft(sessions ...string) {
 	}
 }
 
-// sessionRequests returns the recorded requests of the fake that played a
-// turn (or the final "done") for marker.
+// turns returns the recorded requests of the fake that played a turn (or
+// the final "done") of the script marker.
 func (e *e2e) turns(marker string) []fakeapi.Request { return e.srv.Turns(marker) }
 
 // waitFor polls cond every 50 ms until it holds or d passes.
@@ -465,13 +470,4 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return cond()
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -87,16 +87,13 @@ func e2eBudget(t *testing.T) {
 		"a-review0":    {review("conform")},
 		"b-implement0": {fakeapi.Bash("echo b > b.txt && git add b.txt && git commit -q -m 'b: add b (b)'"), writeDone("added b.txt")},
 		"b-review0":    {review("conform")},
-	}, waveOpts{Wave: `  budget = "100k"`, More: `
+	}, waveOpts{Budget: "100k", More: `
 lot "b" {
   repo       = repo.app
   brief      = "Add b.txt."
   depends_on = [lot.a]
 }
 `})
-	// budget is set twice in the wave block otherwise: drop the default.
-	e.writeFile(e.wave, regexp.MustCompile(`(?m)^  budget    = "1M"\n`).ReplaceAllString(readFile(t, e.wave), ""))
-
 	r := e.apply()
 	r.wantCode(t, 3)
 	r.wantOut(t, `\(suspended-budget\)`, `The budget is spent: raise it to resume, e\.g\. cadence apply -budget`)
