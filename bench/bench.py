@@ -3,8 +3,9 @@
 
     python3 bench/bench.py [STEP ...]
 
-STEPs: verify dags sched startup memory handoff summary (default: all, in that
-order). Raw results go to bench/out/<step>.json, the tables to
+STEPs: verify dags tmpfs sched startup memory handoff summary (default: all,
+in that order; tmpfs is the dags step again, N = 1000, with the inputs on
+/dev/shm). Raw results go to bench/out/<step>.json, the tables to
 bench/out/summary.md. Environment:
 
     CADENCE      cadence binary (default bench/out/cadence)
@@ -12,15 +13,20 @@ bench/out/summary.md. Environment:
     SIZES        DAG sizes, e.g. "100 1000 5000" (default)
     SHAPES       DAG shapes (default "wide chain layered")
     TOOLS        tools (default "cadence make ninja task")
-    RUNS_100, RUNS_1000, RUNS_5000   timed runs per size (default 5, 5, 1)
+    RUNS_100, RUNS_1000, RUNS_5000   timed runs per size (default 5, 5, 3)
+    TASK_RUNS_5000  go-task runs at 5000 lots (default 1: ~20 s a run)
+    TMPFS_SIZES, TMPFS_RUNS, TMPFS_TOOLS   the tmpfs step's sizes, runs and tools
+                 (default "1000", 3, "cadence make ninja")
     TASK_TIMEOUT seconds before a go-task run is abandoned (default 120)
     STARTUP_RUNS runs per command of the start-time step (default 200)
 """
+import atexit
 import json
 import math
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -42,13 +48,18 @@ def env_list(name, default):
     return os.environ.get(name, default).split()
 
 
-def runs_for(n):
-    return int(os.environ.get(f"RUNS_{n}", {100: 5, 1000: 5}.get(n, 1)))
+def runs_for(n, tool=None):
+    if tool == "task" and os.environ.get(f"TASK_RUNS_{n}", {5000: "1"}.get(n)):
+        return int(os.environ.get(f"TASK_RUNS_{n}", {5000: "1"}.get(n)))
+    return int(os.environ.get(f"RUNS_{n}", {100: 5, 1000: 5}.get(n, 3)))
 
 
 def base_env():
     env = dict(os.environ)
-    env.setdefault("CADENCE_HOME", tempfile.mkdtemp(prefix="cadence-bench-home-"))
+    if not env.get("CADENCE_HOME"):
+        home = tempfile.mkdtemp(prefix="cadence-bench-home-")
+        atexit.register(shutil.rmtree, home, True)
+        env["CADENCE_HOME"] = home
     # cadence version/apply look for the agent CLI; never spawn a real one.
     env["CADENCE_CLAUDE_BIN"] = "/nonexistent/cadence-bench/claude"
     env["NO_COLOR"] = "1"
@@ -72,10 +83,11 @@ def spawn(argv, cwd, logpath=None, timeout=None, env=None):
     try:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                             stderr=subprocess.STDOUT, env=env or ENV)
+                             stderr=subprocess.STDOUT, env=env or ENV,
+                             start_new_session=timeout is not None)
         timer = None
         if timeout is not None:  # kill on timeout; wait4 blocks, for exact wall times
-            timer = threading.Timer(timeout, p.kill)
+            timer = threading.Timer(timeout, os.killpg, (p.pid, signal.SIGKILL))
             timer.start()
         _, status, ru = os.wait4(p.pid, 0)
         if timer is not None:
@@ -117,8 +129,15 @@ def argv_for(tool):
 
 def run_tool(tool, d, logname, timeout=None):
     clean(tool, d)
-    r = spawn(argv_for(tool), d, os.path.join(d, logname),
-              timeout=timeout if tool == "task" else None)
+    # wait4's ru_maxrss of a child forked by python starts at python's own
+    # size; /usr/bin/time is small, so its %M is the tool's (largest process).
+    rssf = os.path.join(d, f".{tool}.rss")
+    r = spawn(["/usr/bin/time", "-f", "%M", "-o", rssf] + argv_for(tool), d,
+              os.path.join(d, logname), timeout=timeout if tool == "task" else None)
+    try:
+        r["rss_kib"] = int(open(rssf).read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        r["rss_kib"] = 0
     if tool == "cadence" and r["rc"] == 0:
         n = json.load(open(os.path.join(d, "dag.json")))["n"]
         with open(os.path.join(d, logname), errors="replace") as f:
@@ -158,7 +177,8 @@ def host_info():
         "cpus": os.cpu_count(),
         "loadavg": open("/proc/loadavg").read().split()[:3],
         "kernel": platform.release(),
-        "commit": cmd("git", "rev-parse", "--short", "HEAD") + (" (dirty tree)" if cmd("git", "status", "--porcelain", "--untracked-files=no") else ""),
+        "commit": open(os.path.join(OUT, "cadence.commit")).read().strip()
+        if os.path.exists(os.path.join(OUT, "cadence.commit")) else "?",
         "go": cmd("go", "env", "GOVERSION"),
         "make": cmd("make", "--version").splitlines()[0] if shutil.which("make") else "",
         "ninja": cmd("ninja", "--version"),
@@ -193,21 +213,24 @@ def step_verify():
     save("verify", {"results": res})
 
 
-def step_dags():
+def step_dags(name="dags", where=None):
+    """The DAGs through every tool. `where` holds the generated inputs
+    (default bench/out/dags); the results go to bench/out/<name>.json."""
+    where = where or os.path.join(OUT, "dags")
     tools = env_list("TOOLS", "cadence make ninja task")
     timeout = float(os.environ.get("TASK_TIMEOUT", "120"))
     res = []
     given_up = set()
     for n in [int(x) for x in env_list("SIZES", "100 1000 5000")]:
         for shape in env_list("SHAPES", "wide chain layered"):
-            gen(shape, n, os.path.join(OUT, "dags", f"{shape}-{n}"))
-        for i in range(runs_for(n)):
+            gen(shape, n, os.path.join(where, f"{shape}-{n}"))
+        for i in range(max(runs_for(n, t) for t in tools)):
             # Round-robin over shapes and tools, so that a noisy moment of
             # the machine does not fall on one tool only.
             for shape in env_list("SHAPES", "wide chain layered"):
-                d = os.path.join(OUT, "dags", f"{shape}-{n}")
+                d = os.path.join(where, f"{shape}-{n}")
                 for tool in tools:
-                    if (tool, shape, n) in given_up:
+                    if (tool, shape, n) in given_up or i >= runs_for(n, tool):
                         continue
                     r = run_tool(tool, d, f"{tool}.log", timeout=timeout)
                     r.update(tool=tool, shape=shape, n=n, run=i)
@@ -217,8 +240,75 @@ def step_dags():
                     if r["rc"] == "timeout":
                         given_up.add((tool, shape, n))
                         log(f"  {tool} gave up after {timeout:.0f}s on {shape} n={n}; no more runs")
-                    save("dags", {"results": res, "jobs": JOBS})
-    save("dags", {"results": res, "jobs": JOBS})
+                    save(name, {"results": res, "jobs": JOBS, "where": where})
+    save(name, {"results": res, "jobs": JOBS, "where": where})
+
+
+def step_tmpfs():
+    """The DAG step again with the inputs (so cadence's .cadence/ and state)
+    on tmpfs (/dev/shm): cadence creates a folder and a log file per lot,
+    which the other tools do not, and on a busy ext4 that costs."""
+    base = os.environ.get("TMPFS", "/dev/shm")
+    if not os.path.isdir(base):
+        log(f"tmpfs: no {base}; step skipped")
+        return
+    saved = {k: os.environ.get(k) for k in ("SIZES", "RUNS_100", "RUNS_1000", "RUNS_5000", "TOOLS")}
+    os.environ["SIZES"] = os.environ.get("TMPFS_SIZES", "1000")
+    # go-task creates no file per lot either, and is the slowest to run.
+    os.environ["TOOLS"] = os.environ.get("TMPFS_TOOLS", "cadence make ninja")
+    for n in (100, 1000, 5000):
+        os.environ[f"RUNS_{n}"] = os.environ.get("TMPFS_RUNS", "3")
+    where = tempfile.mkdtemp(prefix="cadence-bench-", dir=base)
+    try:
+        step_dags("dags-tmpfs", where)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def timeline(tool, d):
+    """Per-lot (start, end) seconds from cadence's state file or ninja's log."""
+    iv = []
+    if tool == "cadence":
+        from datetime import datetime
+        st = json.load(open(os.path.join(d, "wave.state.json")))
+        ts = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
+        for lot in st["lots"].values():
+            step = lot["steps"][-1]
+            iv.append((ts(step["started"]), ts(step["ended"])))
+    elif tool == "ninja":
+        for line in open(os.path.join(d, ".ninja_log")):
+            if not line.startswith("#"):
+                f = line.split("\t")
+                iv.append((int(f[0]) / 1000, int(f[1]) / 1000))
+    return sorted(iv)
+
+
+def analyse(iv, jobs):
+    """Mean lot duration, time with fewer than `jobs` lots running between the
+    first start and the last end, and the gap from a lot's end to the next start."""
+    if not iv:
+        return None
+    ev = sorted([(b, 1) for b, _ in iv] + [(e, -1) for _, e in iv])
+    under, c, last = 0.0, 0, ev[0][0]
+    for x, delta in ev:
+        if c < jobs:
+            under += x - last
+        c, last = c + delta, x
+    starts = [b for b, _ in iv]
+    gaps = []
+    for _, e in iv:
+        k = next((k for k in range(len(starts)) if starts[k] >= e), None)
+        if k is not None:
+            gaps.append(starts[k] - e)
+    gaps.sort()
+    return {"mean_lot_ms": 1000 * statistics.mean(e - b for b, e in iv),
+            "span_s": max(e for _, e in iv) - iv[0][0], "under_jobs_s": under,
+            "gap_median_ms": 1000 * statistics.median(gaps) if gaps else 0}
 
 
 def step_sched():
@@ -226,15 +316,25 @@ def step_sched():
     d = os.path.join(OUT, "sched", f"layered-{n}")
     dag = gen("layered", n, d, cmd=f"sleep {dur}")
     bound = max(dag["critical_path"] * dur, n * dur / JOBS)
+    # What one lot really costs on this machine, outside any scheduler.
+    lone = time_cmd(["sh", "-c", f"sleep {dur}"], 30, d)["median_ms"] / 1000
+    real_bound = max(dag["critical_path"] * lone, n * lone / JOBS)
+    log(f"sched: bound {bound:.3f}s; a lone `sh -c 'sleep {dur}'` takes {lone * 1000:.1f}ms, "
+        f"so the bound with that cost is {real_bound:.3f}s")
     res = []
     for i in range(int(os.environ.get("SCHED_RUNS", "3"))):
         for tool in env_list("TOOLS", "cadence make ninja task"):
             r = run_tool(tool, d, f"{tool}.log", timeout=120)
             r.update(tool=tool, run=i)
+            if r["rc"] == 0:
+                r["timeline"] = analyse(timeline(tool, d), JOBS)
             res.append(r)
-            log(f"sched {tool:8} run {i} {r['wall']:.3f}s (bound {bound:.2f}s, x{r['wall'] / bound:.3f}) rc={r['rc']}")
+            tl = r.get("timeline")
+            log(f"sched {tool:8} run {i} {r['wall']:.3f}s (bound {bound:.2f}s, x{r['wall'] / bound:.3f}) rc={r['rc']}"
+                + (f"; lots {tl['mean_lot_ms']:.1f}ms, under {JOBS} running {tl['under_jobs_s']:.3f}s, "
+                   f"end->next start {tl['gap_median_ms']:.2f}ms" if tl else ""))
     save("sched", {"results": res, "n": n, "dur": dur, "critical_path": dag["critical_path"],
-                   "bound": bound, "jobs": JOBS})
+                   "bound": bound, "lone_s": lone, "real_bound": real_bound, "jobs": JOBS})
 
 
 def time_cmd(argv, runs, cwd):
@@ -265,8 +365,21 @@ def step_startup():
         res[name] = time_cmd(argv, runs, cwd)
         r = res[name]
         log(f"startup {name:20} median {r['median_ms']:.2f}ms min {r['min_ms']:.2f}ms p90 {r['p90_ms']:.2f}ms")
+    # Where a start goes: the package initialisers (GODEBUG=inittrace=1).
+    inits = {}
+    for _ in range(20):
+        e = dict(ENV, GODEBUG="inittrace=1")
+        p = subprocess.run([CADENCE, "help"], cwd=cwd, env=e, capture_output=True, text=True)
+        for line in p.stderr.splitlines():
+            f = line.split()
+            if len(f) > 6 and f[0] == "init" and f[6] == "clock,":  # init PKG @T ms, D ms clock, ...
+                inits.setdefault(f[1], []).append(float(f[4]))
+    init = {k: statistics.median(v) for k, v in inits.items()}
+    total = sum(init.values())
+    top = sorted(init.items(), key=lambda kv: -kv[1])[:5]
+    log(f"startup: package init {total:.2f}ms in all; " + ", ".join(f"{k} {v:.2f}ms" for k, v in top))
     shutil.rmtree(cwd)
-    save("startup", {"results": res})
+    save("startup", {"results": res, "init_total_ms": total, "init_top": top})
 
 
 def gnu_time_rss(argv, cwd):
@@ -319,22 +432,29 @@ def fmt_s(x):
     return f"{x:.3f}" if x < 10 else f"{x:.2f}"
 
 
+def load_note(data):
+    return f"(1-minute load average when the step ended: {data['host']['loadavg'][0]})\n"
+
+
 def step_summary():
     lines = []
     w = lines.append
     host = None
-    dags = load("dags")
-    if dags:
-        host = dags["host"]
+    targets = []  # (target, figure, met)
+    def dags_section(dags, title, note, with_targets):
+        nonlocal host
+        host = host or dags["host"]
         groups = {}
         for r in dags["results"]:
             groups.setdefault((r["shape"], r["n"]), {}).setdefault(r["tool"], []).append(r)
         tools = [t for t in ("cadence", "make", "ninja", "task")
                  if any(t in g for g in groups.values())]
-        w("### 1. Per-lot overhead (`true` lots, 2 jobs)\n")
+        w(title + "\n")
+        if note:
+            w(note + "\n")
         w("Wall time is the median of the runs (n = runs); per-lot = wall / N; CPU = user+sys of the "
           "whole process tree per lot; ratio = cadence per-lot / tool per-lot.\n")
-        w("| shape | N | tool | runs | wall s (median) | min–max s | per-lot ms | CPU ms/lot | max RSS MiB | cadence ÷ tool |")
+        w("| shape | N | tool | runs | wall s (median) | min–max s | per-lot ms | CPU ms/lot | max RSS MiB (largest process) | cadence ÷ tool |")
         w("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         verdicts = []
         for (shape, n), g in sorted(groups.items(), key=lambda kv: (kv[0][1], ["wide", "chain", "layered"].index(kv[0][0]))):
@@ -354,15 +474,50 @@ def step_summary():
                 w(f"| {shape} | {n} | {t} | {len(ok)} | {fmt_s(med[t])} | {fmt_s(walls[0])}–{fmt_s(walls[-1])} | "
                   f"{med[t] / n * 1000:.3f} | {cpu / n * 1000:.3f} | {rss:.1f} | {ratio} |")
             if "cadence" in med:
-                c = med["cadence"]
-                v = [f"{shape} {n}:"]
-                if "ninja" in med:
-                    v.append(f"≤2× ninja {'MET' if c <= 2 * med['ninja'] else 'NOT MET'} ({c / med['ninja']:.2f}×)")
-                if "task" in med:
-                    v.append(f"< go-task {'MET' if c < med['task'] else 'NOT MET'} ({c / med['task']:.2f}×)")
-                verdicts.append(" ".join(v))
+                cpu_of = lambda t: statistics.median(r["cpu"] for r in g[t] if r["rc"] == 0)
+                best_of = lambda t: min(r["wall"] for r in g[t] if r["rc"] == 0)
+                verdicts.append((shape, n, med, {t: cpu_of(t) for t in med}, {t: best_of(t) for t in med}))
         w("")
-        w("Targets per shape and size: " + "; ".join(verdicts) + ".\n")
+        w("cadence against the targets. The verdicts use the median wall times; on a shared, noisy "
+          "machine the best run of each tool and the CPU time per lot are shown too (ratios of "
+          "per-lot figures are ratios of the totals, N being the same):\n")
+        w("| shape | N | cadence ms/lot | ninja ms/lot | go-task ms/lot | ÷ ninja (median) | ÷ ninja (best run) | ÷ ninja (CPU) | ≤ 2× ninja? | ÷ go-task (median) | ÷ go-task (best run) | < go-task? |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
+        met_n = met_t = cnt_n = cnt_t = 0
+        for shape, n, med, cpu, best in verdicts:
+            c = med["cadence"]
+            cells = [shape, str(n), f"{c / n * 1000:.3f}"]
+            cells += [f"{med[t] / n * 1000:.3f}" if t in med else "—" for t in ("ninja", "task")]
+            if "ninja" in med:
+                ok = c <= 2 * med["ninja"]
+                met_n, cnt_n = met_n + ok, cnt_n + 1
+                cells += [f"{c / med['ninja']:.2f}×", f"{best['cadence'] / best['ninja']:.2f}×",
+                          f"{cpu['cadence'] / cpu['ninja']:.2f}×", "yes" if ok else "**no**"]
+            else:
+                cells += ["—", "—", "—", "—"]
+            if "task" in med:
+                ok = c < med["task"]
+                met_t, cnt_t = met_t + ok, cnt_t + 1
+                cells += [f"{c / med['task']:.2f}×", f"{best['cadence'] / best['task']:.2f}×", "yes" if ok else "**no**"]
+            else:
+                cells += ["—", "—", "—"]
+            w("| " + " | ".join(cells) + " |")
+        w("")
+        if cnt_n and with_targets:
+            targets.append(("per-lot overhead ≤ 2× ninja's", f"met in {met_n} of {cnt_n} shape × N cases", met_n == cnt_n))
+        if cnt_t and with_targets:
+            targets.append(("per-lot overhead below go-task's", f"met in {met_t} of {cnt_t} shape × N cases", met_t == cnt_t))
+        w(load_note(dags))
+    dags = load("dags")
+    if dags:
+        dags_section(dags, "### 1. Per-lot overhead (`true` lots, 2 jobs)", "", True)
+    tmpfs = load("dags-tmpfs")
+    if tmpfs:
+        dags_section(tmpfs, "### 1b. The same on tmpfs",
+                     f"`bench/run.sh tmpfs`: the DAG inputs, hence cadence's `.cadence/` and state file, in "
+                     f"`{tmpfs.get('where', '/dev/shm')}` instead of the ext4 disk: what cadence costs without "
+                     "the file system's inode allocation (it creates a folder and a log file per lot; the "
+                     "other tools create none).", False)
     sched = load("sched")
     if sched:
         host = host or sched["host"]
@@ -370,20 +525,34 @@ def step_summary():
         w(f"Critical path {sched['critical_path']} lots = {sched['critical_path'] * sched['dur']:.2f} s; "
           f"total work / 2 = {sched['n'] * sched['dur'] / sched['jobs']:.2f} s; "
           f"lower bound {sched['bound']:.2f} s. Target: cadence within 10 % (≤ {1.1 * sched['bound']:.2f} s).\n")
-        w("| tool | runs | makespan s (median) | min–max s | ÷ bound | within 10 %? |")
-        w("|---|---:|---:|---:|---:|---|")
+        w(f"A lone `sh -c 'sleep {sched['dur']}'` takes {sched['lone_s'] * 1000:.1f} ms here (median of 30), "
+          f"so even a perfect scheduler that spawns a shell per lot needs about {sched['real_bound']:.2f} s "
+          f"({sched['real_bound'] / sched['bound']:.3f}× the bound).\n")
+        w("| tool | runs | makespan s (median) | min–max s | ÷ bound | within 10 %? | mean lot ms | time < 2 running s | end → next start ms (median) |")
+        w("|---|---:|---:|---:|---:|---|---:|---:|---:|")
         by = {}
         for r in sched["results"]:
             by.setdefault(r["tool"], []).append(r)
         for t, rs in by.items():
-            ok = sorted(r["wall"] for r in rs if r["rc"] == 0)
+            okr = [r for r in rs if r["rc"] == 0]
+            ok = sorted(r["wall"] for r in okr)
             if not ok:
-                w(f"| {t} | {len(rs)} | — ({','.join(str(r['rc']) for r in rs)}) | | | |")
+                w(f"| {t} | {len(rs)} | — ({','.join(str(r['rc']) for r in rs)}) | | | | | | |")
                 continue
             m = statistics.median(ok)
+            tls = [r["timeline"] for r in okr if r.get("timeline")]
+            tl = (f"{statistics.median(x['mean_lot_ms'] for x in tls):.1f} | "
+                  f"{statistics.median(x['under_jobs_s'] for x in tls):.3f} | "
+                  f"{statistics.median(x['gap_median_ms'] for x in tls):.2f}") if tls else "n/a | n/a | n/a"
+            if t == "cadence":
+                targets.append(("`sleep 0.05` DAG makespan within 10 % of the lower bound",
+                                f"{m:.2f} s = {m / sched['bound']:.3f}× the {sched['bound']:.2f} s bound",
+                                m <= 1.1 * sched["bound"]))
             w(f"| {t} | {len(ok)} | {m:.3f} | {ok[0]:.3f}–{ok[-1]:.3f} | {m / sched['bound']:.3f} | "
-              f"{'yes' if m <= 1.1 * sched['bound'] else 'no'} |")
-        w("")
+              f"{'yes' if m <= 1.1 * sched['bound'] else 'no'} | {tl} |")
+        w("\nThe last three columns come from cadence's state file and ninja's `.ninja_log`, "
+          "which record each lot's start and end; make and go-task record none.\n")
+        w(load_note(sched))
     st = load("startup")
     if st:
         host = host or st["host"]
@@ -394,10 +563,16 @@ def step_summary():
         for name, r in st["results"].items():
             w(f"| `{name}` | {r['runs']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | {r['p90_ms']:.2f} | "
               f"{r['median_ms'] - base:.2f} |")
+        if st.get("init_top"):
+            w(f"\nPackage initialisers of the cadence binary (`GODEBUG=inittrace=1 cadence help`, median of 20): "
+              f"{st['init_total_ms']:.2f} ms in all; the largest: " +
+              ", ".join(f"`{k}` {v:.2f} ms" for k, v in st["init_top"][:3]) + ".")
         v = st["results"].get("cadence version")
         if v:
+            targets.append(("`cadence version` start under 10 ms", f"{v['median_ms']:.2f} ms median", v["median_ms"] < 10))
             w(f"\nTarget `cadence version` < 10 ms: {'MET' if v['median_ms'] < 10 else 'NOT MET'} "
               f"({v['median_ms']:.2f} ms median, spawn included).\n")
+        w(load_note(st))
     mem = load("memory")
     if mem:
         host = host or mem["host"]
@@ -408,6 +583,12 @@ def step_summary():
             w(f"| {r['shape']} | {r['base_kib']} | {r['big_kib']} | {r['n']} | {r['per_lot_total_kib']:.2f} | "
               f"{r['per_lot_marginal_kib']:.2f} | {'yes' if r['per_lot_marginal_kib'] < 10 else 'no'} |")
         w("")
+        w(load_note(mem))
+        worst = max(mem["results"], key=lambda r: r["per_lot_marginal_kib"])
+        targets.append((f"memory under 10 KiB per lot ({worst['n']:,}-lot apply)",
+                        f"{worst['per_lot_marginal_kib']:.2f} KiB/lot over the 10-lot baseline "
+                        f"({worst['per_lot_total_kib']:.2f} KiB/lot in all; {worst['shape']}, the worse shape)",
+                        worst["per_lot_marginal_kib"] < 10))
     ho = load("handoff")
     if ho:
         host = host or ho["host"]
@@ -416,15 +597,22 @@ def step_summary():
         w("`go test ./executor/slots -run '^$' -bench Handoff -benchtime 500x`: "
           f"p50 {r.get('p50-ms', '?')} ms, p99 {r.get('p99-ms', '?')} ms (exit {r['rc']}; "
           "design: well under 100 ms).\n")
+        if "p99-ms" in r:
+            targets.append(("cross-process slot handoff well under 100 ms",
+                            f"p50 {r['p50-ms']:.3f} ms, p99 {r['p99-ms']:.3f} ms", r["p99-ms"] < 100))
     ver = load("verify")
     if ver:
         bad = [f"{r['tool']}/{r['shape']} ({r['ran']}/100, rc {r['rc']})" for r in ver["results"] if not r["ok"]]
         w("Check run (each lot appends its name to a file; 100 lots × 3 shapes × every tool): " +
           ("every tool ran every lot exactly once, after its dependencies.\n" if not bad else "FAILED: " + ", ".join(bad) + "\n"))
     if host:
-        w(f"Machine: {host['cpus']} CPUs, kernel {host['kernel']}, load average at the end "
-          f"{' '.join(host['loadavg'])}; {host['date']}; cadence {host['commit']}, {host['go']}; "
+        w(f"Machine: {host['cpus']} CPUs, kernel {host['kernel']}; {host['date']}; "
+          f"cadence {host['commit']}, {host['go']}; "
           f"{host['make']}; ninja {host['ninja']}; go-task {host['task']}.")
+    if targets:
+        head = ["### Targets\n", "| target | this run | met? |", "|---|---|---|"]
+        head += [f"| {t} | {f} | {'yes' if m else '**no**'} |" for t, f, m in targets]
+        lines = head + [""] + lines
     text = "\n".join(lines) + "\n"
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "summary.md"), "w") as f:
@@ -432,7 +620,7 @@ def step_summary():
     print(text)
 
 
-STEPS = {"verify": step_verify, "dags": step_dags, "sched": step_sched, "startup": step_startup,
+STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "startup": step_startup,
          "memory": step_memory, "handoff": step_handoff, "summary": step_summary}
 
 

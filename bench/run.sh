@@ -1,7 +1,7 @@
 #!/bin/sh
-# Run every benchmark (about 8 minutes on 2 cores), then print the summary.
+# Run every benchmark (about 9 minutes on 2 cores), then print the summary.
 #   bench/run.sh                 all steps
-#   bench/run.sh startup memory  some steps (verify dags sched startup memory handoff summary)
+#   bench/run.sh startup memory  some steps (verify dags tmpfs sched startup memory handoff summary)
 # Raw results: bench/out/*.json; tables: bench/out/summary.md.
 set -eu
 bench=$(cd "$(dirname "$0")" && pwd)

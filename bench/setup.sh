@@ -27,3 +27,7 @@ fi
 
 echo "setup: go build -o bench/out/cadence ./cmd/cadence" >&2
 (cd "$root" && go build -o "$bench/out/cadence" ./cmd/cadence)
+# The commit the binary was built from (the summary names it).
+(cd "$root" && c=$(git rev-parse --short HEAD) &&
+	if [ -n "$(git status --porcelain --untracked-files=no -- . ':!bench')" ]; then c="$c (uncommitted changes outside bench/)"; fi &&
+	echo "$c" >"$bench/out/cadence.commit") || true
