@@ -186,7 +186,7 @@ func (l *Lock) Release() error {
 	l.released = true
 	// Blank the record while still holding the lock, so the file never
 	// shows a holder that has gone; a new holder writes only after locking.
-	werr := writeRecord(l.path, nil)
+	werr := WriteRecord(l.path, nil)
 	if errors.Is(werr, os.ErrNotExist) {
 		werr = nil
 	}
@@ -220,7 +220,7 @@ func finish(path string, fl *flock.Flock, h Holder) (*Lock, error) {
 	}
 	data, err := json.Marshal(h)
 	if err == nil {
-		err = writeRecord(path, append(data, '\n'))
+		err = WriteRecord(path, append(data, '\n'))
 	}
 	if err != nil {
 		_ = fl.Unlock()
@@ -229,7 +229,7 @@ func finish(path string, fl *flock.Flock, h Holder) (*Lock, error) {
 	return &Lock{path: path, fl: fl}, nil
 }
 
-// writeRecord overwrites the (locked) file at path with data, padded with
+// WriteRecord overwrites the (locked) file at path with data, padded with
 // spaces to the file's current size; empty data blanks the file. Writing in
 // place instead of truncating matters: truncation frees blocks and costs a
 // journal commit on ext4 (~0.2 ms), on the critical path of every handoff.
@@ -237,7 +237,7 @@ func finish(path string, fl *flock.Flock, h Holder) (*Lock, error) {
 // does not drop the flock held through another one (flock locks belong to
 // the open file description, unlike fcntl locks, which belong to the
 // process and die with the first close).
-func writeRecord(path string, data []byte) error {
+func WriteRecord(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -294,5 +294,5 @@ func (l *Lock) SetHolder(h Holder) error {
 	if err != nil {
 		return err
 	}
-	return writeRecord(l.path, append(data, '\n'))
+	return WriteRecord(l.path, append(data, '\n'))
 }

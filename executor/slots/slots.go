@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/lock"
 	"github.com/gofrs/flock"
 )
 
@@ -176,7 +177,7 @@ func (p *Pool) Acquire(ctx context.Context, h Holder) (*Slot, error) {
 	}
 	data, err := json.Marshal(h)
 	if err == nil {
-		err = writeRecord(s.path(), append(data, '\n'))
+		err = lock.WriteRecord(s.path(), append(data, '\n'))
 	}
 	if err != nil {
 		_ = s.Release()
@@ -348,7 +349,7 @@ func (s *Slot) Release() error {
 
 	// Blank the record before unlocking, so the next holder's record is
 	// never clobbered and a free slot shows no holder.
-	terr := writeRecord(s.path(), nil)
+	terr := lock.WriteRecord(s.path(), nil)
 	if errors.Is(terr, os.ErrNotExist) {
 		terr = nil
 	}
@@ -430,20 +431,6 @@ func lockWait(fl *flock.Flock) error {
 // does not drop the flock held through another one (flock locks belong to
 // the open file description, unlike fcntl locks, which belong to the
 // process and die with the first close).
-func writeRecord(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err == nil {
-		if n := int(fi.Size()); len(data) < n {
-			data = append(data, bytes.Repeat([]byte{' '}, n-len(data))...)
-		}
-		_, err = f.WriteAt(data, 0)
-	}
-	return errors.Join(err, f.Close())
-}
 
 // readJSON reads the record a holder wrote. A new holder writes just after
 // locking, so a blank or partial record is read again a few times.
