@@ -79,7 +79,7 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 			if out.Report != nil && len(out.Report.Questions) > 0 {
 				return lr.question(ctx, out.Report.Questions)
 			}
-			if dirty, err := lr.r.o.Git.Dirty(ctx, lr.dir); err != nil || len(dirty) > 0 {
+			if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
 				return lr.end(ctx, state.LotHandedBack, dirtyCause(pos.step, dirty, err))
 			}
 			pos = afterWrite(pos)
@@ -101,14 +101,14 @@ func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
 			}
 			pos = position{step: state.StepFix, pass: pos.pass + 1}
 		case state.StepReview, state.StepRecheck:
-			head, _ := lr.r.o.Git.Head(ctx, lr.dir)
+			heads := lr.headsAll(ctx)
 			out, st, err := lr.session(ctx, pos.step, pos.pass, lot.ReviewModel, true)
 			if st != "" || err != nil {
 				return st, err
 			}
-			after, _ := lr.r.o.Git.Head(ctx, lr.dir)
-			dirty, derr := lr.r.o.Git.Dirty(ctx, lr.dir)
-			if after != head || derr != nil || len(dirty) > 0 {
+			after := lr.headsAll(ctx)
+			dirty, derr := lr.dirtyAll(ctx)
+			if after != heads || derr != nil || len(dirty) > 0 {
 				// Its verdict is not recorded: it is not trusted.
 				if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[len(l.Steps)-1].Conform = nil }); err != nil {
 					return "", err
@@ -324,7 +324,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sess.Progress = func(u state.Usage) {
 		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: kind, Pass: pass, Model: model, Usage: u})
 	}
-	sess.Moved = lr.movement(ctx, head)
+	sess.Moved = lr.movement(ctx)
 	sess.Env = lr.guardEnv
 	remotes := lr.remoteStates(ctx)
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
@@ -429,21 +429,50 @@ func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string
 	if _, st, err := lr.session(ctx, state.StepFix, pass, lr.n.lot.Model, false); st != "" || err != nil {
 		return st, err
 	}
-	if dirty, err := lr.r.o.Git.Dirty(ctx, lr.dir); err != nil || len(dirty) > 0 {
+	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
 		return lr.end(ctx, state.LotHandedBack, dirtyCause(state.StepFix, dirty, err))
 	}
 	return "", nil
 }
 
-// movement returns a Moved func for a write step: whether the worktree's
-// HEAD or its uncommitted files changed since the last call.
-func (lr *lotRun) movement(ctx context.Context, head string) func() bool {
-	last := head
-	dirty, _ := lr.r.o.Git.Dirty(ctx, lr.dir)
+// dirtyAll lists the uncommitted changes of all the lot's worktrees; a
+// neighbour's are named repo:path.
+func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
+	var all []string
+	for _, rp := range lr.n.lot.Repos() {
+		d, err := lr.r.o.Git.Dirty(ctx, lr.dirs[rp])
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range d {
+			if rp != lr.n.lot.Repo {
+				f = rp.Name + ":" + f
+			}
+			all = append(all, f)
+		}
+	}
+	return all, nil
+}
+
+// headsAll is the HEADs of all the lot's worktrees, as one string.
+func (lr *lotRun) headsAll(ctx context.Context) string {
+	var b strings.Builder
+	for _, rp := range lr.n.lot.Repos() {
+		h, _ := lr.r.o.Git.Head(ctx, lr.dirs[rp])
+		b.WriteString(h + "\n")
+	}
+	return b.String()
+}
+
+// movement returns a Moved func for a write step: whether the HEAD or the
+// uncommitted files of any of the lot's worktrees changed since the last call.
+func (lr *lotRun) movement(ctx context.Context) func() bool {
+	last := lr.headsAll(ctx)
+	dirty, _ := lr.dirtyAll(ctx)
 	lastDirty := strings.Join(dirty, "\x00")
 	return func() bool {
-		h, _ := lr.r.o.Git.Head(ctx, lr.dir)
-		d, _ := lr.r.o.Git.Dirty(ctx, lr.dir)
+		h := lr.headsAll(ctx)
+		d, _ := lr.dirtyAll(ctx)
 		now := strings.Join(d, "\x00")
 		moved := h != last || now != lastDirty
 		last, lastDirty = h, now
