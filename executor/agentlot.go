@@ -226,17 +226,6 @@ func (lr *lotRun) giveBackSession() {
 	}
 }
 
-// spent is what the lot has spent so far, in counted tokens.
-func (lr *lotRun) spent() int64 {
-	var n int64
-	lr.r.o.Store.View(func(st *state.State) {
-		if l := st.Lots[lr.id]; l != nil {
-			n = l.Usage().Counted()
-		}
-	})
-	return n
-}
-
 func (lr *lotRun) setFindings(fs []state.Finding) error {
 	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Findings = fs })
 }

@@ -149,7 +149,6 @@ type harness struct {
 	cfg   *spec.Config
 	git   *fakeGit
 	agent *fakeAgent
-	store *state.Store
 }
 
 func newHarness(t *testing.T, src string) *harness {

@@ -122,7 +122,7 @@ Usage: cadence [-no-color] [-log-level=LEVEL] COMMAND [flags] [args]
 Commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-8s %-16s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprint(w, `
 The wave file defaults to wave.hcl in the current folder.
