@@ -275,3 +275,33 @@ func TestWorktreeAbortsUnfinishedRebase(t *testing.T) {
 		t.Error("rebase still in progress")
 	}
 }
+
+// TestWorktreeRecoversHalfAppliedRebase: killed while a commit was being
+// applied, a rebase leaves files in the way of --abort; the worktree is
+// recovered from the branch, which still holds the lot's commit.
+func TestWorktreeRecoversHalfAppliedRebase(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n", "new.txt": "new\n"})
+	tip := gittest.Git(t, a, "rev-parse", "HEAD")
+	gittest.Commit(t, path, "base moves", map[string]string{"x.go": "from base\n"})
+	if _, err := gittest.Try(a, "rebase", "main"); err == nil {
+		t.Fatal("expected a conflict")
+	}
+	// What a kill mid-apply leaves: the new file untracked in the way.
+	gittest.Git(t, a, "rm", "-q", "--cached", "new.txt")
+	if _, err := gittest.Try(a, "rebase", "--abort"); err == nil {
+		t.Skip("git aborted anyway; nothing to recover")
+	}
+	if _, err := g.Worktree(context.Background(), repo, a, "cadence/w/a", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip || rebaseInProgress(context.Background(), a) {
+		t.Errorf("HEAD %s (want %s), rebase in progress %v", got, tip, rebaseInProgress(context.Background(), a))
+	}
+	if st := gittest.Git(t, a, "status", "--porcelain"); st != "" {
+		t.Errorf("worktree not clean: %s", st)
+	}
+}

@@ -50,8 +50,8 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	// integrating): abort it, which puts the branch and the worktree back
 	// exactly as they were before it.
 	if rebaseInProgress(ctx, dir) {
-		if _, err := Run(ctx, dir, "rebase", "--abort"); err != nil {
-			return "", fmt.Errorf("%s: an unfinished rebase could not be aborted: %w", dir, err)
+		if err := abortRebase(ctx, dir, branch); err != nil {
+			return "", err
 		}
 	}
 	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
@@ -92,6 +92,39 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	return base, nil
+}
+
+// abortRebase ends a rebase of branch that cadence left unfinished. `git
+// rebase --abort` restores branch and worktree; when git refuses (killed in
+// the middle of applying a commit, the half-applied files are in the way),
+// the rebase is dropped and the worktree checked out afresh from the
+// branch, which still points at the lot's commits: what is lost is only
+// the rebase's own half-applied copy of them (integration starts from a
+// clean tree). A rebase of any other branch is not touched.
+func abortRebase(ctx context.Context, dir, branch string) error {
+	if _, err := Run(ctx, dir, "rebase", "--abort"); err == nil {
+		return nil
+	}
+	headName := ""
+	if p, err := Run(ctx, dir, "rev-parse", "--git-path", "rebase-merge/head-name"); err == nil {
+		p = strings.TrimSpace(p)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			headName = strings.TrimSpace(string(b))
+		}
+	}
+	if headName != "refs/heads/"+branch {
+		return fmt.Errorf("%s: an unfinished rebase (of %q) could not be aborted; finish or abort it by hand", dir, headName)
+	}
+	if _, err := Run(ctx, dir, "rebase", "--quit"); err != nil {
+		return err
+	}
+	if _, err := Run(ctx, dir, "checkout", "-q", "-f", branch); err != nil {
+		return fmt.Errorf("%s: after an unfinished rebase: %w", dir, err)
+	}
+	return nil
 }
 
 // rebaseInProgress reports whether the worktree at dir is in the middle of
