@@ -175,3 +175,35 @@ repo "r" {
 		t.Errorf("a = %s", h.status("a"))
 	}
 }
+
+// TestIntegratedBeforeCrash: a lot whose integration was recorded before
+// cadence stopped (removing its worktree, say) is only tidied up: no
+// session, no second integration.
+func TestIntegratedBeforeCrash(t *testing.T) {
+	h := newHarness(t, `wave "w" {}
+repo "r" {
+  path = "."
+}
+`+agentLots("a"))
+	yes := true
+	store, err := state.OpenStore(h.dir + "/wave.state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.UpdateLot("a", func(l *state.Lot) {
+		l.Status, l.IntegratedSHA = state.LotRunning, "abc"
+		l.Steps = []state.Step{
+			{Kind: state.StepImplement, Status: state.StepOK},
+			{Kind: state.StepReview, Status: state.StepOK, Conform: &yes},
+			{Kind: state.StepIntegrate, Status: state.StepOK},
+		}
+	})
+	store.Close()
+	h.git.integrate["cadence/w/a"] = fmt.Errorf("integrated twice")
+	if _, err := h.run(context.Background(), planner.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if l := h.lots()["a"]; l.Status != state.LotDone || len(l.Steps) != 3 || len(h.agent.spans) != 0 {
+		t.Errorf("a = %s %s, %d sessions", l.Status, stepsOf(l), len(h.agent.spans))
+	}
+}

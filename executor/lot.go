@@ -53,6 +53,14 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		for _, also := range n.lot.Also {
 			lr.dirs[also] = lr.dir + "@" + also.Name
 		}
+		if lr.integrated() {
+			// Integrated before cadence stopped (maybe in the middle of
+			// removing the worktree): only the tidying is left.
+			for _, rp := range n.lot.Repos() {
+				_ = r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp])
+			}
+			return lr.end(ctx, state.LotDone, "")
+		}
 		fresh := true
 		r.o.Store.View(func(st *state.State) { fresh = st.Lots[lr.id] == nil || len(st.Lots[lr.id].Steps) == 0 })
 		var base string
@@ -79,6 +87,19 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		return lr.command(ctx)
 	}
 	return lr.agent(ctx)
+}
+
+// integrated reports whether the lot's last step is a successful
+// integration.
+func (lr *lotRun) integrated() bool {
+	done := false
+	lr.r.o.Store.View(func(st *state.State) {
+		if l := st.Lots[lr.id]; l != nil && len(l.Steps) > 0 {
+			last := l.Steps[len(l.Steps)-1]
+			done = last.Kind == state.StepIntegrate && last.Status == state.StepOK && l.IntegratedSHA != ""
+		}
+	})
+	return done
 }
 
 // BranchName is the branch of a lot: cadence/<wave>/<lot>.
