@@ -242,6 +242,11 @@ func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
 		}
 		return &Resume{Step: review, Pass: last.Pass}
 	case state.StepTest:
+		// A test run by the integration itself (on a rebased branch)
+		// follows an integrate step: integration is what goes on.
+		if n := len(sl.Steps); n >= 2 && sl.Steps[n-2].Kind == state.StepIntegrate {
+			return &Resume{Step: state.StepIntegrate}
+		}
 		return &Resume{Step: review, Pass: last.Pass}
 	case state.StepReview, state.StepRecheck:
 		if last.Conform != nil && !*last.Conform {

@@ -397,3 +397,20 @@ func TestResumeRules(t *testing.T) {
 		t.Errorf("ceiling = %s", p.Totals.Ceiling)
 	}
 }
+
+func TestResumeAfterIntegrationTest(t *testing.T) {
+	yes := true
+	st := &state.State{Lots: map[string]*state.Lot{
+		"a": {Status: state.LotRunning, Steps: []state.Step{
+			{Kind: state.StepImplement, Status: state.StepOK},
+			{Kind: state.StepTest, Status: state.StepOK},
+			{Kind: state.StepReview, Status: state.StepOK, Conform: &yes},
+			{Kind: state.StepIntegrate, Status: state.StepInterrupted},
+			{Kind: state.StepTest, Status: state.StepOK},
+		}},
+	}}
+	p, _ := build(t, mustLoad(t, chain), st, nil, Options{})
+	if r := byID(p)["a"].ResumeAt; r == nil || r.Step != state.StepIntegrate {
+		t.Errorf("resume at %+v, want integrate", r)
+	}
+}
