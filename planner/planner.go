@@ -214,6 +214,17 @@ func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
 			return &Resume{Step: sl.Steps[i].Kind, Pass: sl.Steps[i].Pass}
 		}
 	}
+	// Once integration began (its own test on a rebased branch may follow
+	// it), integration is what goes on.
+	for i := len(sl.Steps) - 1; i >= 0; i-- {
+		k := sl.Steps[i].Kind
+		if k == state.StepIntegrate {
+			return &Resume{Step: state.StepIntegrate}
+		}
+		if k != state.StepTest {
+			break
+		}
+	}
 	last := sl.Steps[len(sl.Steps)-1]
 	if last.Status != state.StepOK {
 		return &Resume{Step: last.Kind, Pass: last.Pass}
@@ -242,11 +253,6 @@ func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
 		}
 		return &Resume{Step: review, Pass: last.Pass}
 	case state.StepTest:
-		// A test run by the integration itself (on a rebased branch)
-		// follows an integrate step: integration is what goes on.
-		if n := len(sl.Steps); n >= 2 && sl.Steps[n-2].Kind == state.StepIntegrate {
-			return &Resume{Step: state.StepIntegrate}
-		}
 		return &Resume{Step: review, Pass: last.Pass}
 	case state.StepReview, state.StepRecheck:
 		if last.Conform != nil && !*last.Conform {

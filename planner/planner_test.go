@@ -413,4 +413,10 @@ func TestResumeAfterIntegrationTest(t *testing.T) {
 	if r := byID(p)["a"].ResumeAt; r == nil || r.Step != state.StepIntegrate {
 		t.Errorf("resume at %+v, want integrate", r)
 	}
+	// Killed during that test: integration goes on too.
+	st.Lots["a"].Steps[4].Status = state.StepInterrupted
+	p, _ = build(t, mustLoad(t, chain), st, nil, Options{})
+	if r := byID(p)["a"].ResumeAt; r == nil || r.Step != state.StepIntegrate {
+		t.Errorf("resume at %+v, want integrate", r)
+	}
 }
