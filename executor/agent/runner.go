@@ -165,7 +165,13 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 	defer cancel()
 	timedOut := r.watchTimeout(sctx, cancel, s)
 	pr, pw := io.Pipe()
-	watch := newStreamWatch(s.Progress, nil)
+	// API retries are shown as they happen (a rate-limited session is
+	// otherwise silent for minutes); tool calls only feed the token count.
+	watch := newStreamWatch(s.Progress, func(note string) {
+		if s.Note != nil && strings.HasPrefix(note, "API retry") {
+			s.Note(note)
+		}
+	})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
