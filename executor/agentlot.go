@@ -292,6 +292,10 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		return Outcome{}, st, err, false
 	}
 	head, _ := r.o.Git.Head(ctx, lr.dir)
+	if err := lr.ensureLogDir(); err != nil {
+		st, err := lr.end(ctx, state.LotFailed, "cannot make the log folder: "+err.Error())
+		return Outcome{}, st, err, false
+	}
 	i, err := lr.beginStep(kind, pass, model)
 	if err != nil {
 		return Outcome{}, "", err, false

@@ -32,6 +32,8 @@ type lotRun struct {
 	// conflictFixed is set once a fix session resolved an integration
 	// conflict (on_conflict = "fix" tries once).
 	conflictFixed bool
+	// logDirMade is set once the lot's log folder exists.
+	logDirMade bool
 }
 
 // runLot runs a lot to its end (done, failed, handed back, question,
@@ -43,9 +45,6 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		logDir: filepath.Join(r.o.WorkDir, r.o.Config.Wave.Name, n.lot.ID)}
 	defer lr.giveBackSession()
 	r.emit(Event{Kind: EvLotStart, Lot: lr.id})
-	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
-		return lr.end(ctx, state.LotFailed, "cannot make the log folder: "+err.Error())
-	}
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
 		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
@@ -387,15 +386,12 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	if err != nil {
 		return false, "", err
 	}
-	logPath := lr.logPath(i, kind, ".log")
-	// The command writes straight into its log file (no pipe for cadence to
-	// copy); its last lines are read back from the file when it ends.
-	f, ferr := os.Create(logPath)
-	if ferr != nil {
-		return false, "", lr.endStep(i, state.StepFailed, ferr.Error(), func(s *state.Step) {})
-	}
-	defer f.Close()
+	// The log file (and the lot's log folder) is made when the command
+	// first writes: a silent command costs no file, which on a busy disk is
+	// most of what a small command lot costs.
 	tail := &tailBuffer{max: 4096}
+	f := &lazyLog{lr: lr, path: lr.logPath(i, kind, ".log"), tail: tail}
+	defer f.Close()
 	sctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -414,7 +410,6 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	if pidErr != nil {
 		return false, "", pidErr
 	}
-	readTail(f, tail)
 	if out := tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
 		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: out})
 	}
@@ -463,17 +458,47 @@ func (lr *lotRun) end(ctx context.Context, st state.LotStatus, cause string) (st
 	return st, err
 }
 
-// readTail puts the last tail.max bytes of f into tail.
-func readTail(f *os.File, tail *tailBuffer) {
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return
+// ensureLogDir makes the lot's log folder, once.
+func (lr *lotRun) ensureLogDir() error {
+	if lr.logDirMade {
+		return nil
 	}
-	off := max(0, fi.Size()-int64(tail.max))
-	b := make([]byte, fi.Size()-off)
-	if n, _ := f.ReadAt(b, off); n > 0 {
-		tail.Write(b[:n])
+	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
+		return err
 	}
+	lr.logDirMade = true
+	return nil
+}
+
+// lazyLog is a step's log: the file is created on the first write. It
+// keeps the last lines in tail. Writes come from one goroutine (the
+// command's stdout and stderr share it).
+type lazyLog struct {
+	lr   *lotRun
+	path string
+	f    *os.File
+	err  error
+	tail *tailBuffer
+}
+
+func (l *lazyLog) Write(p []byte) (int, error) {
+	if l.f == nil && l.err == nil {
+		if l.err = l.lr.ensureLogDir(); l.err == nil {
+			l.f, l.err = os.Create(l.path)
+		}
+	}
+	if l.f != nil {
+		_, _ = l.f.Write(p)
+	}
+	return l.tail.Write(p)
+}
+
+// Close closes the file if one was made.
+func (l *lazyLog) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
 }
 
 // tailBuffer keeps the last max bytes written to it.
