@@ -1,0 +1,101 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/state"
+)
+
+// budget tracks the wave's spending against its ceilings, and whether new
+// sessions may start.
+type budget struct {
+	mu                 sync.Mutex
+	limit, limitMicros int64
+	spent, spentMicros int64
+	cacheRead          int64
+	suspend            state.WaveStatus
+	resetAt            *time.Time
+	paused             time.Time // on_quota = "wait": no session before
+}
+
+// add counts a session's usage and reports whether a ceiling is now reached.
+func (b *budget) add(u state.Usage, micros int64) (counted, cost, cacheRead int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += u.Counted()
+	b.spentMicros += micros
+	b.cacheRead += u.CacheRead
+	if (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros) {
+		if b.suspend == "" {
+			b.suspend = state.WaveSuspendedBudget
+		}
+	}
+	return b.spent, b.spentMicros, b.cacheRead
+}
+
+// exhausted reports whether no new session may start for lack of budget.
+func (b *budget) exhausted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros)
+}
+
+// DefaultQuotaWait is how long on_quota = "wait" pauses when the limit's
+// message gives no reset time.
+const DefaultQuotaWait = 5 * time.Minute
+
+// pauseUntil makes new sessions wait until reset (or DefaultQuotaWait from
+// now when it is unknown).
+func (b *budget) pauseUntil(reset *time.Time, now time.Time) {
+	until := now.Add(DefaultQuotaWait)
+	if reset != nil {
+		until = *reset
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until.After(b.paused) {
+		b.paused = until
+	}
+}
+
+// waitQuota blocks while new sessions are paused for a usage limit; note is
+// told the time once per wait.
+func (b *budget) waitQuota(ctx context.Context, note func(time.Time)) error {
+	b.mu.Lock()
+	until := b.paused
+	b.mu.Unlock()
+	d := time.Until(until)
+	if d <= 0 {
+		return nil
+	}
+	note(until)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// quota suspends the wave for a usage limit.
+func (b *budget) quota(reset *time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.suspend, b.resetAt = state.WaveSuspendedQuota, reset
+}
+
+func (b *budget) stopped() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.suspend != ""
+}
+
+func (b *budget) suspendStatus() state.WaveStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.suspend
+}

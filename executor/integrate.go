@@ -1,0 +1,167 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// integrate brings the lot's branches onto their bases and advances them,
+// all of the lot's repositories or none, under their integration locks:
+// rebase (changelog-only conflicts merged by union), the test gate again on
+// a rebased tree, then fast-forward. A conflict hands the lot back with the
+// files (on_conflict = "fix": a fix session resolves it, once); the patch-id
+// of the integrated change is recorded; worktrees are removed, branches
+// kept.
+func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
+	for {
+		st, conflict, err := lr.integrateOnce(ctx)
+		if conflict == nil {
+			return st, err
+		}
+		// The locks are released: a fix session may take as long as it needs.
+		if st, err := lr.fixConflict(ctx, conflict.repo, conflict.files); st != "" || err != nil {
+			return st, err
+		}
+	}
+}
+
+// conflictToFix is an integration conflict that a fix session is to resolve.
+type conflictToFix struct {
+	repo  *spec.Repo
+	files []string
+}
+
+// integrateOnce tries the integration once, under the locks. A conflict
+// that on_conflict = "fix" allows to fix is returned, not handled.
+func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflictToFix, error) {
+	repos := lr.n.lot.Repos()
+	i, err := lr.beginStep(state.StepIntegrate, 0, "")
+	if err != nil {
+		return "", nil, err
+	}
+	fail := func(st state.LotStatus, cause string) (state.LotStatus, *conflictToFix, error) {
+		if ctx.Err() != nil {
+			s, err := lr.stopped(ctx, nil)
+			return s, nil, err
+		}
+		if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
+			return "", nil, err
+		}
+		s, err := lr.end(ctx, st, cause)
+		return s, nil, err
+	}
+	locked := append([]*spec.Repo(nil), repos...)
+	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
+	for _, rp := range locked {
+		unlock, err := lr.r.o.Git.LockIntegration(ctx, rp, lr.r.o.Config.Wave.Name)
+		if err != nil {
+			return fail(state.LotHandedBack, "integration lock: "+err.Error())
+		}
+		defer unlock()
+	}
+	for _, rp := range repos {
+		rebased, err := lr.r.o.Git.Rebase(ctx, rp, lr.dirs[rp])
+		var conflict Conflict
+		switch {
+		case errors.As(err, &conflict):
+			cause := fmt.Sprintf("rebase onto %s of repo %s conflicts in %s (branch, base and worktree left as they were)", rp.Base, rp.Name, strings.Join(conflict.ConflictFiles(), ", "))
+			if lr.n.lot.Kind == spec.AgentLot && lr.n.lot.OnConflict == spec.OnConflictFix && !lr.conflictFixed {
+				if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
+					return "", nil, err
+				}
+				return "", &conflictToFix{rp, conflict.ConflictFiles()}, nil
+			}
+			return fail(state.LotHandedBack, cause)
+		case err != nil:
+			return fail(state.LotHandedBack, "rebase: "+err.Error())
+		}
+		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
+			ok, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
+			if err != nil || ctx.Err() != nil {
+				s, err := lr.stopped(ctx, err)
+				return s, nil, err
+			}
+			if !ok {
+				return fail(state.LotHandedBack, fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
+			}
+		}
+	}
+	// Advance every base, or none.
+	type moved struct {
+		repo     *spec.Repo
+		old, new string
+	}
+	var done []moved
+	for _, rp := range repos {
+		before, berr := lr.baseSHA(ctx, rp)
+		sha, err := lr.r.o.Git.Advance(ctx, rp, lr.branch)
+		if err != nil || berr != nil {
+			for k := len(done) - 1; k >= 0; k-- {
+				if rerr := lr.r.o.Git.Rewind(ctx, done[k].repo, done[k].new, done[k].old); rerr != nil {
+					lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "could not undo the integration into " + done[k].repo.Name + ": " + rerr.Error()})
+				}
+			}
+			if err == nil {
+				err = berr
+			}
+			return fail(state.LotHandedBack, fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
+		}
+		done = append(done, moved{rp, before, sha})
+	}
+	own := done[0]
+	patch, _ := lr.r.o.Git.PatchID(ctx, own.repo, lr.startBase(), own.new)
+	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.IntegratedSHA, l.PatchID = own.new, patch
+		s := &l.Steps[i]
+		s.Status, s.HeadAfter = state.StepOK, own.new
+		t := lr.r.now().UTC()
+		s.Ended = &t
+	}); err != nil {
+		return "", nil, err
+	}
+	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: own.repo.Base + " at " + short(own.new)})
+	for _, rp := range repos {
+		if err := lr.r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp]); err != nil {
+			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
+		}
+	}
+	st, err := lr.end(ctx, state.LotDone, "")
+	return st, nil, err
+}
+
+// tested reports whether the commit checked out in dir passed the test gate
+// (a test step recorded it): a branch rebased by a cadence that was killed
+// before testing it is tested again.
+func (lr *lotRun) tested(ctx context.Context, dir string) bool {
+	head, err := lr.r.o.Git.Head(ctx, dir)
+	if err != nil {
+		return false
+	}
+	ok := false
+	lr.r.o.Store.View(func(st *state.State) {
+		for _, s := range st.Lots[lr.id].Steps {
+			if s.Kind == state.StepTest && s.Status == state.StepOK && s.HeadAfter == head {
+				ok = true
+			}
+		}
+	})
+	return ok
+}
+
+// startBase is the base commit the lot started from.
+func (lr *lotRun) startBase() string {
+	var b string
+	lr.r.o.Store.View(func(st *state.State) { b = st.Lots[lr.id].BaseSHA })
+	return b
+}
+
+// baseSHA is the current commit of a repository's base branch.
+func (lr *lotRun) baseSHA(ctx context.Context, rp *spec.Repo) (string, error) {
+	return lr.r.o.Git.Base(ctx, rp)
+}

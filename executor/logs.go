@@ -1,0 +1,78 @@
+package executor
+
+import (
+	"bytes"
+	"os"
+	"sync"
+)
+
+// ensureLogDir makes the lot's log folder, once.
+func (lr *lotRun) ensureLogDir() error {
+	if lr.logDirMade {
+		return nil
+	}
+	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
+		return err
+	}
+	lr.logDirMade = true
+	return nil
+}
+
+// lazyLog is a step's log: the file is created on the first write. It
+// keeps the last lines in tail. Writes come from one goroutine (the
+// command's stdout and stderr share it).
+type lazyLog struct {
+	lr   *lotRun
+	path string
+	f    *os.File
+	err  error
+	tail *tailBuffer
+}
+
+func (l *lazyLog) Write(p []byte) (int, error) {
+	if l.f == nil && l.err == nil {
+		if l.err = l.lr.ensureLogDir(); l.err == nil {
+			l.f, l.err = os.Create(l.path)
+		}
+	}
+	if l.f != nil {
+		_, _ = l.f.Write(p)
+	}
+	return l.tail.Write(p)
+}
+
+// Close closes the file if one was made.
+func (l *lazyLog) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+// String returns the last lines kept (at most 20).
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
