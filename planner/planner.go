@@ -97,7 +97,7 @@ func (b *builder) idSet(ids []string, flag string) map[string]bool {
 			}
 		}
 		detail := fmt.Sprintf("%s %s: the wave has no lot %q.", flag, id, id)
-		if s := suggestID(id, all); s != "" {
+		if s := spec.Suggest(id, all); s != "" {
 			detail += fmt.Sprintf(" Did you mean %q?", s)
 		}
 		b.diags = append(b.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown lot in " + flag, Detail: detail})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agext/levenshtein"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 )
@@ -102,17 +101,6 @@ func (b *builder) checkRepo(r *spec.Repo, f RepoFacts) {
 }
 
 func (b *builder) warn(w Warning) { b.plan.Warnings = append(b.plan.Warnings, w) }
-
-// suggestID returns the id closest to given, if close enough to be a typo.
-func suggestID(given string, ids []string) string {
-	best, bestDist := "", 3
-	for _, id := range ids {
-		if d := levenshtein.Distance(given, id, nil); d < bestDist {
-			best, bestDist = id, d
-		}
-	}
-	return best
-}
 
 // shortList joins at most n items, saying how many more there are.
 func shortList(xs []string, n int) string {

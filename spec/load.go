@@ -153,7 +153,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		v, ok := vars[name]
 		if !ok {
 			detail := fmt.Sprintf("%s assigns %q, but the wave file declares no variable of that name.", from, name)
-			if s := suggest(name, order); s != "" {
+			if s := Suggest(name, order); s != "" {
 				detail += fmt.Sprintf(" Did you mean %q?", s)
 			}
 			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Undeclared variable", Detail: detail, Subject: rng})

@@ -77,7 +77,7 @@ func (d *decoder) parseRefs(attr *hcl.Attribute, kind string) []ref {
 // unknownRef reports a reference to a name that is not declared.
 func (d *decoder) unknownRef(r ref, names func() []string) {
 	detail := fmt.Sprintf("There is no %s named %q in this wave.", r.kind, r.name)
-	if s := suggest(r.name, names()); s != "" {
+	if s := Suggest(r.name, names()); s != "" {
 		detail += fmt.Sprintf(" Did you mean %s.%s?", r.kind, s)
 	}
 	d.errorf(r.rng, "Reference to undeclared "+r.kind, "%s", detail)

@@ -213,7 +213,7 @@ func (v *values) enum(attr *hcl.Attribute, allowed ...string) (string, bool) {
 		}
 	}
 	detail := fmt.Sprintf("%q must be one of %s; got %q.", attr.Name, quoteList(allowed), s)
-	if sug := suggest(s, allowed); sug != "" {
+	if sug := Suggest(s, allowed); sug != "" {
 		detail += fmt.Sprintf(" Did you mean %q?", sug)
 	}
 	v.errorf(attr.Expr.Range(), "Invalid value", "%s", detail)

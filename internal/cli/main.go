@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 )
@@ -154,35 +155,15 @@ func (e *env) colorOn(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// closest returns the candidate nearest to s by a simple prefix and edit
-// test, for "did you mean" on commands.
+// closest returns the command meant by s: one it is a prefix of (or that is
+// a prefix of it), else the one within a typo of it.
 func closest(s string, candidates []string) string {
 	sorted := append([]string(nil), candidates...)
 	sort.Strings(sorted)
 	for _, c := range sorted {
-		if strings.HasPrefix(c, s) || strings.HasPrefix(s, c) || editDistance(s, c) <= 2 {
+		if strings.HasPrefix(c, s) || strings.HasPrefix(s, c) {
 			return c
 		}
 	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return spec.Suggest(s, sorted)
 }
