@@ -26,10 +26,7 @@ func benchLot(b *testing.B, g *Repos, repo *spec.Repo, id string, moveBase bool)
 }
 
 func benchIntegrate(b *testing.B, moveBase bool) {
-	b.Setenv("GIT_AUTHOR_NAME", "b")
-	b.Setenv("GIT_AUTHOR_EMAIL", "b@b")
-	b.Setenv("GIT_COMMITTER_NAME", "b")
-	b.Setenv("GIT_COMMITTER_EMAIL", "b@b")
+	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
 	g := NewRepos()
@@ -68,10 +65,7 @@ func BenchmarkIntegrateRebase(b *testing.B) { benchIntegrate(b, true) }
 // commands (rebase, then merge --ff-only): the floor cadence's overhead is
 // measured against.
 func BenchmarkGitAlone(b *testing.B) {
-	b.Setenv("GIT_AUTHOR_NAME", "b")
-	b.Setenv("GIT_AUTHOR_EMAIL", "b@b")
-	b.Setenv("GIT_COMMITTER_NAME", "b")
-	b.Setenv("GIT_COMMITTER_EMAIL", "b@b")
+	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
 	g := NewRepos()

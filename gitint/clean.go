@@ -43,7 +43,7 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, worktreeRoot string) 
 				continue
 			}
 			l := Leftover{Kind: "worktree", Path: path}
-			if dirty, err := (&Repos{}).Dirty(ctx, path); err != nil {
+			if dirty, err := dirtyFiles(ctx, path); err != nil {
 				l.Keep = "cannot read its status: " + err.Error()
 			} else if len(dirty) > 0 {
 				l.Keep = fmt.Sprintf("uncommitted changes to %s", strings.Join(first(dirty, 5), ", "))

@@ -14,7 +14,7 @@ import (
 )
 
 // lotEnv sets the git identity for gitint's own git calls in this test.
-func lotEnv(t *testing.T) {
+func lotEnv(t testing.TB) {
 	t.Setenv("GIT_AUTHOR_NAME", "cadence test")
 	t.Setenv("GIT_AUTHOR_EMAIL", "test@cadence.invalid")
 	t.Setenv("GIT_COMMITTER_NAME", "cadence test")

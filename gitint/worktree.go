@@ -170,6 +170,10 @@ func (g *Repos) Head(ctx context.Context, dir string) (string, error) {
 
 // Dirty lists the worktree's uncommitted changes, untracked files included.
 func (g *Repos) Dirty(ctx context.Context, dir string) ([]string, error) {
+	return dirtyFiles(ctx, dir)
+}
+
+func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
 	out, err := Run(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
 	if err != nil {
 		return nil, err
