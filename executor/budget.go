@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // budget tracks the wave's spending against its ceilings, and whether new

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 	"golang.org/x/sync/errgroup"

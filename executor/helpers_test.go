@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/lock"
+	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -37,8 +37,8 @@ func (g *Repos) LockIntegration(ctx context.Context, repo *spec.Repo, wave strin
 		m.Unlock()
 		return nil, err
 	}
-	l, err := lock.Acquire(ctx, filepath.Join(strings.TrimSpace(common), "cadence", "integrate.lock"),
-		lock.Holder{Wave: wave, What: "integration", Since: time.Now()})
+	l, err := flock.Acquire(ctx, filepath.Join(strings.TrimSpace(common), "cadence", "integrate.lock"),
+		flock.Holder{Wave: wave, What: "integration", Since: time.Now()})
 	if err != nil {
 		m.Unlock()
 		return nil, err

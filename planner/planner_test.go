@@ -8,7 +8,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 )

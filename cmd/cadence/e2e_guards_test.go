@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/fakeapi"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // (g) A tool call hangs: the step times out (timeout = "5s"), the lot

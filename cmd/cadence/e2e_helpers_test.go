@@ -26,8 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/fakeapi"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // e2eRunTimeout bounds one cadence command.

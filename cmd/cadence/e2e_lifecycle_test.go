@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/cadence-run/cadence/executor/agent"
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/fakeapi"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // (a) implement commits and reports, the review is conform, the lot is

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/fakeapi"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // usageLimit is a 429 whose message gives the reset time. The agent block

@@ -13,8 +13,8 @@ import (
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/fakeapi"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor"
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // result is the part of the CLI's result line cadence reads.

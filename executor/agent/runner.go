@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor"
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/schemas"
 	"github.com/cadence-run/cadence/spec"
 )

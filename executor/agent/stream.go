@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // streamLine is the part of a stream-json line cadence reads.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // TranscriptPath is where Claude Code keeps a session's transcript:

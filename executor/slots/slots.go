@@ -57,8 +57,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/lock"
-	"github.com/gofrs/flock"
+	"github.com/cadence-run/cadence/internal/flock"
+	gofrs "github.com/gofrs/flock"
 )
 
 // ErrClosed is returned by Acquire on a closed Pool, and to Acquires still
@@ -108,7 +108,7 @@ type result struct {
 type Slot struct {
 	pool  *Pool
 	index int
-	fl    *flock.Flock
+	fl    *gofrs.Flock
 
 	mu       sync.Mutex
 	released bool
@@ -177,7 +177,7 @@ func (p *Pool) Acquire(ctx context.Context, h Holder) (*Slot, error) {
 	}
 	data, err := json.Marshal(h)
 	if err == nil {
-		err = lock.WriteRecord(s.path(), append(data, '\n'))
+		err = flock.WriteRecord(s.path(), append(data, '\n'))
 	}
 	if err != nil {
 		_ = s.Release()
@@ -203,7 +203,7 @@ func (p *Pool) tryAll() (*Slot, error) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl := flock.New(slotPath(p.dir, i))
+		fl := gofrs.New(slotPath(p.dir, i))
 		ok, err := fl.TryLock()
 		p.mu.Lock()
 		if ok && !p.closed {
@@ -271,7 +271,7 @@ func (p *Pool) grabber(i int) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl := flock.New(path)
+		fl := gofrs.New(path)
 		err := lockWait(fl)
 		p.mu.Lock()
 		if err == nil && !p.closed && len(p.waiters) > 0 {
@@ -293,7 +293,7 @@ func (p *Pool) grabber(i int) {
 }
 
 // newSlot records slot i as held; p.mu must be held.
-func (p *Pool) newSlot(i int, fl *flock.Flock) *Slot {
+func (p *Pool) newSlot(i int, fl *gofrs.Flock) *Slot {
 	s := &Slot{pool: p, index: i, fl: fl}
 	p.held[i] = s
 	return s
@@ -349,7 +349,7 @@ func (s *Slot) Release() error {
 
 	// Blank the record before unlocking, so the next holder's record is
 	// never clobbered and a free slot shows no holder.
-	terr := lock.WriteRecord(s.path(), nil)
+	terr := flock.WriteRecord(s.path(), nil)
 	if errors.Is(terr, os.ErrNotExist) {
 		terr = nil
 	}
@@ -389,7 +389,7 @@ func Inspect(dir string) ([]SlotInfo, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		fl := flock.New(path)
+		fl := gofrs.New(path)
 		free, err := fl.TryRLock()
 		if err != nil {
 			return nil, fmt.Errorf("slots: inspect %s: %w", path, err)
@@ -414,7 +414,7 @@ func slotPath(dir string, i int) string {
 }
 
 // lockWait is a blocking flock(2) that survives EINTR.
-func lockWait(fl *flock.Flock) error {
+func lockWait(fl *gofrs.Flock) error {
 	for {
 		err := fl.Lock()
 		if !errors.Is(err, syscall.EINTR) {

@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/lock"
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 func runAnswer(e *env, args []string) int {
@@ -22,7 +22,7 @@ func runAnswer(e *env, args []string) int {
 	}
 	file, id, text := pos[0], pos[1], pos[2]
 	path := state.PathFor(file)
-	l, err := lock.TryAcquire(path+".lock", lock.Holder{PID: os.Getpid(), What: "cadence answer", Since: time.Now()})
+	l, err := flock.TryAcquire(path+".lock", flock.Holder{PID: os.Getpid(), What: "cadence answer", Since: time.Now()})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence answer: the wave is running (%v): answer when it stops\n", err)
 		return ExitError

@@ -15,11 +15,11 @@ import (
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
-	"github.com/cadence-run/cadence/executor/lock"
 	"github.com/cadence-run/cadence/executor/slots"
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/planner/render"
 	"github.com/cadence-run/cadence/spec"
@@ -61,7 +61,7 @@ func runApply(e *env, args []string) int {
 	}
 	// One apply per wave: take its lock before anything else.
 	started := time.Now()
-	waveLock, err := lock.TryAcquire(state.PathFor(file)+".lock", lock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"})
+	waveLock, err := flock.TryAcquire(state.PathFor(file)+".lock", flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)
 		return exitRefused
@@ -71,7 +71,7 @@ func runApply(e *env, args []string) int {
 	if p == nil {
 		return exitRefused
 	}
-	_ = waveLock.SetHolder(lock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
+	_ = waveLock.SetHolder(flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
 		bases := map[string]string{}
 		for _, r := range p.Repos {
@@ -150,7 +150,7 @@ func (e *env) cadenceHome() string {
 func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 	cfg := w.cfg
 	statePath := state.PathFor(w.file)
-	holder := lock.Holder{PID: os.Getpid(), Wave: cfg.Wave.Name, File: w.file, Since: time.Now()}
+	holder := flock.Holder{PID: os.Getpid(), Wave: cfg.Wave.Name, File: w.file, Since: time.Now()}
 	repoLocks, code := e.lockRepos(w, p, holder)
 	defer func() {
 		for _, l := range repoLocks {
@@ -257,9 +257,9 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 
 // lockRepos takes the one-wave-per-repository lock of every repository the
 // pending lots use.
-func (e *env) lockRepos(w *wave, p *planner.Plan, h lock.Holder) ([]*lock.Lock, int) {
+func (e *env) lockRepos(w *wave, p *planner.Plan, h flock.Holder) ([]*flock.Lock, int) {
 	used := usedRepos(p)
-	var locks []*lock.Lock
+	var locks []*flock.Lock
 	for _, r := range w.cfg.Repos {
 		if !used[r.Name] {
 			continue
@@ -270,7 +270,7 @@ func (e *env) lockRepos(w *wave, p *planner.Plan, h lock.Holder) ([]*lock.Lock, 
 			return locks, exitRefused
 		}
 		h.What = "repo " + r.Name
-		l, err := lock.TryAcquire(filepath.Join(f.CommonDir, "cadence", "repo.lock"), h)
+		l, err := flock.TryAcquire(filepath.Join(f.CommonDir, "cadence", "repo.lock"), h)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "cadence apply: repo %s is used by another wave: %v\n", r.Name, err)
 			return locks, exitRefused

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/lock"
-	"github.com/cadence-run/cadence/executor/state"
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -29,7 +29,7 @@ func runClean(e *env, args []string) int {
 		e.writeDiags(e.stderr, diags, w.loader.Files, false)
 		return ExitError
 	}
-	l, err := lock.TryAcquire(state.PathFor(file)+".lock", lock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, What: "clean", Since: time.Now()})
+	l, err := flock.TryAcquire(state.PathFor(file)+".lock", flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, What: "clean", Since: time.Now()})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence clean: the wave is running (%v): clean when it stops\n", err)
 		return ExitError

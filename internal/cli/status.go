@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/lock"
 	"github.com/cadence-run/cadence/executor/slots"
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -105,13 +105,13 @@ func nonNilSlots(s []slots.SlotInfo) []slots.SlotInfo {
 }
 
 // lockHolder returns who holds a lock file, or nil when it is free.
-func lockHolder(path string) *lock.Holder {
-	l, err := lock.TryAcquire(path, lock.Holder{PID: os.Getpid(), What: "status probe"})
+func lockHolder(path string) *flock.Holder {
+	l, err := flock.TryAcquire(path, flock.Holder{PID: os.Getpid(), What: "status probe"})
 	if err == nil {
 		l.Release()
 		return nil
 	}
-	var he *lock.HeldError
+	var he *flock.HeldError
 	if errors.As(err, &he) {
 		return &he.Holder
 	}

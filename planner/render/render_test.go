@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadence-run/cadence/executor/state"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"github.com/cadence-run/cadence/spec"

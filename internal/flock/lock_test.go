@@ -1,4 +1,4 @@
-package lock
+package flock
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofrs/flock"
+	gofrs "github.com/gofrs/flock"
 )
 
 // helperEnv makes the test binary act as a helper process (see TestMain).
@@ -170,7 +170,7 @@ func TestSameProcessIsRefused(t *testing.T) {
 
 func TestUnknownHolder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
-	fl := flock.New(path)
+	fl := gofrs.New(path)
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

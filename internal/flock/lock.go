@@ -1,4 +1,4 @@
-// Package lock provides named cross-process locks that say who holds them.
+// Package flock provides named cross-process locks that say who holds them.
 //
 // A lock is an exclusive flock(2) (through github.com/gofrs/flock) on a file,
 // for example a wave state file's "<state>.lock" or a repository's
@@ -25,7 +25,7 @@
 //     inodes under one name.
 //   - flock on NFS is emulated with fcntl locks by some kernels; keep lock
 //     files on a local file system.
-package lock
+package flock
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	gofrs "github.com/gofrs/flock"
 )
 
 // Holder describes who holds a lock; it is written as JSON into the lock file.
@@ -62,7 +62,7 @@ type Holder struct {
 // process exits.
 type Lock struct {
 	path string
-	fl   *flock.Flock
+	fl   *gofrs.Flock
 
 	mu       sync.Mutex
 	released bool
@@ -194,15 +194,15 @@ func (l *Lock) Release() error {
 	return errors.Join(werr, uerr)
 }
 
-func newFlock(path string) (*flock.Flock, error) {
+func newFlock(path string) (*gofrs.Flock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return flock.New(path, flock.SetPermissions(0o644)), nil
+	return gofrs.New(path, gofrs.SetPermissions(0o644)), nil
 }
 
 // lockWait is a blocking flock(2) that survives EINTR.
-func lockWait(fl *flock.Flock) error {
+func lockWait(fl *gofrs.Flock) error {
 	for {
 		err := fl.Lock()
 		if !errors.Is(err, syscall.EINTR) {
@@ -211,7 +211,7 @@ func lockWait(fl *flock.Flock) error {
 	}
 }
 
-func finish(path string, fl *flock.Flock, h Holder) (*Lock, error) {
+func finish(path string, fl *gofrs.Flock, h Holder) (*Lock, error) {
 	if h.PID == 0 {
 		h.PID = os.Getpid()
 	}
