@@ -9,96 +9,34 @@ import (
 	"context"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
-// Agent runs one agent session to its end.
+// Agent runs one agent session to its end: an agent.Router, which hands
+// the session to the adapter of its agent's kind (executor/agent), or a
+// fake in tests.
 type Agent interface {
 	Run(ctx context.Context, s Session) Outcome
 }
 
-// Session is one agent session: a fresh agent process in a lot's worktree.
-type Session struct {
-	Wave, Lot string
-	Step      state.StepKind
-	Pass      int
-	Agent     *spec.Agent
-	Model     string
-	// Dir is the lot's worktree; AddDirs the worktrees of its neighbours.
-	Dir     string
-	AddDirs []string
-	// Brief is the rendered prompt; ReadOnly marks precheck and review.
-	Brief    string
-	ReadOnly bool
-	// SessionID is the session's UUID (for --session-id).
-	SessionID string
-	Timeout   time.Duration
-	// LogPrefix is where the session's files go: LogPrefix+".json", ".err".
-	LogPrefix string
-	// Started is called with the agent's pid once it runs.
-	Started func(pid int)
-	// Progress is called with the usage so far, as the session reports it.
-	Progress func(state.Usage)
-	// Moved reports whether the worktree changed (new commits or files)
-	// since it was last asked: a write step that still moves at its timeout
-	// gets more time.
-	Moved func() bool
-	// Note receives remarks worth showing (a timeout extended).
-	Note func(string)
-	// Env are extra environment entries for the session (push guards).
-	Env []string
-}
-
-// Outcome is how a session ended.
-type Outcome struct {
-	Status     state.StepStatus
-	Usage      state.Usage
-	CostMicros int64
-	// Cause explains anything but ok.
-	Cause string
-	// ResetAt is when a usage limit resets (Status quota), if known.
-	ResetAt *time.Time
-	// Report is the structured report, nil when there was none.
-	Report *Report
-	// PushAttempts are commands of the session that tried to push (the
-	// guards made them fail; the lead should know).
-	PushAttempts []string
-}
-
-// Report is a session's structured report: write steps fill Summary,
-// Questions and Tests; reviews fill Verdict and Findings.
-type Report struct {
-	Status    string          `json:"status,omitempty"`
-	Summary   string          `json:"summary,omitempty"`
-	Questions []string        `json:"questions,omitempty"`
-	Tests     string          `json:"tests,omitempty"`
-	Choices   []string        `json:"choices,omitempty"`
-	Verdict   string          `json:"verdict,omitempty"`
-	Findings  []state.Finding `json:"findings,omitempty"`
-	// AlreadyDone and Evidence are a precheck's answer.
-	AlreadyDone bool   `json:"already_done,omitempty"`
-	Evidence    string `json:"evidence,omitempty"`
-}
+// The session types are the agent package's, named here for the executor's
+// own code and tests: the executor and every adapter share them.
+type (
+	// Session is one agent session (agent.Session).
+	Session = agent.Session
+	// Outcome is how a session ended (agent.Outcome).
+	Outcome = agent.Outcome
+	// Report is a session's structured report (agent.Report).
+	Report = agent.Report
+)
 
 // CauseNoReport is the cause of a session that succeeded without its
-// structured report (after the one formatting retry, if any).
-const CauseNoReport = "the session gave no structured report"
-
-// Conform is a review's verdict: no blocking and no major finding.
-func (r *Report) Conform() bool {
-	if r == nil {
-		return false
-	}
-	for _, f := range r.Findings {
-		if f.Severity == "blocking" || f.Severity == "major" {
-			return false
-		}
-	}
-	return true
-}
+// structured report (agent.CauseNoReport).
+const CauseNoReport = agent.CauseNoReport
 
 // Git is what the executor needs of git.
 type Git interface {

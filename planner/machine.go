@@ -46,11 +46,14 @@ type AgentFacts struct {
 	Version string
 	// Err is set when the CLI was found but did not answer.
 	Err error
+	// VersionArgs are the arguments that asked the version ("--version"),
+	// for messages.
+	VersionArgs string
+	// MinVersion is the oldest version the agent's adapter drives ("" for
+	// no minimum); Install says how to get the CLI when it is missing. Both
+	// come from the adapter (executor/agent.Tool), through the Machine.
+	MinVersion, Install string
 }
-
-// MinClaudeVersion is the oldest Claude Code CLI cadence drives: it needs
-// --json-schema, --session-id and stream-json results with structured_output.
-const MinClaudeVersion = "2.1.0"
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
 

@@ -186,8 +186,12 @@ type fakeMachine struct {
 	agent AgentFacts
 }
 
-func (f fakeMachine) Repo(*spec.Repo) RepoFacts    { return f.repo }
-func (f fakeMachine) Agent(*spec.Agent) AgentFacts { return f.agent }
+func (f fakeMachine) Repo(*spec.Repo) RepoFacts { return f.repo }
+func (f fakeMachine) Agent(*spec.Agent) AgentFacts {
+	a := f.agent
+	a.VersionArgs, a.MinVersion = "--version", "2.1.0" // what the claude adapter requires
+	return a
+}
 
 func TestPreflight(t *testing.T) {
 	good := RepoFacts{Exists: true, IsGit: true, BaseSHA: "abc"}

@@ -9,7 +9,8 @@ import (
 )
 
 // preflight records the repositories and, with a Machine, checks them and the
-// agent CLI. A repository apply cannot use at all is an error diagnostic
+// agent CLI (found, answering its version probe, not older than its
+// adapter's minimum: the Machine passes those facts in). A repository apply cannot use at all is an error diagnostic
 // pointing at its block; what apply refuses but the lead can fix in place (a
 // dirty tree) is a refusing warning.
 func (b *builder) preflight(m Machine) {
@@ -60,14 +61,17 @@ func (b *builder) preflight(m Machine) {
 		}
 		switch {
 		case f.Path == "":
-			b.warn(Warning{Kind: WarnAgentMissing, Subject: a.Name, Refuses: true,
-				Message: fmt.Sprintf("agent %s: command %q not found on PATH (install Claude Code: npm install -g @anthropic-ai/claude-code, or set CADENCE_CLAUDE_BIN)", a.Name, f.Command)})
+			msg := fmt.Sprintf("agent %s: command %q not found on PATH", a.Name, f.Command)
+			if f.Install != "" {
+				msg += " (" + f.Install + ")"
+			}
+			b.warn(Warning{Kind: WarnAgentMissing, Subject: a.Name, Refuses: true, Message: msg})
 		case f.Err != nil:
 			b.warn(Warning{Kind: WarnAgentMissing, Subject: a.Name, Refuses: true,
-				Message: fmt.Sprintf("agent %s: %s --version failed: %v", a.Name, f.Path, f.Err)})
-		case !VersionAtLeast(f.Version, MinClaudeVersion):
+				Message: fmt.Sprintf("agent %s: %s failed: %v", a.Name, strings.TrimSpace(f.Path+" "+f.VersionArgs), f.Err)})
+		case f.MinVersion != "" && !VersionAtLeast(f.Version, f.MinVersion):
 			b.warn(Warning{Kind: WarnAgentOld, Subject: a.Name,
-				Message: fmt.Sprintf("agent %s: %s is version %q; cadence needs %s or newer", a.Name, f.Path, f.Version, MinClaudeVersion)})
+				Message: fmt.Sprintf("agent %s: %s is version %q; cadence needs %s or newer", a.Name, f.Path, f.Version, f.MinVersion)})
 		}
 	}
 }

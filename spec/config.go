@@ -91,12 +91,29 @@ type Wave struct {
 }
 
 // Agent is an agent CLI definition. The built-in "claude" always exists; an
-// agent block with that name changes some of its settings.
+// agent block with that name changes some of its settings. Kind picks the
+// adapter that runs its sessions (executor/agent); the settings of one kind
+// sit in the struct named after it (Claude for kind "claude").
 type Agent struct {
 	// Name is the block label.
 	Name string
-	// Command is the executable (CADENCE_CLAUDE_BIN overrides it for claude).
+	// Kind is the kind of agent CLI: AgentKindClaude unless the block sets
+	// kind; one of Options.AgentKinds.
+	Kind string
+	// Command is the executable (the kind's adapter may override it for
+	// the agent named like the kind: CADENCE_CLAUDE_BIN for "claude").
 	Command string
+	// Claude holds the settings of kind "claude" (zero for other kinds).
+	Claude ClaudeAgent
+	// Builtin is true when the agent was not declared in the file.
+	Builtin bool
+	// DeclRange is the range of the block header (empty for a built-in).
+	DeclRange hcl.Range
+}
+
+// ClaudeAgent is the part of an agent block only kind "claude" takes: the
+// Claude Code CLI's permissions, prompt and retries.
+type ClaudeAgent struct {
 	// PermissionMode is passed as --permission-mode.
 	PermissionMode string
 	// AllowedTools are passed as --allowedTools.
@@ -107,10 +124,6 @@ type Agent struct {
 	AppendSystemPrompt string
 	// MaxRetries bounds the CLI's own API retries (CLAUDE_CODE_MAX_RETRIES).
 	MaxRetries int
-	// Builtin is true when the agent was not declared in the file.
-	Builtin bool
-	// DeclRange is the range of the block header (empty for a built-in).
-	DeclRange hcl.Range
 }
 
 // Repo is a git repository that lots work in.

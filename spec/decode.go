@@ -40,11 +40,6 @@ var lotSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
 }, lotSettings...)}
 
-var agentSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "command"}, {Name: "permission_mode"}, {Name: "allowed_tools"}, {Name: "disallowed_tools"},
-	{Name: "append_system_prompt"}, {Name: "max_retries"},
-}}
-
 var repoSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
 }}
@@ -55,12 +50,14 @@ var agentOnly = []string{"agent", "model", "review_model", "fix_passes", "review
 // decoder carries the state of one decoding run.
 type decoder struct {
 	values
-	cfg       *Config
-	filename  string
-	defaults  settings
-	lotAttrs  map[*Lot]hcl.Attributes
-	lotAgent  map[*Lot]*hcl.Attribute
-	lotBudget map[*Lot]hcl.Range
+	cfg      *Config
+	filename string
+	// agentKinds are the kinds an agent block may name (Options.AgentKinds).
+	agentKinds []string
+	defaults   settings
+	lotAttrs   map[*Lot]hcl.Attributes
+	lotAgent   map[*Lot]*hcl.Attribute
+	lotBudget  map[*Lot]hcl.Range
 }
 
 func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
@@ -90,6 +87,10 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		c, diags := b.Body.Content(defaultsSchema)
 		d.values.diags = append(d.values.diags, diags...)
 		d.defaults = d.decodeSettings(c.Attributes)
+	}
+	d.agentKinds = opts.AgentKinds
+	if len(d.agentKinds) == 0 {
+		d.agentKinds = DefaultAgentKinds
 	}
 	d.cfg.agentsByName = map[string]*Agent{}
 	builtin := builtinClaude()
@@ -152,46 +153,6 @@ func (d *decoder) abs(p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(d.cfg.Dir, p)
-}
-
-func (d *decoder) decodeAgent(b *hcl.Block) {
-	name := b.Labels[0]
-	if !hclsyntax.ValidIdentifier(name) {
-		d.errorf(b.LabelRanges[0], "Invalid agent name", "%q is not a valid name: use letters, digits, underscores and dashes, starting with a letter or underscore.", name)
-		return
-	}
-	a := d.cfg.agentsByName[name]
-	switch {
-	case a != nil && !a.Builtin:
-		d.duplicate(b.DefRange, "agent", name, a.DeclRange)
-		return
-	case a == nil:
-		a = builtinClaude()
-		a.Name = name
-		d.cfg.Agents = append(d.cfg.Agents, a)
-		d.cfg.agentsByName[name] = a
-	}
-	a.Builtin, a.DeclRange = false, b.DefRange
-	c, diags := b.Body.Content(agentSchema)
-	d.values.diags = append(d.values.diags, diags...)
-	if s, ok := d.str(c.Attributes["command"]); ok {
-		a.Command = s
-	}
-	if s, ok := d.enum(c.Attributes["permission_mode"], PermissionModes...); ok {
-		a.PermissionMode = s
-	}
-	if l, ok := d.strList(c.Attributes["allowed_tools"]); ok {
-		a.AllowedTools = l
-	}
-	if l, ok := d.strList(c.Attributes["disallowed_tools"]); ok {
-		a.DisallowedTools = l
-	}
-	if s, ok := d.str(c.Attributes["append_system_prompt"]); ok {
-		a.AppendSystemPrompt = s
-	}
-	if n, ok := d.whole(c.Attributes["max_retries"], 0); ok {
-		a.MaxRetries = n
-	}
 }
 
 func (d *decoder) decodeRepo(b *hcl.Block) {

@@ -29,10 +29,17 @@ const (
 	DefaultAgentMaxRetries = 3
 	// BuiltinAgent is the name of the built-in Claude Code agent.
 	BuiltinAgent = "claude"
+	// AgentKindClaude is the kind of the Claude Code CLI and CLIs that
+	// behave like it: the kind of an agent block that sets none.
+	AgentKindClaude = "claude"
 )
 
 // PermissionModes are the values Claude Code accepts for --permission-mode.
 var PermissionModes = []string{"default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"}
+
+// DefaultAgentKinds are the kinds an agent block may name when the caller
+// passes none in Options.AgentKinds: the kinds whose attributes spec knows.
+var DefaultAgentKinds = []string{AgentKindClaude}
 
 // builtinClaude returns a fresh copy of the built-in Claude Code agent. Its
 // permissions let an agent edit, test and commit unattended without
@@ -41,12 +48,26 @@ var PermissionModes = []string{"default", "acceptEdits", "plan", "auto", "dontAs
 // denied. The push denial is a soft guard; gitint enforces the real one.
 func builtinClaude() *Agent {
 	return &Agent{
-		Name:            BuiltinAgent,
-		Command:         "claude",
-		PermissionMode:  "acceptEdits",
-		AllowedTools:    []string{"Bash", "Edit", "Write"},
-		DisallowedTools: []string{"Agent", "Bash(git push:*)"},
-		MaxRetries:      DefaultAgentMaxRetries,
-		Builtin:         true,
+		Name:    BuiltinAgent,
+		Kind:    AgentKindClaude,
+		Command: "claude",
+		Claude: ClaudeAgent{
+			PermissionMode:  "acceptEdits",
+			AllowedTools:    []string{"Bash", "Edit", "Write"},
+			DisallowedTools: []string{"Agent", "Bash(git push:*)"},
+			MaxRetries:      DefaultAgentMaxRetries,
+		},
+		Builtin: true,
 	}
+}
+
+// DefaultAgent returns a fresh agent of the given kind with the defaults an
+// agent block of that kind starts from, named like the kind: the built-in
+// Claude Code agent for "claude"; for a kind spec has no settings of, an
+// agent whose command is the kind's name.
+func DefaultAgent(kind string) *Agent {
+	if kind == AgentKindClaude {
+		return builtinClaude()
+	}
+	return &Agent{Name: kind, Kind: kind, Command: kind, Builtin: true}
 }

@@ -25,11 +25,9 @@ type decodedWave struct {
 }
 
 type decodedAgent struct {
-	Name, Command, PermissionMode string
-	AllowedTools, DisallowedTools []string
-	AppendSystemPrompt            string
-	MaxRetries                    int
-	Builtin                       bool
+	Name, Kind, Command string
+	Claude              ClaudeAgent
+	Builtin             bool
 }
 
 type decodedRepo struct {
@@ -57,8 +55,7 @@ func project(cfg *Config) decoded {
 	w := cfg.Wave
 	out := decoded{Wave: decodedWave{w.Name, w.Budget, w.BudgetUSD, w.MaxSessions, w.OnQuota, w.Templates}}
 	for _, a := range cfg.Agents {
-		out.Agents = append(out.Agents, decodedAgent{a.Name, a.Command, a.PermissionMode, a.AllowedTools, a.DisallowedTools,
-			a.AppendSystemPrompt, a.MaxRetries, a.Builtin})
+		out.Agents = append(out.Agents, decodedAgent{a.Name, a.Kind, a.Command, a.Claude, a.Builtin})
 	}
 	for _, r := range cfg.Repos {
 		out.Repos = append(out.Repos, decodedRepo{r.Name, r.Path, r.RawPath, r.Base, r.Test, r.Changelog, r.Parallel})

@@ -21,6 +21,10 @@ type Options struct {
 	Vars []string
 	// VarFiles are -var-file paths (HCL or HCL JSON files of assignments).
 	VarFiles []string
+	// AgentKinds are the kinds an agent block may name: the kinds that have
+	// an adapter (the CLI passes executor/agent.Kinds(); spec does not
+	// import the executor). Empty means DefaultAgentKinds.
+	AgentKinds []string
 }
 
 // Loader parses wave files and remembers their sources so that diagnostics

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/agent/claude"
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
 )
@@ -237,7 +237,7 @@ func e2eFormatRetry(t *testing.T) {
 	if !reqs[2].Contains("[structured-output-enforce]") {
 		t.Error("the third request is not the CLI's enforce request")
 	}
-	if !reqs[3].Contains(agent.FormatRetryPrompt) || !reqs[3].Contains("I added f.txt.") {
+	if !reqs[3].Contains(claude.FormatRetryPrompt) || !reqs[3].Contains("I added f.txt.") {
 		t.Error("the fourth request is not a resume (with the history) asking for the report")
 	}
 	// The tokens of both invocations are counted: 4 turns of 100 in + 20 out.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/agent/claude"
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
@@ -55,7 +56,7 @@ func TestE2E(t *testing.T) {
 }
 
 // refusedSchemas runs the CLI once per report schema with the arguments
-// cadence gives a session (agent.Args) and returns what the CLI said when
+// cadence gives a session (claude.Args) and returns what the CLI said when
 // it refused the schema ("" when it took all of them).
 func refusedSchemas(t *testing.T) string {
 	t.Helper()
@@ -69,11 +70,11 @@ func refusedSchemas(t *testing.T) string {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := executor.Session{Step: kind, Model: "sonnet", SessionID: executor.NewSessionID(),
-				Agent: &spec.Agent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}
-			args, err := agent.Args(s, "[[fake:probe]] hi", false)
+			s := agent.Session{Step: kind, Model: "sonnet", SessionID: executor.NewSessionID(),
+				Agent: &spec.Agent{Kind: claude.Kind, Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}}
+			args, err := claude.Args(s, "[[fake:probe]] hi", false)
 			if err != nil {
-				t.Errorf("agent.Args: %v", err)
+				t.Errorf("claude.Args: %v", err)
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -223,7 +223,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 	env := os.Environ()
 	res, err := executor.Run(ctx, executor.Options{
 		Config: cfg, Plan: p, Store: store, Git: gitint.NewRepos(), Briefs: bs,
-		Agent: &agent.Runner{Env: env, NewSessionID: executor.NewSessionID,
+		Agent: &agent.Router{Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID},
 			Command: func(a *spec.Agent) string { return agentCommand(a, e.getenv) }},
 		Slots: poolSlots{pool: pool, wave: cfg.Wave.Name},
 		Env:   env, WorkDir: workDir,

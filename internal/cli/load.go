@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
@@ -33,6 +34,9 @@ func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 		return w, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read wave file", Detail: detail}}
 	}
 	w.digest = state.Digest(src)
+	if opts.AgentKinds == nil {
+		opts.AgentKinds = agent.Kinds()
+	}
 	cfg, diags := w.loader.LoadBytes(src, file, opts)
 	w.cfg = cfg
 	return w, diags

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -39,33 +40,40 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	return out
 }
 
-// agentCommand is the command that runs an agent: CADENCE_CLAUDE_BIN, when
-// set, overrides the claude agent's command (built in or declared).
+// agentCommand is the command that runs an agent: its adapter's override
+// (CADENCE_CLAUDE_BIN for the claude agent, built in or declared), when
+// set, else its command (agent.Command).
 func agentCommand(a *spec.Agent, getenv func(string) string) string {
-	if bin := getenv("CADENCE_CLAUDE_BIN"); bin != "" && a.Name == spec.BuiltinAgent {
-		return bin
-	}
-	return a.Command
+	return agent.Command(a, getenv)
 }
 
 // Agent implements planner.Machine: it finds the command and asks its
-// version, bounded to a few seconds.
+// version, bounded to a few seconds, and passes on what the agent's
+// adapter requires (minimum version, install hint).
 func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
 	f := planner.AgentFacts{Command: agentCommand(a, m.getenv)}
+	ad, ok := agent.Lookup(a.Kind)
+	if !ok {
+		f.Err = fmt.Errorf("no adapter for agent kind %q", a.Kind)
+		return f
+	}
+	tool := ad.Tool()
+	f.VersionArgs, f.MinVersion, f.Install = strings.Join(tool.VersionArgs, " "), tool.MinVersion, tool.Install
 	path, err := exec.LookPath(f.Command)
 	if err != nil {
 		return f
 	}
 	f.Path = path
-	f.Version, f.Err = agentVersion(m.ctx, path)
+	f.Version, f.Err = agentVersion(m.ctx, path, tool.VersionArgs)
 	return f
 }
 
-// agentVersion runs `CMD --version` in its own process group with a timeout.
-func agentVersion(ctx context.Context, path string) (string, error) {
+// agentVersion runs `CMD ARGS` (the adapter's version probe) in its own
+// process group with a timeout.
+func agentVersion(ctx context.Context, path string, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = os.Environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -31,14 +32,19 @@ func runVersion(e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	agent := &spec.Agent{Name: spec.BuiltinAgent, Command: "claude"}
-	cmd := agentCommand(agent, e.getenv)
+	// The built-in agent, with what its kind's adapter says of its CLI.
+	a := spec.DefaultAgent(spec.AgentKindClaude)
+	var tool agent.Tool
+	if ad, ok := agent.Lookup(a.Kind); ok {
+		tool = ad.Tool()
+	}
+	cmd := agentCommand(a, e.getenv)
 	var path, ver, problem string
 	if p, err := exec.LookPath(cmd); err != nil {
 		problem = "not found"
 	} else {
 		path = p
-		v, err := agentVersion(context.Background(), p)
+		v, err := agentVersion(context.Background(), p, tool.VersionArgs)
 		if err != nil {
 			problem = err.Error()
 		}
@@ -54,7 +60,11 @@ func runVersion(e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "cadence %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	switch {
 	case problem == "not found":
-		fmt.Fprintf(e.stdout, "agent: %s not found (npm install -g @anthropic-ai/claude-code, or set CADENCE_CLAUDE_BIN)\n", cmd)
+		if tool.Install != "" {
+			fmt.Fprintf(e.stdout, "agent: %s not found (%s)\n", cmd, tool.Install)
+		} else {
+			fmt.Fprintf(e.stdout, "agent: %s not found\n", cmd)
+		}
 	case problem != "":
 		fmt.Fprintf(e.stdout, "agent: %s: %s\n", path, problem)
 	default:

@@ -59,10 +59,15 @@ func (fakeMachine) Repo(r *spec.Repo) planner.RepoFacts {
 }
 
 func (fakeMachine) Agent(a *spec.Agent) planner.AgentFacts {
+	// What the claude adapter requires (both agents are of kind claude).
+	need := planner.AgentFacts{VersionArgs: "--version", MinVersion: "2.1.0",
+		Install: "install Claude Code: npm install -g @anthropic-ai/claude-code, or set CADENCE_CLAUDE_BIN"}
 	if a.Name == "codex" {
-		return planner.AgentFacts{Command: "codex", Path: "/usr/local/bin/codex", Version: "codex 0.9.0"}
+		need.Command, need.Path, need.Version = "codex", "/usr/local/bin/codex", "codex 0.9.0"
+		return need
 	}
-	return planner.AgentFacts{Command: a.Command}
+	need.Command = a.Command
+	return need
 }
 
 // actionsState is a hand-made state file for testdata/actions/wave.hcl that

@@ -48,7 +48,7 @@ func TestWaveSchemaValid(t *testing.T) {
   "agent": {
     "claude": {"command": "claude", "permission_mode": "acceptEdits", "allowed_tools": ["Bash", "Edit", "Write"],
       "disallowed_tools": ["Agent", "Bash(git push:*)"], "append_system_prompt": "Be brief.", "max_retries": 0},
-    "careful": {"permission_mode": "plan", "//": "c"}
+    "careful": {"kind": "claude", "permission_mode": "plan", "//": "c"}
   },
   "repo": {"api": {"path": "../api", "base": "main", "test": "go test ./...", "parallel": 2, "changelog": "CHANGELOG.md"}, "web": {"path": "../web"}},
   "lot": {
@@ -143,6 +143,8 @@ func TestWaveSchemaInvalid(t *testing.T) {
 			[]string{"/defaults/on_conflict", "'hand-back', 'fix'"}, false},
 		{"permission_mode yolo", `{"wave": {"w": {}}, "agent": {"claude": {"permission_mode": "yolo"}}}`,
 			[]string{"/agent/claude/permission_mode", "'acceptEdits'"}, false},
+		{"unknown agent kind", `{"wave": {"w": {}}, "agent": {"other": {"kind": "claud"}}}`,
+			[]string{"/agent/other/kind", "'claude'"}, false},
 		{"depends_on repo.x", `{` + head + `, "lot": {"a": {"run": "true", "depends_on": ["repo.x"]}}}`,
 			[]string{"/lot/a/depends_on/0", "'repo.x' does not match pattern"}, false},
 		{"depends_on not a list", `{` + head + `, "lot": {"a": {"run": "true"}, "b": {"run": "true", "depends_on": "lot.a"}}}`,

@@ -1,14 +1,16 @@
-package agent
+package claude
 
 import (
 	"bytes"
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/cadence-run/cadence/executor/agent"
 )
 
 // killMarked kills every process whose environment carries
-// CADENCE_SESSION=session: what a session left behind that its process
+// agent.SessionMark=session (CADENCE_SESSION): what a session left behind that its process
 // group did not take down (Claude Code runs its Bash tool in a process
 // group of its own, so a killed claude leaves that shell and its children
 // running). It returns how many it killed. Processes of other users, and
@@ -17,7 +19,7 @@ func killMarked(session string) int {
 	if session == "" {
 		return 0
 	}
-	mark := []byte("CADENCE_SESSION=" + session + "\x00")
+	mark := []byte(agent.SessionMark + "=" + session + "\x00")
 	killed := 0
 	for round := 0; round < 3; round++ {
 		entries, err := os.ReadDir("/proc")

@@ -1,4 +1,4 @@
-package agent
+package claude
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 )
@@ -49,10 +49,10 @@ type Ended struct {
 // says little (SIGINT exits 0, a missing report exits 0, an API error has
 // subtype "success"): a session is ok only when its result says no error
 // and carries a report that fits the step's schema.
-func Classify(e Ended) executor.Outcome {
+func Classify(e Ended) agent.Outcome {
 	var r result
 	parsed := len(e.Result) > 0 && json.Unmarshal(e.Result, &r) == nil && r.Type == "result"
-	var o executor.Outcome
+	var o agent.Outcome
 	if parsed {
 		o.Usage = r.Usage.usage()
 		o.CostMicros = int64(r.TotalCostUSD*1e6 + 0.5)
@@ -78,7 +78,7 @@ func Classify(e Ended) executor.Outcome {
 	case r.IsError:
 		o.Status, o.Cause = state.StepFailed, failCause(r)
 	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
-		o.Status, o.Cause = state.StepFailed, executor.CauseNoReport
+		o.Status, o.Cause = state.StepFailed, agent.CauseNoReport
 	default:
 		rep, err := DecodeReport(r.StructuredOutput, e.Step)
 		if err != nil {
@@ -157,7 +157,7 @@ func resetTime(msg string, now time.Time) *time.Time {
 // fields, the required ones present, enumerations respected. The CLI
 // already validated it against the same schema; this is cadence's own check,
 // without linking a JSON Schema validator into the binary.
-func DecodeReport(raw json.RawMessage, step state.StepKind) (*executor.Report, error) {
+func DecodeReport(raw json.RawMessage, step state.StepKind) (*agent.Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	switch SchemaFor(step) {
@@ -172,7 +172,7 @@ func DecodeReport(raw json.RawMessage, step state.StepKind) (*executor.Report, e
 		if r.AlreadyDone == nil || r.Evidence == nil {
 			return nil, fmt.Errorf("a precheck report needs already_done and evidence")
 		}
-		return &executor.Report{AlreadyDone: *r.AlreadyDone, Evidence: *r.Evidence}, nil
+		return &agent.Report{AlreadyDone: *r.AlreadyDone, Evidence: *r.Evidence}, nil
 	case "review.schema.json":
 		var r struct {
 			Verdict  *string          `json:"verdict"`
@@ -189,7 +189,7 @@ func DecodeReport(raw json.RawMessage, step state.StepKind) (*executor.Report, e
 				return nil, fmt.Errorf("finding severity %q is not blocking, major or minor", f.Severity)
 			}
 		}
-		return &executor.Report{Verdict: *r.Verdict, Findings: *r.Findings}, nil
+		return &agent.Report{Verdict: *r.Verdict, Findings: *r.Findings}, nil
 	}
 	var r struct {
 		Status    *string  `json:"status"`
@@ -209,7 +209,7 @@ func DecodeReport(raw json.RawMessage, step state.StepKind) (*executor.Report, e
 	default:
 		return nil, fmt.Errorf("status %q is not done, partial or blocked", *r.Status)
 	}
-	return &executor.Report{Status: *r.Status, Summary: *r.Summary, Tests: r.Tests, Questions: r.Questions, Choices: r.Choices}, nil
+	return &agent.Report{Status: *r.Status, Summary: *r.Summary, Tests: r.Tests, Questions: r.Questions, Choices: r.Choices}, nil
 }
 
 func lastLine(b []byte) string {

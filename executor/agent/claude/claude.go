@@ -1,10 +1,14 @@
-// Package agent runs agent sessions: the Claude Code CLI (and CLIs that
-// behave like it) as `claude -p BRIEF --output-format stream-json --verbose
-// --json-schema SCHEMA --model M --session-id UUID …` in the lot's worktree,
-// in its own process group, with an explicit environment; it follows the
-// stream for live usage and retries, classifies the result, and makes sure
-// nothing the session started outlives it.
-package agent
+// Package claude is the adapter of the Claude Code CLI (and CLIs that
+// behave like it, reached with command = "..." in an agent block of kind
+// "claude"): it runs a session as `claude -p BRIEF --output-format
+// stream-json --verbose --json-schema SCHEMA --model M --session-id UUID …`
+// in the lot's worktree, in its own process group, with an explicit
+// environment; it follows the stream for live usage and retries,
+// classifies the result, counts usage from the transcript when the result
+// is missing, and makes sure nothing the session started outlives it.
+// Every fact about Claude Code's flags, JSON and files lives here
+// (reference: shared/reference/claude-cli.md).
+package claude
 
 import (
 	"context"
@@ -14,41 +18,49 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/schemas"
-	"github.com/cadence-run/cadence/spec"
 )
 
-// MaxExtensions bounds how many times a write step that still makes
-// progress at its timeout is given more time.
-const MaxExtensions = 3
+// Kind is the agent kind this adapter serves, the default of an agent block.
+const Kind = "claude"
+
+// MinVersion is the oldest Claude Code CLI cadence drives: it needs
+// --json-schema, --session-id and stream-json results with structured_output.
+const MinVersion = "2.1.0"
 
 // FormatRetryPrompt asks a session that ended without its report for the
 // report alone (the one formatting retry, with --resume).
 const FormatRetryPrompt = "Your work is finished. Do not change anything. Now call the StructuredOutput tool once with your report."
 
-// Runner runs sessions of Claude Code–compatible CLIs. It implements
-// executor.Agent.
-type Runner struct {
-	// Env is the environment sessions start from (the user's).
-	Env []string
-	// Command resolves an agent's executable (CADENCE_CLAUDE_BIN and such).
-	Command func(*spec.Agent) string
-	// Grace is the time between SIGTERM and SIGKILL when a session is stopped.
-	Grace time.Duration
-	// NewSessionID makes the id of a relaunched session.
-	NewSessionID func() string
-	// Now is the clock.
-	Now func() time.Time
+// Adapter runs sessions of Claude Code–compatible CLIs. It implements
+// agent.Adapter and holds no state: one value serves every session.
+type Adapter struct{}
+
+// New returns the Claude Code adapter, for agent.Register(Kind, New()).
+func New() *Adapter { return &Adapter{} }
+
+// Tool implements agent.Adapter: CADENCE_CLAUDE_BIN overrides the
+// executable of agent "claude"; `claude --version` prints "2.1.328 (Claude
+// Code)".
+func (*Adapter) Tool() agent.Tool {
+	return agent.Tool{
+		EnvOverride: "CADENCE_CLAUDE_BIN",
+		VersionArgs: []string{"--version"},
+		MinVersion:  MinVersion,
+		Install:     "install Claude Code: npm install -g @anthropic-ai/claude-code, or set CADENCE_CLAUDE_BIN",
+	}
 }
+
+// KillLeftovers implements agent.Adapter (see killMarked).
+func (*Adapter) KillLeftovers(sessionID string) int { return killMarked(sessionID) }
 
 // Args returns the command-line arguments of a session: a new one
 // (--session-id) or, with resume, the next turn of an existing one.
-func Args(s executor.Session, prompt string, resume bool) ([]string, error) {
+func Args(s agent.Session, prompt string, resume bool) ([]string, error) {
 	schema := SchemaFor(s.Step)
 	b, err := schemas.FS.ReadFile(schema)
 	if err != nil {
@@ -58,7 +70,7 @@ func Args(s executor.Session, prompt string, resume bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := s.Agent
+	a := s.Agent.Claude
 	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--json-schema", string(b), "--model", s.Model}
 	if resume {
 		args = append(args, "--resume", s.SessionID)
@@ -112,21 +124,21 @@ func SchemaFor(k state.StepKind) string {
 // one formatting retry (--resume, asking for the report only) when a
 // successful session gave no report, and one fresh relaunch of a read-only
 // session that was cut. A write step is never run again automatically.
-func (r *Runner) Run(ctx context.Context, s executor.Session) executor.Outcome {
-	out := r.once(ctx, s, s.Brief, false, s.LogPrefix)
+func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.Outcome {
+	out := r.once(ctx, s, h, s.Brief, false, s.LogPrefix)
 	switch {
 	case ctx.Err() != nil:
-	case out.Status == state.StepFailed && out.Cause == executor.CauseNoReport:
-		retry := r.once(ctx, s, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
+	case out.Status == state.StepFailed && out.Cause == agent.CauseNoReport:
+		retry := r.once(ctx, s, h, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
 		retry.Usage = retry.Usage.Add(out.Usage)
 		retry.PushAttempts = append(out.PushAttempts, retry.PushAttempts...)
 		// total_cost_usd already adds up across resumes of one session.
 		retry.CostMicros = max(retry.CostMicros, out.CostMicros)
 		out = retry
-	case out.Status == state.StepCut && s.ReadOnly && r.NewSessionID != nil:
+	case out.Status == state.StepCut && s.ReadOnly && h.NewSessionID != nil:
 		s2 := s
-		s2.SessionID = r.NewSessionID()
-		again := r.once(ctx, s2, s.Brief, false, s.LogPrefix+".relaunch")
+		s2.SessionID = h.NewSessionID()
+		again := r.once(ctx, s2, h, s.Brief, false, s.LogPrefix+".relaunch")
 		again.Usage = again.Usage.Add(out.Usage)
 		again.CostMicros += out.CostMicros
 		out = again
@@ -135,9 +147,9 @@ func (r *Runner) Run(ctx context.Context, s executor.Session) executor.Outcome {
 }
 
 // once runs the CLI a single time.
-func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, resume bool, logPrefix string) executor.Outcome {
-	fail := func(err error) executor.Outcome {
-		return executor.Outcome{Status: state.StepFailed, Cause: err.Error()}
+func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, prompt string, resume bool, logPrefix string) agent.Outcome {
+	fail := func(err error) agent.Outcome {
+		return agent.Outcome{Status: state.StepFailed, Cause: err.Error()}
 	}
 	args, err := Args(s, prompt, resume)
 	if err != nil {
@@ -153,17 +165,16 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 		return fail(err)
 	}
 	defer stderr.Close()
-	env := append(append(append([]string{}, r.Env...), s.Env...),
-		"CADENCE_WAVE="+s.Wave, "CADENCE_LOT="+s.Lot, "CADENCE_SESSION="+s.SessionID,
+	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
 		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
-		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.MaxRetries))
-	command := s.Agent.Command
-	if r.Command != nil {
-		command = r.Command(s.Agent)
+		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
+	command := h.Command
+	if command == "" {
+		command = s.Agent.Command
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	timedOut := r.watchTimeout(sctx, cancel, s)
+	timedOut := agent.WatchTimeout(sctx, cancel, s)
 	pr, pw := io.Pipe()
 	// API retries are shown as they happen (a rate-limited session is
 	// otherwise silent for minutes); tool calls only feed the token count.
@@ -180,20 +191,16 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env,
-		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: r.Grace, Started: s.Started})
+		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: h.Grace, Started: s.Started})
 	pw.Close()
 	wg.Wait()
-	killMarked(s.SessionID)
+	r.KillLeftovers(s.SessionID)
 	if rerr != nil {
 		return fail(rerr)
 	}
 	errText, _ := os.ReadFile(logPrefix + ".err")
-	now := time.Now()
-	if r.Now != nil {
-		now = r.Now()
-	}
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
-		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: now})
+		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: h.Clock()})
 	out.PushAttempts = watch.pushAttempts()
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
 		// No result line (killed, cut): the transcript has each turn's final
@@ -206,45 +213,6 @@ func (r *Runner) once(ctx context.Context, s executor.Session, prompt string, re
 		}
 	}
 	return out
-}
-
-// watchTimeout cancels the session at its timeout, unless it is a write
-// step whose worktree still moves (s.Moved), which gets more time, at most
-// MaxExtensions times. The returned func says whether it timed out.
-func (r *Runner) watchTimeout(ctx context.Context, cancel context.CancelFunc, s executor.Session) func() bool {
-	var mu sync.Mutex
-	fired := false
-	if s.Timeout <= 0 {
-		return func() bool { return false }
-	}
-	go func() {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		for ext := 0; ; ext++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if !s.ReadOnly && ext < MaxExtensions && s.Moved != nil && s.Moved() {
-				if s.Note != nil {
-					s.Note("timeout reached while the worktree still changes: extended")
-				}
-				t.Reset(max(s.Timeout/3, time.Second))
-				continue
-			}
-			mu.Lock()
-			fired = true
-			mu.Unlock()
-			cancel()
-			return
-		}
-	}()
-	return func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return fired
-	}
 }
 
 func envValue(env []string, key string) string {

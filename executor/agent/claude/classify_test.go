@@ -1,4 +1,4 @@
-package agent
+package claude
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
@@ -40,7 +40,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"ok implement", Ended{Result: []byte(okImplement), Step: state.StepImplement}, state.StepOK, "", 250},
 		{"ok review", Ended{Result: []byte(okReview), Step: state.StepReview}, state.StepOK, "", 120},
-		{"no report though exit 0", Ended{Result: []byte(noReport), Step: state.StepImplement}, state.StepFailed, executor.CauseNoReport, 120},
+		{"no report though exit 0", Ended{Result: []byte(noReport), Step: state.StepImplement}, state.StepFailed, agent.CauseNoReport, 120},
 		{"429 rate limit", Ended{Result: []byte(api429), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement}, state.StepQuota, "rate limit", 0},
 		{"500 (subtype success!)", Ended{Result: []byte(api500), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement}, state.StepFailed, "API error 500: API Error: 500 Internal server error", 0},
 		{"max turns", Ended{Result: []byte(maxTurns), Step: state.StepImplement}, state.StepFailed, "maximum number of turns (3)", 360},
@@ -135,9 +135,9 @@ func TestTranscriptUsage(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
-	a := &spec.Agent{Name: "claude", Command: "claude", PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
-		DisallowedTools: []string{"Agent", "Bash(git push:*)"}, AppendSystemPrompt: "be brief"}
-	s := executor.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, AddDirs: []string{"/w/web"}}
+	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
+		DisallowedTools: []string{"Agent", "Bash(git push:*)"}, AppendSystemPrompt: "be brief"}}
+	s := agent.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, AddDirs: []string{"/w/web"}}
 	args, err := Args(s, "review it", false)
 	if err != nil {
 		t.Fatal(err)

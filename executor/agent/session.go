@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Session is one agent session: a fresh agent process in a lot's worktree.
+// The executor fills it; an adapter turns it into its CLI's command line.
+type Session struct {
+	Wave, Lot string
+	Step      state.StepKind
+	Pass      int
+	// Agent is the lot's agent; its Kind picks the adapter.
+	Agent *spec.Agent
+	Model string
+	// Dir is the lot's worktree; AddDirs the worktrees of its neighbours.
+	Dir     string
+	AddDirs []string
+	// Brief is the rendered prompt; ReadOnly marks precheck and review.
+	Brief    string
+	ReadOnly bool
+	// SessionID is the session's UUID: the agent's own session id where
+	// the CLI takes one, and the mark of its processes (SessionMark).
+	SessionID string
+	Timeout   time.Duration
+	// LogPrefix is where the session's files go: LogPrefix+".json" (what
+	// the agent printed on stdout), ".err" (its stderr).
+	LogPrefix string
+	// Started is called with the agent's pid once it runs.
+	Started func(pid int)
+	// Progress is called with the usage so far, as the session reports it.
+	Progress func(state.Usage)
+	// Moved reports whether the worktree changed (new commits or files)
+	// since it was last asked: a write step that still moves at its timeout
+	// gets more time.
+	Moved func() bool
+	// Note receives remarks worth showing (a timeout extended, an API retry).
+	Note func(string)
+	// Env are extra environment entries for the session (push guards).
+	Env []string
+}
+
+// Outcome is how a session ended.
+type Outcome struct {
+	Status     state.StepStatus
+	Usage      state.Usage
+	CostMicros int64
+	// Cause explains anything but ok.
+	Cause string
+	// ResetAt is when a usage limit resets (Status quota), if known.
+	ResetAt *time.Time
+	// Report is the structured report, nil when there was none.
+	Report *Report
+	// PushAttempts are commands of the session that tried to push (the
+	// guards made them fail; the lead should know).
+	PushAttempts []string
+}
+
+// Report is a session's structured report (schemas/implement, review and
+// precheck .schema.json): write steps fill Summary, Questions and Tests;
+// reviews fill Verdict and Findings.
+type Report struct {
+	Status    string          `json:"status,omitempty"`
+	Summary   string          `json:"summary,omitempty"`
+	Questions []string        `json:"questions,omitempty"`
+	Tests     string          `json:"tests,omitempty"`
+	Choices   []string        `json:"choices,omitempty"`
+	Verdict   string          `json:"verdict,omitempty"`
+	Findings  []state.Finding `json:"findings,omitempty"`
+	// AlreadyDone and Evidence are a precheck's answer.
+	AlreadyDone bool   `json:"already_done,omitempty"`
+	Evidence    string `json:"evidence,omitempty"`
+}
+
+// CauseNoReport is the cause of a session that succeeded without its
+// structured report (after the one formatting retry, if any).
+const CauseNoReport = "the session gave no structured report"
+
+// Conform is a review's verdict: no blocking and no major finding.
+func (r *Report) Conform() bool {
+	if r == nil {
+		return false
+	}
+	for _, f := range r.Findings {
+		if f.Severity == "blocking" || f.Severity == "major" {
+			return false
+		}
+	}
+	return true
+}
+
+// SessionMark is the environment variable that marks every process of a
+// session with its SessionID, so that what a session left running can be
+// found and killed (Adapter.KillLeftovers).
+const SessionMark = "CADENCE_SESSION"
+
+// MarkEnv returns the environment entries cadence gives every session,
+// whatever its kind: CADENCE_WAVE, CADENCE_LOT and SessionMark.
+func MarkEnv(s Session) []string {
+	return []string{"CADENCE_WAVE=" + s.Wave, "CADENCE_LOT=" + s.Lot, SessionMark + "=" + s.SessionID}
+}

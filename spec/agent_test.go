@@ -1,0 +1,85 @@
+package spec
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestAgentKind checks an agent block's kind: claude by default, with its
+// own attributes; a kind the caller registered, with the common attributes
+// only; an unknown kind, refused at its value with a suggestion.
+func TestAgentKind(t *testing.T) {
+	const lots = "lot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n  agent = agent.other\n}\n"
+	for _, tc := range []struct {
+		name, block string
+		kinds       []string
+		want        *Agent // Name, Kind, Command and Claude compared
+		summary     string
+		detail      string
+		line        int
+	}{
+		{name: "default kind", block: "agent \"other\" {\n  command = \"claude-beta\"\n  permission_mode = \"plan\"\n}\n",
+			want: &Agent{Name: "other", Kind: "claude", Command: "claude-beta", Claude: ClaudeAgent{PermissionMode: "plan",
+				AllowedTools: []string{"Bash", "Edit", "Write"}, DisallowedTools: []string{"Agent", "Bash(git push:*)"}, MaxRetries: DefaultAgentMaxRetries}}},
+		{name: "claude written out", block: "agent \"other\" {\n  kind = \"claude\"\n  max_retries = 1\n}\n",
+			want: &Agent{Name: "other", Kind: "claude", Command: "claude", Claude: ClaudeAgent{PermissionMode: "acceptEdits",
+				AllowedTools: []string{"Bash", "Edit", "Write"}, DisallowedTools: []string{"Agent", "Bash(git push:*)"}, MaxRetries: 1}}},
+		{name: "registered kind", block: "agent \"other\" {\n  kind = \"codex\"\n}\n", kinds: []string{"claude", "codex"},
+			want: &Agent{Name: "other", Kind: "codex", Command: "codex"}},
+		{name: "registered kind with command", block: "agent \"other\" {\n  kind = \"codex\"\n  command = \"/opt/codex\"\n}\n", kinds: []string{"claude", "codex"},
+			want: &Agent{Name: "other", Kind: "codex", Command: "/opt/codex"}},
+		{name: "unknown kind", block: "agent \"other\" {\n  kind = \"claud\"\n}\n",
+			summary: "Unknown agent kind", detail: `kinds are "claude". Did you mean "claude"?`, line: 8},
+		{name: "unknown kind, no suggestion", block: "agent \"other\" {\n  kind = \"gemini\"\n}\n", kinds: []string{"claude", "codex"},
+			summary: "Unknown agent kind", detail: `No agent adapter runs kind "gemini"; the kinds are "claude" or "codex".`, line: 8},
+		{name: "kind registered by default only", block: "agent \"other\" {\n  kind = \"codex\"\n}\n",
+			summary: "Unknown agent kind", detail: `kind "codex"`, line: 8},
+		{name: "claude attribute on another kind", block: "agent \"other\" {\n  kind = \"codex\"\n  permission_mode = \"plan\"\n}\n", kinds: []string{"claude", "codex"},
+			summary: "Unsupported argument", detail: `"permission_mode" is not expected here`, line: 9},
+		{name: "kind not a string", block: "agent \"other\" {\n  kind = [\"claude\"]\n}\n",
+			summary: "Incorrect attribute value type", detail: "string required", line: 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, diags := load(t, head+tc.block+lots, Options{AgentKinds: tc.kinds})
+			if tc.want == nil {
+				for _, d := range diags {
+					if d.Summary == tc.summary && strings.Contains(d.Detail, tc.detail) && d.Subject != nil && d.Subject.Start.Line == tc.line {
+						return
+					}
+				}
+				t.Fatalf("no %q diagnostic with %q at line %d in:\n%s", tc.summary, tc.detail, tc.line, diags.Error())
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			a := cfg.Agent("other")
+			got := &Agent{Name: a.Name, Kind: a.Kind, Command: a.Command, Claude: a.Claude}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("agent = %+v, want %+v", got, tc.want)
+			}
+			if cfg.Lots[0].Agent != a {
+				t.Error("the lot does not run with its agent")
+			}
+		})
+	}
+}
+
+// TestBuiltinAgentKind checks that the built-in agent is of kind claude,
+// and that a block of its name with another kind replaces its settings.
+func TestBuiltinAgentKind(t *testing.T) {
+	cfg, diags := load(t, head, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if a := cfg.Agent(BuiltinAgent); a.Kind != AgentKindClaude || a.Command != "claude" || !a.Builtin {
+		t.Errorf("built-in agent %+v", a)
+	}
+	cfg, diags = load(t, head+"agent \"claude\" {\n  kind = \"codex\"\n}\n", Options{AgentKinds: []string{"claude", "codex"}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if a := cfg.Agent(BuiltinAgent); a.Kind != "codex" || a.Command != "codex" || a.Builtin || a.Claude.PermissionMode != "" {
+		t.Errorf("redeclared agent %+v", a)
+	}
+}
