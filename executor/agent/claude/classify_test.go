@@ -176,3 +176,15 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestTool checks what preflight and `cadence version` learn of Claude
+// Code, and that the override reaches the claude agent only.
+func TestTool(t *testing.T) {
+	tool := New().Tool()
+	if tool.EnvOverride != "CADENCE_CLAUDE_BIN" || strings.Join(tool.VersionArgs, " ") != "--version" || tool.MinVersion != MinVersion || !strings.Contains(tool.Install, "npm install -g @anthropic-ai/claude-code") {
+		t.Errorf("tool %+v", tool)
+	}
+	if New().KillLeftovers("") != 0 {
+		t.Error("an empty mark killed something")
+	}
+}

@@ -40,6 +40,8 @@ const FormatRetryPrompt = "Your work is finished. Do not change anything. Now ca
 // agent.Adapter and holds no state: one value serves every session.
 type Adapter struct{}
 
+var _ agent.Adapter = (*Adapter)(nil)
+
 // New returns the Claude Code adapter, for agent.Register(Kind, New()).
 func New() *Adapter { return &Adapter{} }
 
