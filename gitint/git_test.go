@@ -52,7 +52,8 @@ func TestEnvFromSetEnviron(t *testing.T) {
 // with its duration, under the gitint sub-logger of the default logger.
 func TestRunLogged(t *testing.T) {
 	var buf bytes.Buffer
-	prev := hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
+	prev := hclog.L() // (SetDefault returns nil before the first L)
+	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
 	defer hclog.SetDefault(prev)
 	dir := t.TempDir()
 	if _, err := Run(context.Background(), dir, "version"); err != nil {

@@ -14,7 +14,8 @@ import (
 // cadence.slots sub-logger: the slot it got and how long.
 func TestSlotWaitLogged(t *testing.T) {
 	var buf bytes.Buffer
-	prev := hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
+	prev := hclog.L() // (SetDefault returns nil before the first L)
+	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
 	defer hclog.SetDefault(prev)
 	dir := t.TempDir()
 	p, err := Open(dir, 1)

@@ -16,7 +16,8 @@ import (
 // for are logged on the cadence.flock sub-logger, with the wait.
 func TestLockWaitLogged(t *testing.T) {
 	var buf syncBuffer
-	prev := hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
+	prev := hclog.L() // (SetDefault returns nil before the first L)
+	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
 	defer hclog.SetDefault(prev)
 	path := filepath.Join(t.TempDir(), "x.lock")
 	l, err := TryAcquire(path, Holder{Wave: "w1"})

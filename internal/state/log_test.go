@@ -13,7 +13,8 @@ import (
 // cadence.state sub-logger with its serial and size.
 func TestStoreWritesLogged(t *testing.T) {
 	var buf bytes.Buffer
-	prev := hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
+	prev := hclog.L() // (SetDefault returns nil before the first L)
+	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
 	defer hclog.SetDefault(prev)
 	path := filepath.Join(t.TempDir(), "w.state.json")
 	s, err := OpenStore(path)
