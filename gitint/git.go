@@ -108,6 +108,10 @@ func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, e
 func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
+	if err := ctx.Err(); err != nil {
+		// Like exec.CommandContext: an ended context starts nothing.
+		return "", &Error{Dir: dir, Args: args, ExitCode: -1, Err: err}
+	}
 	var stdout, stderr bytes.Buffer
 	c := proc.Cmd{Path: "git", Args: args, Dir: dir, Env: Env(extraEnv...),
 		Stdout: &stdout, Stderr: &stderr, Grace: Grace, Log: hclog.L().Named("gitint")}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -19,6 +20,23 @@ func TestRunCancelled(t *testing.T) {
 	var ge *Error
 	if !errors.As(err, &ge) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v (%T)", err, err)
+	}
+}
+
+// TestRunStoppedByContext: a git call still running when its context ends
+// is stopped with its process group (the alias's sleep included) and is an
+// *Error carrying the context's error.
+func TestRunStoppedByContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, t.TempDir(), "-c", "alias.nap=!sleep 30", "nap")
+	var ge *Error
+	if !errors.As(err, &ge) || !errors.Is(err, context.DeadlineExceeded) || ge.ExitCode == 0 {
+		t.Fatalf("err %v (%T)", err, err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("stopping took %v", d)
 	}
 }
 

@@ -68,6 +68,9 @@ func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
 func agentVersion(ctx context.Context, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	var stdout bytes.Buffer
 	res, err := proc.Run(ctx, proc.Cmd{Path: path, Args: []string{"--version"}, Env: os.Environ(),
 		Stdout: &stdout, Grace: time.Second})
