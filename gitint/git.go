@@ -1,24 +1,34 @@
 // Package gitint is everything cadence does to git: a bounded git runner,
 // preflight facts about repositories, and (as the executor grows) worktrees,
-// integration and push guards. Every git call goes through Run: bound to a
-// context with a timeout, in its own process group, with an explicit
-// environment (LC_ALL=C, no prompts, no inherited GIT_DIR and friends).
+// integration and push guards. Every git call goes through Run, which starts
+// git with internal/proc: bound to a context with a timeout, in its own
+// process group, with an explicit environment (LC_ALL=C, no prompts, no
+// inherited GIT_DIR and friends).
+//
+// The environment git starts from is the caller's: internal/cli, the only
+// package that reads the process environment, hands it over once with
+// SetEnviron. At debug level every git call is logged with its duration
+// (the "gitint" sub-logger of hclog.L()).
 package gitint
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/hashicorp/go-hclog"
 )
 
 // DefaultTimeout bounds a single git call unless the context is shorter.
 const DefaultTimeout = 2 * time.Minute
+
+// Grace is the time a cancelled git call gets between SIGTERM (on which git
+// removes its lock files) and SIGKILL.
+const Grace = time.Second
 
 // Error is a failed git call: its arguments, exit code and stderr.
 type Error struct {
@@ -50,12 +60,27 @@ var scrubbed = map[string]bool{
 	"GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true,
 }
 
-// Env returns the environment git runs with: the process environment without
-// the variables that redirect git, plus LC_ALL=C, GIT_TERMINAL_PROMPT=0 and
-// the extra entries.
+// environ is the source of the environment git starts from (SetEnviron).
+var environ atomic.Pointer[func() []string]
+
+// SetEnviron sets where Env gets the environment git starts from, as
+// "KEY=value" entries: internal/cli passes os.Environ, once, before any git
+// call (tests do the same in TestMain). It is a function, read at each call,
+// so that a test's t.Setenv reaches git as it did when gitint read the
+// environment itself. Until it is set, git starts from an empty environment
+// (plus the entries Env adds).
+func SetEnviron(fn func() []string) { environ.Store(&fn) }
+
+// Env returns the environment git runs with: the environment set by
+// SetEnviron without the variables that redirect git, plus LC_ALL=C,
+// GIT_TERMINAL_PROMPT=0, GIT_OPTIONAL_LOCKS=0 and the extra entries.
 func Env(extra ...string) []string {
+	var base []string
+	if fn := environ.Load(); fn != nil && *fn != nil {
+		base = (*fn)()
+	}
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
 		if !scrubbed[k] {
 			env = append(env, kv)
@@ -83,27 +108,31 @@ func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, e
 func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = Env(extraEnv...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
+	if err := ctx.Err(); err != nil {
+		// Like exec.CommandContext: an ended context starts nothing.
+		return "", &Error{Dir: dir, Args: args, ExitCode: -1, Err: err}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
-		ge := &Error{Dir: dir, Args: args, ExitCode: -1, Stderr: stderr.String(), Err: err}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			ge.ExitCode = ee.ExitCode()
-		}
-		if ctx.Err() != nil {
-			ge.Err = fmt.Errorf("%w: %w", err, ctx.Err())
-		}
-		return stdout.String(), ge
+	c := proc.Cmd{Path: "git", Args: args, Dir: dir, Env: Env(extraEnv...),
+		Stdout: &stdout, Stderr: &stderr, Grace: Grace, Log: hclog.L().Named("gitint")}
+	if stdin != "" {
+		c.Stdin = strings.NewReader(stdin)
 	}
-	return stdout.String(), nil
+	res, err := proc.Run(ctx, c)
+	switch {
+	case err != nil:
+	case res.Signal != 0:
+		err = fmt.Errorf("signal: %v", res.Signal)
+	case res.ExitCode != 0:
+		err = fmt.Errorf("exit status %d", res.ExitCode)
+	case res.Stopped:
+		err = fmt.Errorf("stopped")
+	default:
+		return stdout.String(), nil
+	}
+	ge := &Error{Dir: dir, Args: args, ExitCode: res.ExitCode, Stderr: stderr.String(), Err: err}
+	if ctx.Err() != nil {
+		ge.Err = fmt.Errorf("%w: %w", err, ctx.Err())
+	}
+	return stdout.String(), ge
 }

@@ -32,6 +32,9 @@ type Config struct {
 	Repos []*Repo
 	// Lots are the lots in file order.
 	Lots []*Lot
+	// Env is what env() returned while the file loaded, by variable name
+	// (nil when the file calls no env()), for a saved plan to record.
+	Env map[string]EnvValue
 
 	agentsByName map[string]*Agent
 	reposByName  map[string]*Repo

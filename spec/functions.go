@@ -15,12 +15,14 @@ import (
 
 // Functions returns the HCL functions available in a wave file whose folder is
 // dir: file, templatefile and env, plus go-cty's string and collection
-// functions (trimspace, join, format, upper, lower and a few more).
-func Functions(dir string) map[string]function.Function {
+// functions (trimspace, join, format, upper, lower and a few more). env()
+// reads variables through lookup (nil: none is set); spec never reads the
+// process environment itself.
+func Functions(dir string, lookup func(name string) (string, bool)) map[string]function.Function {
 	fns := map[string]function.Function{
 		"file":         fileFunc(dir),
-		"templatefile": templateFileFunc(dir),
-		"env":          envFunc,
+		"templatefile": templateFileFunc(dir, lookup),
+		"env":          envFunc(lookup),
 		"trimspace":    stdlib.TrimSpaceFunc,
 		"join":         stdlib.JoinFunc,
 		"format":       stdlib.FormatFunc,
@@ -73,7 +75,7 @@ func fileFunc(dir string) function.Function {
 	})
 }
 
-func templateFileFunc(dir string) function.Function {
+func templateFileFunc(dir string, lookup func(string) (string, bool)) function.Function {
 	return function.New(&function.Spec{
 		Description: "Renders a template file relative to the wave file's folder with the given variables.",
 		Params: []function.Parameter{
@@ -95,7 +97,7 @@ func templateFileFunc(dir string) function.Function {
 			if diags.HasErrors() {
 				return cty.NilVal, diags
 			}
-			ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: Functions(dir)}
+			ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: Functions(dir, lookup)}
 			v, diags := expr.Value(ctx)
 			if diags.HasErrors() {
 				return cty.NilVal, diags
@@ -108,21 +110,54 @@ func templateFileFunc(dir string) function.Function {
 	})
 }
 
-var envFunc = function.New(&function.Spec{
-	Description: "Returns an environment variable, or the default (second argument, optional) when it is unset.",
-	Params:      []function.Parameter{{Name: "name", Type: cty.String}},
-	VarParam:    &function.Parameter{Name: "default", Type: cty.String},
-	Type:        function.StaticReturnType(cty.String),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		if len(args) > 2 {
-			return cty.NilVal, fmt.Errorf("env takes a name and at most one default")
-		}
-		if v, ok := os.LookupEnv(args[0].AsString()); ok {
-			return cty.StringVal(v), nil
-		}
-		if len(args) == 2 {
-			return args[1], nil
-		}
-		return cty.StringVal(""), nil
-	},
-})
+// EnvValue is what env() found for one variable.
+type EnvValue struct {
+	// Value is the variable's value; empty when it is unset.
+	Value string
+	// Set is false when the variable is not in the environment (env()
+	// returned its default).
+	Set bool
+}
+
+// envRecorder looks variables up for env() and records each answer in
+// Config.Env.
+type envRecorder struct {
+	lookup func(string) (string, bool)
+	cfg    *Config
+}
+
+func (r *envRecorder) get(name string) (string, bool) {
+	var v string
+	var ok bool
+	if r.lookup != nil {
+		v, ok = r.lookup(name)
+	}
+	if r.cfg.Env == nil {
+		r.cfg.Env = map[string]EnvValue{}
+	}
+	r.cfg.Env[name] = EnvValue{Value: v, Set: ok}
+	return v, ok
+}
+
+func envFunc(lookup func(string) (string, bool)) function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns an environment variable, or the default (second argument, optional) when it is unset.",
+		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
+		VarParam:    &function.Parameter{Name: "default", Type: cty.String},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if len(args) > 2 {
+				return cty.NilVal, fmt.Errorf("env takes a name and at most one default")
+			}
+			if lookup != nil {
+				if v, ok := lookup(args[0].AsString()); ok {
+					return cty.StringVal(v), nil
+				}
+			}
+			if len(args) == 2 {
+				return args[1], nil
+			}
+			return cty.StringVal(""), nil
+		},
+	})
+}

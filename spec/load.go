@@ -25,6 +25,10 @@ type Options struct {
 	// an adapter (the CLI passes executor/agent.Kinds(); spec does not
 	// import the executor). Empty means DefaultAgentKinds.
 	AgentKinds []string
+	// LookupEnv is where env() reads environment variables: internal/cli
+	// passes os.LookupEnv. Nil means no variable is set (env() returns its
+	// default). What env() found is recorded in Config.Env.
+	LookupEnv func(name string) (string, bool)
 }
 
 // Loader parses wave files and remembers their sources so that diagnostics
@@ -95,7 +99,8 @@ func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, 
 		dir = abs
 	}
 	d := &decoder{cfg: &Config{File: filename, Dir: dir}, filename: filename}
-	d.ctx = &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: Functions(dir)}
+	env := &envRecorder{lookup: opts.LookupEnv, cfg: d.cfg}
+	d.ctx = &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: Functions(dir, env.get)}
 	d.values.ctx = d.ctx
 	d.values.diags = diags
 	d.decode(file.Body, l, opts)

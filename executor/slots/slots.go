@@ -168,7 +168,10 @@ func (p *Pool) Acquire(ctx context.Context, h Holder) (*Slot, error) {
 		return nil, err
 	}
 	if s == nil {
-		if s, err = p.wait(ctx); err != nil {
+		start := time.Now()
+		s, err = p.wait(ctx)
+		logWait(p.dir, s, time.Since(start), err)
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -81,7 +81,8 @@ func (fs *flagSet) parse(e *env, args []string) ([]string, int) {
 		e.noColor = true
 	}
 	if fs.level != "" {
-		e.log = newLogger(e.stderr, fs.level)
+		// A command's -log-level wins; sub-loggers follow the level.
+		e.log.SetLevel(logLevel(e.stderr, fs.level))
 	}
 	return pos, -1
 }

@@ -21,9 +21,13 @@ type wave struct {
 	stateDigest string
 }
 
-// loadWave reads and decodes a wave file. Diagnostics are returned for the
-// caller to print with the loader's sources.
+// loadWave reads and decodes a wave file; env() in it reads the process
+// environment (unless opts says otherwise). Diagnostics are returned for
+// the caller to print with the loader's sources.
 func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
 	w := &wave{file: file, loader: spec.NewLoader()}
 	src, err := os.ReadFile(file)
 	if err != nil {

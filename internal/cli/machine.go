@@ -1,17 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -68,15 +69,28 @@ func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
 	return f
 }
 
-// agentVersion runs `CMD ARGS` (the adapter's version probe) in its own
-// process group with a timeout.
+// agentVersion runs `CMD ARGS` (the adapter's version probe) with internal/proc (own process group,
+// cadence's environment), bounded to ten seconds. A failure reads as exec's
+// did: "exit status N", or "signal: NAME" when it was stopped.
 func agentVersion(ctx context.Context, path string, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = os.Environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.Output()
-	return strings.TrimSpace(string(out)), err
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	var stdout bytes.Buffer
+	res, err := proc.Run(ctx, proc.Cmd{Path: path, Args: args, Env: os.Environ(),
+		Stdout: &stdout, Grace: time.Second})
+	out := strings.TrimSpace(stdout.String())
+	switch {
+	case err != nil:
+		return out, err
+	case res.Signal != 0:
+		return out, fmt.Errorf("signal: %v", res.Signal)
+	case res.ExitCode != 0:
+		return out, fmt.Errorf("exit status %d", res.ExitCode)
+	case res.Stopped:
+		return out, fmt.Errorf("%s %s: %w", path, strings.Join(args, " "), ctx.Err())
+	}
+	return out, nil
 }

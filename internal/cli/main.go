@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
@@ -82,7 +83,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		args = args[1:]
 	}
-	e.log = newLogger(stderr, level)
+	log, closeLog := newLogger(stderr, level, e.getenv("CADENCE_LOG_PATH"))
+	defer closeLog()
+	e.log = log
+	hclog.SetDefault(log)
+	gitint.SetEnviron(os.Environ)
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitError
@@ -105,12 +110,37 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitError
 }
 
-func newLogger(w io.Writer, level string) hclog.Logger {
+// newLogger makes cadence's one debug log, which every package reaches as
+// a named sub-logger of hclog.L() (cadence.proc, cadence.gitint,
+// cadence.state, ...). level is CADENCE_LOG or -log-level (trace, debug,
+// info, warn, error or off; warn when empty or unknown, which is said on
+// w); the log goes to the file path (CADENCE_LOG_PATH, appended to) when
+// set, else to w, the standard error: never to the standard output, which
+// -json keeps for JSON. The returned func closes the file.
+func newLogger(w io.Writer, level, path string) (hclog.Logger, func()) {
+	lv := logLevel(w, level)
+	out, closeOut := w, func() {}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(w, "cadence: CADENCE_LOG_PATH: %v; logging to standard error\n", err)
+		} else {
+			out, closeOut = f, func() { _ = f.Close() }
+		}
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: lv, Output: out}), closeOut
+}
+
+// logLevel parses a log level; an unknown one is said on w and is warn.
+func logLevel(w io.Writer, level string) hclog.Level {
 	lv := hclog.LevelFromString(level)
 	if lv == hclog.NoLevel {
+		if level != "" {
+			fmt.Fprintf(w, "cadence: unknown log level %q (trace, debug, info, warn, error or off); logging at warn\n", level)
+		}
 		lv = hclog.Warn
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: lv, Output: w})
+	return lv
 }
 
 func usage(w io.Writer) {

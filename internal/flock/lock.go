@@ -40,6 +40,7 @@ import (
 	"time"
 
 	gofrs "github.com/gofrs/flock"
+	"github.com/hashicorp/go-hclog"
 )
 
 // Holder describes who holds a lock; it is written as JSON into the lock file.
@@ -128,8 +129,11 @@ func TryAcquire(path string, h Holder) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if !ok {
-		return nil, heldError(path)
+		he := heldError(path)
+		logWait(path, "held", 0, "wave", he.Holder.Wave, "pid", he.Holder.PID)
+		return nil, he
 	}
+	logWait(path, "taken", 0)
 	return finish(path, fl, h)
 }
 
@@ -150,7 +154,9 @@ func Acquire(ctx context.Context, path string, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	start := time.Now()
 	if !ok {
+		logWait(path, "waiting", 0)
 		done := make(chan error, 1)
 		go func() { done <- lockWait(fl) }()
 		select {
@@ -159,6 +165,7 @@ func Acquire(ctx context.Context, path string, h Holder) (*Lock, error) {
 				return nil, fmt.Errorf("lock %s: %w", path, err)
 			}
 		case <-ctx.Done():
+			logWait(path, "wait abandoned", time.Since(start))
 			// Nobody wants the lock any more: let the blocked flock
 			// finish and give the lock straight back.
 			go func() {
@@ -169,7 +176,16 @@ func Acquire(ctx context.Context, path string, h Holder) (*Lock, error) {
 			return nil, ctx.Err()
 		}
 	}
+	logWait(path, "taken", time.Since(start))
 	return finish(path, fl, h)
+}
+
+// logWait logs a lock taken, found held or waited for, at debug level on
+// the "flock" sub-logger of hclog.L() (which internal/cli sets).
+func logWait(path, what string, waited time.Duration, kv ...any) {
+	if l := hclog.L(); l.IsDebug() {
+		l.Named("flock").Debug("lock "+what, append([]any{"path", path, "waited", waited}, kv...)...)
+	}
 }
 
 // Path returns the lock file's path.

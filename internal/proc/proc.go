@@ -1,7 +1,13 @@
 // Package proc runs child processes the way cadence must: bound to a
 // context, with an explicit environment, in their own process group, and
 // stopped as a group (SIGTERM, a grace period, then SIGKILL) so that no
-// descendant outlives the step that started it.
+// descendant outlives the step that started it. It is cadence's one process
+// runner: agent sessions, command lots, test gates, git (gitint) and the
+// agent version probe all start their processes through Run.
+//
+// At debug level Run logs every process it starts and ends (argv, folder,
+// pid, exit, duration) to Cmd.Log, or to the default logger's "proc"
+// sub-logger (hclog.L(), which internal/cli sets once).
 package proc
 
 import (
@@ -16,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // DefaultGrace is how long a process group gets between SIGTERM and SIGKILL.
@@ -39,6 +47,9 @@ type Cmd struct {
 	Grace time.Duration
 	// Started, when set, is called with the pid once the process runs.
 	Started func(pid int)
+	// Log receives the start and end of the process at debug level; nil
+	// means hclog.L().Named("proc").
+	Log hclog.Logger
 }
 
 // Result is how a process ended.
@@ -59,13 +70,23 @@ type Result struct {
 // exits by itself, any process it left in its group is killed. The error is
 // non-nil only when the process could not be started or waited for.
 func Run(ctx context.Context, c Cmd) (Result, error) {
+	log := c.Log
+	if log == nil {
+		log = hclog.L().Named("proc")
+	}
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	cmd.Stdin = c.Stdin
+	var out outputs
+	defer out.closeAll()
+	var err error
+	if cmd.Stdout, cmd.Stderr, err = out.connect(c.Stdout, c.Stderr); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	grace := c.Grace
 	if grace <= 0 {
@@ -73,9 +94,14 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		if log.IsDebug() {
+			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", err)
+		}
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
+	out.started()
 	pgid := cmd.Process.Pid
+	logStart(log, c, pgid)
 	live.add(pgid)
 	defer live.remove(pgid)
 	if c.Started != nil {
@@ -83,7 +109,6 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var err error
 	stopped := false
 	select {
 	case err = <-waited:
@@ -93,10 +118,12 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	// Nothing the process started may outlive it.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	out.drain(drainWait)
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Stopped: stopped, Duration: time.Since(start)}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
+	logEnd(log, c, pgid, res)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return res, fmt.Errorf("wait %s: %w", c.Path, err)

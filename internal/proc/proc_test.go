@@ -54,13 +54,8 @@ func TestStopKillsGroup(t *testing.T) {
 	}
 	b, _ := os.ReadFile(pidFile)
 	child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	time.Sleep(50 * time.Millisecond)
-	if err := syscall.Kill(child, 0); err == nil {
-		// a zombie is gone for our purposes only once reaped; check state
-		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
-		if !strings.Contains(string(stat), ") Z ") {
-			t.Errorf("child %d survived: %s", child, stat)
-		}
+	if stat, ok := gone(child); !ok {
+		t.Errorf("child %d survived: %s", child, stat)
 	}
 	if res.Duration > 5*time.Second {
 		t.Errorf("stop took %v", res.Duration)
@@ -77,10 +72,25 @@ func TestLeftoverChildrenKilled(t *testing.T) {
 	}
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	time.Sleep(50 * time.Millisecond)
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err == nil && !strings.Contains(string(stat), ") Z ") {
+	if stat, ok := gone(pid); !ok {
 		t.Errorf("background process %d survived: %s", pid, stat)
+	}
+}
+
+// gone reports whether pid has ended (is gone or a zombie), giving a
+// killed process up to ten seconds to be scheduled and die on a busy
+// machine; it returns the process's last /proc stat line.
+func gone(pid int) (string, bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return "", true
+		}
+		if time.Now().After(deadline) {
+			return string(stat), false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

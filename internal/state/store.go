@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // JournalSuffix names the journal kept beside the state file while a wave
@@ -122,6 +124,7 @@ func (s *Store) appendLocked(r record) error {
 	if s.journal == nil {
 		return errors.New("state store is closed")
 	}
+	start := time.Now()
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode state record: %w", err)
@@ -146,11 +149,13 @@ func (s *Store) appendLocked(r record) error {
 		}
 		s.jsize = 0
 	}
+	logWrite("journal", s.path, r.Serial, len(b), start)
 	return nil
 }
 
 // snapshotLocked rewrites the state file atomically from memory.
 func (s *Store) snapshotLocked() error {
+	start := time.Now()
 	b, err := json.MarshalIndent(s.st, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -160,7 +165,17 @@ func (s *Store) snapshotLocked() error {
 		return err
 	}
 	s.ssize = int64(len(b))
+	logWrite("snapshot", s.path, s.st.Serial, len(b), start)
 	return nil
+}
+
+// logWrite logs a state write (a journal record or a rewrite of the state
+// file: its serial, size and duration) at debug level on the "state"
+// sub-logger of hclog.L() (which internal/cli sets).
+func logWrite(what, path string, serial int64, size int, start time.Time) {
+	if l := hclog.L(); l.IsDebug() {
+		l.Named("state").Debug("write "+what, "path", path, "serial", serial, "bytes", size, "duration", time.Since(start))
+	}
 }
 
 // Close writes the state file and removes the journal.

@@ -1,0 +1,86 @@
+package gitint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// TestRunCancelled: a call whose context has ended is an *Error that
+// carries the context's error.
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, t.TempDir(), "version")
+	var ge *Error
+	if !errors.As(err, &ge) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v (%T)", err, err)
+	}
+}
+
+// TestRunStoppedByContext: a git call still running when its context ends
+// is stopped with its process group (the alias's sleep included) and is an
+// *Error carrying the context's error.
+func TestRunStoppedByContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, t.TempDir(), "-c", "alias.nap=!sleep 30", "nap")
+	var ge *Error
+	if !errors.As(err, &ge) || !errors.Is(err, context.DeadlineExceeded) || ge.ExitCode == 0 {
+		t.Fatalf("err %v (%T)", err, err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("stopping took %v", d)
+	}
+}
+
+// TestRunStartFailure: git that cannot start (no such folder) is an *Error
+// with exit code -1.
+func TestRunStartFailure(t *testing.T) {
+	_, err := Run(context.Background(), "/no/such/folder", "version")
+	var ge *Error
+	if !errors.As(err, &ge) || ge.ExitCode != -1 || ge.Err == nil {
+		t.Fatalf("err %v (%T)", err, err)
+	}
+}
+
+// TestEnvFromSetEnviron: git's environment is the one SetEnviron gave,
+// without the variables that redirect git, with cadence's own entries.
+func TestEnvFromSetEnviron(t *testing.T) {
+	old := environ.Load()
+	defer environ.Store(old)
+	SetEnviron(func() []string { return []string{"PATH=/x", "GIT_DIR=/elsewhere", "LANG=fr_FR", "KEEP=1"} })
+	got := strings.Join(Env("EXTRA=2"), " ")
+	if want := "PATH=/x KEEP=1 LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0 EXTRA=2"; got != want {
+		t.Errorf("Env = %q, want %q", got, want)
+	}
+	environ.Store(nil)
+	if got := strings.Join(Env(), " "); got != "LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0" {
+		t.Errorf("Env without SetEnviron = %q", got)
+	}
+}
+
+// TestRunLogged: at debug level each git call is logged, start and end,
+// with its duration, under the gitint sub-logger of the default logger.
+func TestRunLogged(t *testing.T) {
+	var buf bytes.Buffer
+	prev := hclog.L() // (SetDefault returns nil before the first L)
+	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
+	defer hclog.SetDefault(prev)
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), dir, "version"); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{"[DEBUG] cadence.gitint: start: argv=\"git version\" dir=" + dir, "[DEBUG] cadence.gitint: end: argv=\"git version\"", "exit=0 duration="} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+}
