@@ -119,10 +119,10 @@ type Step struct {
 
 // Finding is one review finding.
 type Finding struct {
-	Severity string `json:"severity"`
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
-	Text     string `json:"text"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	Text     string   `json:"text"`
 }
 
 // Question is a question a write step asked, with the lead's answer once given.
