@@ -64,8 +64,8 @@ func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position,
 	return pos, o, err
 }
 
-// ok is the outcome of a step that did its job.
-var ok = state.Outcome{Kind: state.OutcomeOK}
+// okOutcome is the outcome of a step that did its job.
+var okOutcome = state.Outcome{Kind: state.OutcomeOK}
 
 // stopOutcome is the outcome of a command step that cadence's shutdown
 // interrupted, or the error when the step could not be recorded.
@@ -85,7 +85,7 @@ func (lr *lotRun) precheck(ctx context.Context) (state.Outcome, error) {
 	if out.Report != nil && out.Report.AlreadyDone {
 		return state.Outcome{Kind: state.OutcomeAlreadyDone, Detail: out.Report.Evidence}, nil
 	}
-	return ok, nil
+	return okOutcome, nil
 }
 
 // write runs a write step (implement, fix, fix-minors) under the lot's
@@ -105,19 +105,22 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
 		return state.Outcome{Kind: state.OutcomeDirty, Detail: dirtyCause(pos.Step, dirty, err)}, nil
 	}
-	return ok, nil
+	return okOutcome, nil
 }
 
 // testGate runs the repository's test command in the worktree. A red gate
 // of an agent lot becomes its one blocking finding, for the fix pass.
 func (lr *lotRun) testGate(ctx context.Context) (state.Outcome, error) {
+	if !lr.facts.TestGate {
+		return okOutcome, nil // resumed at a test gate the wave file no longer has
+	}
 	test := lr.n.lot.Repo.Test
 	green, msg, err := lr.shell(ctx, state.StepTest, test, 0)
 	if err != nil || ctx.Err() != nil {
 		return stopOutcome(ctx, err)
 	}
 	if green {
-		return ok, nil
+		return okOutcome, nil
 	}
 	if !lr.facts.Command {
 		finding := state.Finding{Severity: state.SeverityBlocking, Text: "the test gate `" + test + "` failed: " + msg}
@@ -158,7 +161,7 @@ func (lr *lotRun) review(ctx context.Context, pos state.Position) (state.Outcome
 	case state.HasMinor(fs):
 		return state.Outcome{Kind: state.OutcomeMinors}, nil
 	}
-	return ok, nil
+	return okOutcome, nil
 }
 
 // finish records the end of the lot's run that a transition says: queued

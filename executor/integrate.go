@@ -23,7 +23,7 @@ import (
 // session with that session's position when the fix did not go well.
 func (lr *lotRun) integrate(ctx context.Context, at state.Position) (state.Position, state.Outcome, error) {
 	if lr.n.lot.Repo == nil {
-		return at, ok, nil // nothing to integrate
+		return at, okOutcome, nil // nothing to integrate
 	}
 	for {
 		o, conflict, err := lr.integrateOnce(ctx)
@@ -135,7 +135,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
 		}
 	}
-	return ok, nil, nil
+	return okOutcome, nil, nil
 }
 
 // fixConflict runs one fix session to resolve an integration conflict on
@@ -162,7 +162,7 @@ func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string
 	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
 		return at, state.Outcome{Kind: state.OutcomeDirty, Detail: dirtyCause(state.StepFix, dirty, err)}, nil
 	}
-	return at, ok, nil
+	return at, okOutcome, nil
 }
 
 // tested reports whether the commit checked out in dir passed the test gate

@@ -110,7 +110,7 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 	if !green {
 		return state.Outcome{Kind: state.OutcomeRed, Detail: msg}, nil
 	}
-	return ok, nil
+	return okOutcome, nil
 }
 
 // recordCommits records, on the last step, the commits it added to the

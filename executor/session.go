@@ -129,7 +129,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	switch status {
 	case state.StepOK:
-		return out, ok, nil, false
+		return out, okOutcome, nil, false
 	case state.StepInterrupted:
 		return out, interrupted, nil, false
 	case state.StepQuota:
