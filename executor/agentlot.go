@@ -11,157 +11,166 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// position is where an agent lot's life cycle is. minor marks the steps
-// of the pass on minor findings (fix-minors, its test gate, the re-review).
-type position struct {
-	step  state.StepKind
-	pass  int
-	minor bool
-}
-
-// agent runs an agent lot's life cycle from where it stands:
-//
-//	[precheck] → implement → test gate → review ─ conform ─→ [fix-minors → test gate → review-recheck] → integrate
-//	                              ↑                  └ not conform → fix (fresh session) ┘ at most fix_passes
-//
-// A red test gate or a review that is not conform costs a fix pass; when
-// none is left the lot is handed back with the open findings. A conform
-// review with minor findings gets one pass on them (not for small lots),
-// then a short re-review.
-func (lr *lotRun) agent(ctx context.Context) (state.LotStatus, error) {
-	lot := lr.n.lot
-	pos := position{step: state.StepImplement}
-	if lot.Precheck {
-		pos.step = state.StepPrecheck
+// run runs the lot's life cycle (state.Next, DESIGN.md §3) from where the
+// state left it (state.Resume, §6): it asks the life cycle for the next
+// position, runs that step, turns its result into a typed outcome, and asks
+// again, until the life cycle ends the lot's run.
+func (lr *lotRun) run(ctx context.Context) (state.LotStatus, error) {
+	from := lr.from
+	if from.Kind != state.ResumeStart && from.Kind != state.ResumeAt {
+		// The plan runs no done, held or waiting lot; should one come, it
+		// ends as the life cycle says.
+		return lr.end(ctx, from.Status, from.Cause)
 	}
-	if ra := lr.n.plan.ResumeAt; ra != nil {
-		pos = position{step: ra.Step, pass: ra.Pass, minor: ra.Step == state.StepFixMinors || ra.Step == state.StepRecheck || lr.afterMinors()}
-	}
-	if pos.step == state.StepTest || pos.step == state.StepIntegrate {
+	pos := from.At
+	if pos.Step == state.StepTest || pos.Step == state.StepIntegrate {
 		lr.giveBackSession() // resumed past its sessions: the unit is not needed now
 	}
-	afterWrite := func(p position) position {
-		next := state.StepReview
-		if p.minor {
-			next = state.StepRecheck
-		}
-		if lot.Repo.Test != "" {
-			next = state.StepTest
-		}
-		return position{step: next, pass: p.pass, minor: p.minor}
-	}
-	review := func(p position) position {
-		if p.minor {
-			return position{step: state.StepRecheck, pass: p.pass, minor: true}
-		}
-		return position{step: state.StepReview, pass: p.pass}
-	}
 	for {
-		switch pos.step {
-		case state.StepPrecheck:
-			out, st, err := lr.session(ctx, state.StepPrecheck, 0, lot.ReviewModel, true)
-			if st != "" || err != nil {
-				return st, err
-			}
-			if out.Report != nil && out.Report.AlreadyDone {
-				return lr.end(ctx, state.LotHandedBack, "the precheck says the work is already done: "+out.Report.Evidence)
-			}
-			pos = position{step: state.StepImplement}
-		case state.StepImplement, state.StepFix, state.StepFixMinors:
-			if why := lr.writeBudgetLeft(); why != "" {
-				return lr.end(ctx, state.LotHandedBack, why)
-			}
-			out, st, err := lr.session(ctx, pos.step, pos.pass, lot.Model, false)
-			if st != "" || err != nil {
-				return st, err
-			}
-			if out.Report != nil && len(out.Report.Questions) > 0 {
-				return lr.question(ctx, out.Report.Questions)
-			}
-			if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
-				return lr.end(ctx, state.LotHandedBack, dirtyCause(pos.step, dirty, err))
-			}
-			pos = afterWrite(pos)
-		case state.StepTest:
-			ok, msg, err := lr.shell(ctx, state.StepTest, lot.Repo.Test, 0)
-			if err != nil || ctx.Err() != nil {
-				return lr.stopped(ctx, err)
-			}
-			if ok {
-				pos = review(pos)
-				continue
-			}
-			finding := state.Finding{Severity: "blocking", Text: "the test gate `" + lot.Repo.Test + "` failed: " + msg}
-			if err := lr.setFindings([]state.Finding{finding}); err != nil {
-				return "", err
-			}
-			if pos.pass >= lot.FixPasses {
-				return lr.end(ctx, state.LotHandedBack, fmt.Sprintf("test gate still red after %d fix pass(es)", lot.FixPasses))
-			}
-			pos = position{step: state.StepFix, pass: pos.pass + 1}
-		case state.StepReview, state.StepRecheck:
-			heads := lr.headsAll(ctx)
-			out, st, err := lr.session(ctx, pos.step, pos.pass, lot.ReviewModel, true)
-			if st != "" || err != nil {
-				return st, err
-			}
-			after := lr.headsAll(ctx)
-			dirty, derr := lr.dirtyAll(ctx)
-			if after != heads || derr != nil || len(dirty) > 0 {
-				// Its verdict is not recorded: it is not trusted.
-				if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[len(l.Steps)-1].Conform = nil }); err != nil {
-					return "", err
-				}
-				return lr.end(ctx, state.LotHandedBack, "the review changed the worktree (HEAD or files), so its verdict is not trusted")
-			}
-			if out.Report == nil {
-				return lr.end(ctx, state.LotFailed, "the review gave no report")
-			}
-			if err := lr.setFindings(out.Report.Findings); err != nil {
-				return "", err
-			}
-			switch {
-			case out.Report.Conform() && !pos.minor && !lot.Small && hasMinor(out.Report.Findings):
-				pos = position{step: state.StepFixMinors, pass: pos.pass, minor: true}
-			case out.Report.Conform():
-				pos = position{step: state.StepIntegrate, pass: pos.pass}
-			case pos.pass >= lot.FixPasses:
-				return lr.end(ctx, state.LotHandedBack, fmt.Sprintf("review not conform after %d fix pass(es): %s", lot.FixPasses, summarize(out.Report.Findings)))
-			default:
-				pos = position{step: state.StepFix, pass: pos.pass + 1}
-			}
-		case state.StepIntegrate:
-			return lr.integrate(ctx)
-		default:
-			return lr.end(ctx, state.LotFailed, "cannot resume at step "+string(pos.step))
+		at, o, err := lr.step(ctx, pos)
+		if err != nil {
+			return "", err
 		}
+		t := state.Next(lr.facts, at, o)
+		if !t.GoesOn() {
+			return lr.finish(ctx, t)
+		}
+		pos = *t.At
 	}
 }
 
-func hasMinor(fs []state.Finding) bool {
-	for _, f := range fs {
-		if f.Severity == "minor" {
-			return true
-		}
+// step runs the step at pos and returns its outcome, with the position the
+// outcome belongs to (pos, or the fix session that integration ran on a
+// conflict). Only a failure to record state is an error.
+func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position, state.Outcome, error) {
+	var o state.Outcome
+	var err error
+	switch pos.Step {
+	case state.StepPrecheck:
+		o, err = lr.precheck(ctx)
+	case state.StepImplement, state.StepFix, state.StepFixMinors:
+		o, err = lr.write(ctx, pos)
+	case state.StepTest:
+		o, err = lr.testGate(ctx)
+	case state.StepReview, state.StepRecheck:
+		o, err = lr.review(ctx, pos)
+	case state.StepRun:
+		o, err = lr.runCommand(ctx)
+	case state.StepIntegrate:
+		return lr.integrate(ctx, pos)
+	default:
+		o = state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot resume at step " + string(pos.Step)}
 	}
-	return false
+	return pos, o, err
 }
 
-// afterMinors reports whether the lot's last write step was its pass on
-// minor findings (so a resumed test gate leads to the re-review).
-func (lr *lotRun) afterMinors() bool {
-	minor := false
-	lr.r.o.Store.View(func(st *state.State) {
-		for _, s := range st.Lots[lr.id].Steps {
-			switch s.Kind {
-			case state.StepFixMinors:
-				minor = true
-			case state.StepImplement, state.StepFix:
-				minor = false
-			}
+// okOutcome is the outcome of a step that did its job.
+var okOutcome = state.Outcome{Kind: state.OutcomeOK}
+
+// stopOutcome is the outcome of a command step that cadence's shutdown
+// interrupted, or the error when the step could not be recorded.
+func stopOutcome(ctx context.Context, err error) (state.Outcome, error) {
+	if err != nil && ctx.Err() == nil {
+		return state.Outcome{}, err
+	}
+	return state.Outcome{Kind: state.OutcomeInterrupted}, nil
+}
+
+// precheck runs the read-only precheck: does the work still need doing?
+func (lr *lotRun) precheck(ctx context.Context) (state.Outcome, error) {
+	out, o, err := lr.session(ctx, state.StepPrecheck, 0, lr.n.lot.ReviewModel, true)
+	if o.Kind != state.OutcomeOK || err != nil {
+		return o, err
+	}
+	if out.Report != nil && out.Report.AlreadyDone {
+		return state.Outcome{Kind: state.OutcomeAlreadyDone, Detail: out.Report.Evidence}, nil
+	}
+	return okOutcome, nil
+}
+
+// write runs a write step (implement, fix, fix-minors) under the lot's
+// budget; it records the questions the agent asked and checks that it left
+// clean trees.
+func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome, error) {
+	if why := lr.writeBudgetLeft(); why != "" {
+		return state.Outcome{Kind: state.OutcomeLotBudget, Detail: why}, nil
+	}
+	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.Model, false)
+	if o.Kind != state.OutcomeOK || err != nil {
+		return o, err
+	}
+	if out.Report != nil && len(out.Report.Questions) > 0 {
+		return lr.question(out.Report.Questions)
+	}
+	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
+		return state.Outcome{Kind: state.OutcomeDirty, Detail: dirtyCause(pos.Step, dirty, err)}, nil
+	}
+	return okOutcome, nil
+}
+
+// testGate runs the repository's test command in the worktree. A red gate
+// of an agent lot becomes its one blocking finding, for the fix pass.
+func (lr *lotRun) testGate(ctx context.Context) (state.Outcome, error) {
+	if !lr.facts.TestGate {
+		return okOutcome, nil // resumed at a test gate the wave file no longer has
+	}
+	test := lr.n.lot.Repo.Test
+	green, msg, err := lr.shell(ctx, state.StepTest, test, 0)
+	if err != nil || ctx.Err() != nil {
+		return stopOutcome(ctx, err)
+	}
+	if green {
+		return okOutcome, nil
+	}
+	if !lr.facts.Command {
+		finding := state.Finding{Severity: state.SeverityBlocking, Text: "the test gate `" + test + "` failed: " + msg}
+		if err := lr.setFindings([]state.Finding{finding}); err != nil {
+			return state.Outcome{}, err
 		}
-	})
-	return minor
+	}
+	return state.Outcome{Kind: state.OutcomeRed, Detail: msg}, nil
+}
+
+// review runs a read-only review (or the re-review after the minor pass),
+// checks that it left the worktrees as they were, and records its findings.
+func (lr *lotRun) review(ctx context.Context, pos state.Position) (state.Outcome, error) {
+	heads := lr.headsAll(ctx)
+	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.ReviewModel, true)
+	if o.Kind != state.OutcomeOK || err != nil {
+		return o, err
+	}
+	after := lr.headsAll(ctx)
+	dirty, derr := lr.dirtyAll(ctx)
+	if after != heads || derr != nil || len(dirty) > 0 {
+		// Its verdict is not recorded: it is not trusted.
+		if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[len(l.Steps)-1].Conform = nil }); err != nil {
+			return state.Outcome{}, err
+		}
+		return state.Outcome{Kind: state.OutcomeUntrusted}, nil
+	}
+	if out.Report == nil {
+		return state.Outcome{Kind: state.OutcomeNoReport}, nil
+	}
+	fs := out.Report.Findings
+	if err := lr.setFindings(fs); err != nil {
+		return state.Outcome{}, err
+	}
+	switch {
+	case !state.Conform(fs):
+		return state.Outcome{Kind: state.OutcomeNotConform, Detail: summarize(fs)}, nil
+	case state.HasMinor(fs):
+		return state.Outcome{Kind: state.OutcomeMinors}, nil
+	}
+	return okOutcome, nil
+}
+
+// finish records the end of the lot's run that a transition says: queued
+// (interrupted, to resume) or its status and cause.
+func (lr *lotRun) finish(ctx context.Context, t state.Transition) (state.LotStatus, error) {
+	if t.End == state.LotQueued {
+		return lr.stopped(ctx, nil)
+	}
+	return lr.end(ctx, t.End, t.Cause)
 }
 
 // writeBudgetLeft says why no write pass may start under the lot's budget
@@ -206,8 +215,8 @@ func dirtyCause(step state.StepKind, dirty []string, err error) string {
 func summarize(fs []state.Finding) string {
 	var parts []string
 	for _, f := range fs {
-		if f.Severity == "blocking" || f.Severity == "major" {
-			parts = append(parts, f.Severity+": "+f.Text)
+		if f.Severity.Blocks() {
+			parts = append(parts, string(f.Severity)+": "+f.Text)
 		}
 	}
 	if len(parts) > 3 {
@@ -229,17 +238,18 @@ func (lr *lotRun) setFindings(fs []state.Finding) error {
 	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Findings = fs })
 }
 
-// question stops the lot on the agent's questions.
-func (lr *lotRun) question(ctx context.Context, qs []string) (state.LotStatus, error) {
+// question records the agent's questions on the last step; the outcome
+// stops the lot until they are answered.
+func (lr *lotRun) question(qs []string) (state.Outcome, error) {
 	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 		for _, q := range qs {
 			l.Questions = append(l.Questions, state.Question{Step: len(l.Steps) - 1, Text: q})
 		}
 	})
 	if err != nil {
-		return "", err
+		return state.Outcome{}, err
 	}
-	return lr.end(ctx, state.LotQuestion, strings.Join(qs, " / "))
+	return state.Outcome{Kind: state.OutcomeQuestions, Detail: strings.Join(qs, " / ")}, nil
 }
 
 // uncited returns a warning for each commit whose message does not cite the

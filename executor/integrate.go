@@ -18,15 +18,21 @@ import (
 // files (on_conflict = "fix": a fix session resolves it, once); the patch-id
 // of the integrated change is recorded; worktrees are removed, branches
 // kept.
-func (lr *lotRun) integrate(ctx context.Context) (state.LotStatus, error) {
+//
+// It returns the integration's outcome, or the outcome of the conflict's fix
+// session with that session's position when the fix did not go well.
+func (lr *lotRun) integrate(ctx context.Context, at state.Position) (state.Position, state.Outcome, error) {
+	if lr.n.lot.Repo == nil {
+		return at, okOutcome, nil // nothing to integrate
+	}
 	for {
-		st, conflict, err := lr.integrateOnce(ctx)
-		if conflict == nil {
-			return st, err
+		o, conflict, err := lr.integrateOnce(ctx)
+		if conflict == nil || err != nil {
+			return at, o, err
 		}
 		// The locks are released: a fix session may take as long as it needs.
-		if st, err := lr.fixConflict(ctx, conflict.repo, conflict.files); st != "" || err != nil {
-			return st, err
+		if fixAt, o, err := lr.fixConflict(ctx, conflict.repo, conflict.files); o.Kind != state.OutcomeOK || err != nil {
+			return fixAt, o, err
 		}
 	}
 }
@@ -39,29 +45,27 @@ type conflictToFix struct {
 
 // integrateOnce tries the integration once, under the locks. A conflict
 // that on_conflict = "fix" allows to fix is returned, not handled.
-func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflictToFix, error) {
+func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictToFix, error) {
 	repos := lr.n.lot.Repos()
 	i, err := lr.beginStep(state.StepIntegrate, 0, "")
 	if err != nil {
-		return "", nil, err
+		return state.Outcome{}, nil, err
 	}
-	fail := func(st state.LotStatus, cause string) (state.LotStatus, *conflictToFix, error) {
+	fail := func(cause string) (state.Outcome, *conflictToFix, error) {
 		if ctx.Err() != nil {
-			s, err := lr.stopped(ctx, nil)
-			return s, nil, err
+			return state.Outcome{Kind: state.OutcomeInterrupted}, nil, nil
 		}
 		if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
-			return "", nil, err
+			return state.Outcome{}, nil, err
 		}
-		s, err := lr.end(ctx, st, cause)
-		return s, nil, err
+		return state.Outcome{Kind: state.OutcomeRefused, Detail: cause}, nil, nil
 	}
 	locked := append([]*spec.Repo(nil), repos...)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
 	for _, rp := range locked {
 		unlock, err := lr.r.o.Git.LockIntegration(ctx, rp, lr.r.o.Config.Wave.Name)
 		if err != nil {
-			return fail(state.LotHandedBack, "integration lock: "+err.Error())
+			return fail("integration lock: " + err.Error())
 		}
 		defer unlock()
 	}
@@ -73,22 +77,22 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflict
 			cause := fmt.Sprintf("rebase onto %s of repo %s conflicts in %s (branch, base and worktree left as they were)", rp.Base, rp.Name, strings.Join(conflict.ConflictFiles(), ", "))
 			if lr.n.lot.Kind == spec.AgentLot && lr.n.lot.OnConflict == spec.OnConflictFix && !lr.conflictFixed {
 				if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
-					return "", nil, err
+					return state.Outcome{}, nil, err
 				}
-				return "", &conflictToFix{rp, conflict.ConflictFiles()}, nil
+				return state.Outcome{}, &conflictToFix{rp, conflict.ConflictFiles()}, nil
 			}
-			return fail(state.LotHandedBack, cause)
+			return fail(cause)
 		case err != nil:
-			return fail(state.LotHandedBack, "rebase: "+err.Error())
+			return fail("rebase: " + err.Error())
 		}
 		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
-			ok, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
+			green, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
 			if err != nil || ctx.Err() != nil {
-				s, err := lr.stopped(ctx, err)
-				return s, nil, err
+				o, err := stopOutcome(ctx, err)
+				return o, nil, err
 			}
-			if !ok {
-				return fail(state.LotHandedBack, fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
+			if !green {
+				return fail(fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
 			}
 		}
 	}
@@ -110,7 +114,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflict
 			if err == nil {
 				err = berr
 			}
-			return fail(state.LotHandedBack, fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
+			return fail(fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
 		}
 		done = append(done, moved{rp, before, sha})
 	}
@@ -123,7 +127,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflict
 		t := lr.r.now().UTC()
 		s.Ended = &t
 	}); err != nil {
-		return "", nil, err
+		return state.Outcome{}, nil, err
 	}
 	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: own.repo.Base + " at " + short(own.new)})
 	for _, rp := range repos {
@@ -131,8 +135,34 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.LotStatus, *conflict
 			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
 		}
 	}
-	st, err := lr.end(ctx, state.LotDone, "")
-	return st, nil, err
+	return okOutcome, nil, nil
+}
+
+// fixConflict runs one fix session to resolve an integration conflict on
+// the lot's branch (on_conflict = "fix"); the caller integrates again, once.
+// It returns the fix session's position and outcome (ok: integrate again).
+func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string) (state.Position, state.Outcome, error) {
+	lr.conflictFixed = true
+	finding := state.Finding{Severity: state.SeverityBlocking, Text: fmt.Sprintf(
+		"integration: the branch conflicts with %s of repo %s in %s. Rebase the branch onto %s (git rebase %s), resolve every conflict keeping both sides' intent, and finish the rebase; leave a clean tree.",
+		rp.Base, rp.Name, strings.Join(files, ", "), rp.Base, rp.Base)}
+	pass := 1
+	lr.r.o.Store.View(func(st *state.State) {
+		for _, s := range st.Lots[lr.id].Steps {
+			pass = max(pass, s.Pass+1)
+		}
+	})
+	at := state.Position{Step: state.StepFix, Pass: pass}
+	if err := lr.setFindings([]state.Finding{finding}); err != nil {
+		return at, state.Outcome{}, err
+	}
+	if _, o, err := lr.session(ctx, state.StepFix, pass, lr.n.lot.Model, false); o.Kind != state.OutcomeOK || err != nil {
+		return at, o, err
+	}
+	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
+		return at, state.Outcome{Kind: state.OutcomeDirty, Detail: dirtyCause(state.StepFix, dirty, err)}, nil
+	}
+	return at, okOutcome, nil
 }
 
 // tested reports whether the commit checked out in dir passed the test gate

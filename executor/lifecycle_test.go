@@ -207,3 +207,40 @@ repo "r" {
 		t.Errorf("a = %s %s, %d sessions", l.Status, stepsOf(l), len(h.agent.spans))
 	}
 }
+
+// TestResumeFixAfterRecheck: a lot whose re-review (after the minor pass)
+// was not conform, stopped before its fix began, resumes at a full fix pass
+// followed by a full review, as an uninterrupted run does (state.Resume).
+func TestResumeFixAfterRecheck(t *testing.T) {
+	h := newHarness(t, `wave "w" {}
+repo "r" {
+  path = "."
+}
+`+agentLots("a"))
+	yes, no := true, false
+	store, err := state.OpenStore(h.dir + "/wave.state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.UpdateLot("a", func(l *state.Lot) {
+		l.Status = state.LotQueued
+		l.Findings = []state.Finding{{Severity: state.SeverityMajor, Text: "broke y"}}
+		l.Steps = []state.Step{
+			{Kind: state.StepImplement, Status: state.StepOK},
+			{Kind: state.StepReview, Status: state.StepOK, Conform: &yes},
+			{Kind: state.StepFixMinors, Status: state.StepOK},
+			{Kind: state.StepRecheck, Status: state.StepOK, Conform: &no},
+		}
+	})
+	store.Close()
+	h.agent.script = func(s Session) (Outcome, time.Duration) {
+		return Outcome{Status: state.StepOK, Report: &Report{Summary: "ok", Verdict: "fine"}}, time.Millisecond
+	}
+	if _, err := h.run(context.Background(), planner.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "implement0 review0 fix-minors0 review-recheck0 fix1 review1 integrate0"
+	if l := h.lots()["a"]; l.Status != state.LotDone || stepsOf(l) != want {
+		t.Errorf("a = %s %s, want done %s", l.Status, stepsOf(l), want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -28,6 +29,10 @@ type lotRun struct {
 	conflictFixed bool
 	// logDirMade is set once the lot's log folder exists.
 	logDirMade bool
+	// facts are what the lot's life cycle depends on; from is where the
+	// state said the lot goes on when this run took it up.
+	facts state.LotFacts
+	from  state.Resumption
 }
 
 // runLot runs a lot to its end (done, failed, handed back, question,
@@ -39,6 +44,13 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		logDir: filepath.Join(r.o.WorkDir, r.o.Config.Wave.Name, n.lot.ID)}
 	defer lr.giveBackSession()
 	r.emit(Event{Kind: EvLotStart, Lot: lr.id})
+	lr.facts = planner.Facts(n.lot)
+	integrated, fresh := false, true
+	r.o.Store.View(func(st *state.State) {
+		l := st.Lots[lr.id]
+		lr.from = state.Resume(lr.facts, l)
+		integrated, fresh = state.Integrated(l), l == nil || len(l.Steps) == 0
+	})
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
 		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
@@ -46,7 +58,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		for _, also := range n.lot.Also {
 			lr.dirs[also] = lr.dir + "@" + also.Name
 		}
-		if lr.integrated() {
+		if integrated {
 			// Integrated before cadence stopped (maybe in the middle of
 			// removing the worktree): only the tidying is left.
 			for _, rp := range n.lot.Repos() {
@@ -54,8 +66,6 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 			}
 			return lr.end(ctx, state.LotDone, "")
 		}
-		fresh := true
-		r.o.Store.View(func(st *state.State) { fresh = st.Lots[lr.id] == nil || len(st.Lots[lr.id].Steps) == 0 })
 		var base string
 		for _, rp := range n.lot.Repos() {
 			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
@@ -76,23 +86,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}
 		lr.guardEnv = r.o.Git.SessionEnv(ctx, n.lot.Repos(), r.o.Env)
 	}
-	if n.lot.Kind == spec.CommandLot {
-		return lr.command(ctx)
-	}
-	return lr.agent(ctx)
-}
-
-// integrated reports whether the lot's last step is a successful
-// integration.
-func (lr *lotRun) integrated() bool {
-	done := false
-	lr.r.o.Store.View(func(st *state.State) {
-		if l := st.Lots[lr.id]; l != nil && len(l.Steps) > 0 {
-			last := l.Steps[len(l.Steps)-1]
-			done = last.Kind == state.StepIntegrate && last.Status == state.StepOK && l.IntegratedSHA != ""
-		}
-	})
-	return done
+	return lr.run(ctx)
 }
 
 // BranchName is the branch of a lot: cadence/<wave>/<lot>.
@@ -103,26 +97,20 @@ func WorktreeDir(workDir, wave, lot string) string {
 	return filepath.Join(workDir, "worktrees", wave, lot)
 }
 
-// command runs a command lot: its run step, the test gate, integration.
-func (lr *lotRun) command(ctx context.Context) (state.LotStatus, error) {
-	var start state.StepKind = state.StepRun
-	if ra := lr.n.plan.ResumeAt; ra != nil {
-		start = ra.Step
+// runCommand runs a command lot's run step in its folder and records what
+// it committed.
+func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
+	green, msg, err := lr.shell(ctx, state.StepRun, lr.n.lot.Run, lr.n.lot.Timeout)
+	if err == nil && lr.n.lot.Repo != nil {
+		err = lr.recordCommits()
 	}
-	if start == state.StepRun {
-		ok, msg, err := lr.shell(ctx, state.StepRun, lr.n.lot.Run, lr.n.lot.Timeout)
-		if err == nil && lr.n.lot.Repo != nil {
-			err = lr.recordCommits()
-		}
-		if err != nil || ctx.Err() != nil {
-			return lr.stopped(ctx, err)
-		}
-		if !ok {
-			return lr.end(ctx, state.LotFailed, msg)
-		}
-		start = state.StepTest
+	if err != nil || ctx.Err() != nil {
+		return stopOutcome(ctx, err)
 	}
-	return lr.finishRepoWork(ctx, start)
+	if !green {
+		return state.Outcome{Kind: state.OutcomeRed, Detail: msg}, nil
+	}
+	return okOutcome, nil
 }
 
 // recordCommits records, on the last step, the commits it added to the
@@ -149,25 +137,6 @@ func (lr *lotRun) recordCommits() error {
 		s := &l.Steps[len(l.Steps)-1]
 		s.HeadAfter, s.Commits = head, all[known:]
 	})
-}
-
-// finishRepoWork runs the test gate (when the lot has a repository with
-// one) from the given step on, then integrates.
-func (lr *lotRun) finishRepoWork(ctx context.Context, from state.StepKind) (state.LotStatus, error) {
-	repo := lr.n.lot.Repo
-	if repo == nil {
-		return lr.end(ctx, state.LotDone, "")
-	}
-	if from == state.StepTest && repo.Test != "" {
-		ok, msg, err := lr.shell(ctx, state.StepTest, repo.Test, 0)
-		if err != nil || ctx.Err() != nil {
-			return lr.stopped(ctx, err)
-		}
-		if !ok {
-			return lr.end(ctx, state.LotFailed, "test gate failed: "+msg)
-		}
-	}
-	return lr.integrate(ctx)
 }
 
 func short(sha string) string {

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -10,62 +9,60 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// session runs one agent session as a step. When the lot must stop (the
-// session was interrupted, failed, hit a limit, or the budget is spent), it
-// returns the lot's status; otherwise the outcome, with an empty status.
+// session runs one agent session as a step and returns what the agent
+// said with the step's outcome for the life cycle: ok when the session
+// succeeded (its report is the caller's to judge), else why it stopped
+// (interrupted, failed, timed out, cut, usage limit, the wave's budget
+// spent, no brief). Only a failure to record state is an error.
 // With on_quota = "wait", a session that hits a usage limit makes every new
 // session wait for the reset, then this step runs again in a fresh session.
-func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.LotStatus, error) {
+func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.Outcome, error) {
 	for {
-		out, st, err, retry := lr.sessionOnce(ctx, kind, pass, model, readOnly)
+		out, o, err, retry := lr.sessionOnce(ctx, kind, pass, model, readOnly)
 		if !retry {
-			return out, st, err
+			return out, o, err
 		}
 	}
 }
 
-func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.LotStatus, error, bool) {
+var interrupted = state.Outcome{Kind: state.OutcomeInterrupted}
+
+func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.Outcome, error, bool) {
 	r := lr.r
 	if err := r.budget.waitQuota(ctx, func(until time.Time) {
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "usage limit: no session starts before " + until.Local().Format(time.TimeOnly)})
 	}); err != nil {
 		lr.giveBackSession()
-		st, err := lr.stopped(ctx, nil)
-		return Outcome{}, st, err, false
+		return Outcome{}, interrupted, nil, false
 	}
 	if r.budget.exhausted() || r.budget.stopped() {
 		lr.giveBackSession()
-		st, err := lr.end(ctx, state.LotSuspended, "the wave's budget is spent")
-		return Outcome{}, st, err, false
+		return Outcome{}, state.Outcome{Kind: state.OutcomeWaveBudget}, nil, false
 	}
 	if lr.n.heldSession {
 		lr.n.heldSession = false
 	} else if err := r.sessions.Acquire(ctx, lr.n); err != nil {
-		st, err := lr.stopped(ctx, nil)
-		return Outcome{}, st, err, false
+		return Outcome{}, interrupted, nil, false
 	}
 	defer r.sessions.Release()
 	if r.o.Slots != nil {
 		release, err := r.o.Slots.Acquire(ctx, lr.id, kind)
 		if err != nil {
-			st, err := lr.stopped(ctx, nil)
-			return Outcome{}, st, err, false
+			return Outcome{}, interrupted, nil, false
 		}
 		defer release()
 	}
 	brief, data, err := lr.brief(ctx, kind, pass)
 	if err != nil {
-		st, err := lr.end(ctx, state.LotFailed, err.Error())
-		return Outcome{}, st, err, false
+		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: err.Error()}, nil, false
 	}
 	head, _ := r.o.Git.Head(ctx, lr.dir)
 	if err := lr.ensureLogDir(); err != nil {
-		st, err := lr.end(ctx, state.LotFailed, "cannot make the log folder: "+err.Error())
-		return Outcome{}, st, err, false
+		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot make the log folder: " + err.Error()}, nil, false
 	}
 	i, err := lr.beginStep(kind, pass, model)
 	if err != nil {
-		return Outcome{}, "", err, false
+		return Outcome{}, state.Outcome{}, err, false
 	}
 	sess := Session{
 		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model,
@@ -90,7 +87,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
 	out := r.o.Agent.Run(ctx, sess)
 	if pidErr != nil {
-		return out, "", pidErr, false
+		return out, state.Outcome{}, pidErr, false
 	}
 	if pushed := lr.pushedTo(ctx, remotes); pushed != "" {
 		out.Status, out.Cause = state.StepFailed, "a push happened during the session: the remotes of repo "+pushed+" changed"
@@ -100,7 +97,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
 		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead}
 	}); err != nil {
-		return out, "", err, false
+		return out, state.Outcome{}, err, false
 	}
 	after, _ := r.o.Git.Head(ctx, lr.dir)
 	var commits []string
@@ -118,7 +115,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 			s.Conform = &c
 		}
 	}); err != nil {
-		return out, "", err, false
+		return out, state.Outcome{}, err, false
 	}
 	w := uncited(commits, lr.id)
 	for _, c := range out.PushAttempts {
@@ -127,26 +124,23 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	if len(w) > 0 {
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) }); err != nil {
-			return out, "", err, false
+			return out, state.Outcome{}, err, false
 		}
 	}
 	switch status {
 	case state.StepOK:
-		return out, "", nil, false
+		return out, okOutcome, nil, false
 	case state.StepInterrupted:
-		st, err := lr.stopped(ctx, nil)
-		return out, st, err, false
+		return out, interrupted, nil, false
 	case state.StepQuota:
 		if r.o.Config.Wave.OnQuota == spec.OnQuotaWait {
 			r.budget.pauseUntil(out.ResetAt, r.now())
-			return out, "", nil, true
+			return out, state.Outcome{}, nil, true
 		}
 		r.budget.quota(out.ResetAt)
-		st, err := lr.end(ctx, state.LotSuspended, "usage limit: "+out.Cause)
-		return out, st, err, false
+		return out, state.Outcome{Kind: state.OutcomeQuota, Detail: out.Cause}, nil, false
 	default:
-		st, err := lr.end(ctx, state.LotFailed, fmt.Sprintf("%s session %s: %s", kind, status, out.Cause))
-		return out, st, err, false
+		return out, state.Outcome{Kind: state.OutcomeFailed, Status: status, Detail: out.Cause}, nil, false
 	}
 }
 
@@ -167,32 +161,6 @@ func (lr *lotRun) pushedTo(ctx context.Context, before map[*spec.Repo]string) st
 		}
 	}
 	return ""
-}
-
-// fixConflict runs one fix session to resolve an integration conflict on
-// the lot's branch (on_conflict = "fix"); the caller integrates again, once.
-// It returns a status only when the lot must stop.
-func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string) (state.LotStatus, error) {
-	lr.conflictFixed = true
-	finding := state.Finding{Severity: "blocking", Text: fmt.Sprintf(
-		"integration: the branch conflicts with %s of repo %s in %s. Rebase the branch onto %s (git rebase %s), resolve every conflict keeping both sides' intent, and finish the rebase; leave a clean tree.",
-		rp.Base, rp.Name, strings.Join(files, ", "), rp.Base, rp.Base)}
-	if err := lr.setFindings([]state.Finding{finding}); err != nil {
-		return "", err
-	}
-	pass := 1
-	lr.r.o.Store.View(func(st *state.State) {
-		for _, s := range st.Lots[lr.id].Steps {
-			pass = max(pass, s.Pass+1)
-		}
-	})
-	if _, st, err := lr.session(ctx, state.StepFix, pass, lr.n.lot.Model, false); st != "" || err != nil {
-		return st, err
-	}
-	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
-		return lr.end(ctx, state.LotHandedBack, dirtyCause(state.StepFix, dirty, err))
-	}
-	return "", nil
 }
 
 // dirtyAll lists the uncommitted changes of all the lot's worktrees; a

@@ -134,32 +134,22 @@ func (b *builder) decideActions() {
 		if sl != nil {
 			lp.Spent = sl.Usage().Counted()
 		}
-		switch {
-		case b.replace[l.ID]:
+		if b.replace[l.ID] {
 			lp.Action = ActionReplace
-		case sl == nil:
+			continue
+		}
+		r := state.Resume(Facts(l), sl)
+		switch r.Kind {
+		case state.ResumeStart:
 			lp.Action = ActionRun
-		case sl.Status == state.LotDone:
+		case state.ResumeDone:
 			lp.Action = ActionDone
-		case sl.Status == state.LotHandedBack || sl.Status == state.LotFailed:
-			lp.Action = ActionHeld
-			lp.Reason = fmt.Sprintf("%s: %s", sl.Status, firstNonEmpty(sl.Cause, sl.Outcome, "see cadence logs"))
-		case sl.Status == state.LotQuestion && sl.Pending() != nil:
-			lp.Action = ActionAnswer
-			lp.Reason = sl.Pending().Text
+		case state.ResumeHeld:
+			lp.Action, lp.Reason = ActionHeld, r.Reason
+		case state.ResumeAnswer:
+			lp.Action, lp.Reason = ActionAnswer, r.Reason
 		default:
-			r := resumePoint(sl, l)
-			switch {
-			case r == nil:
-				lp.Action = ActionRun
-			case r.Step == state.StepFix && r.Pass > l.FixPasses:
-				// The last review was not conform and no fix pass is left:
-				// the executor hands the lot back when it resumes.
-				lp.Action = ActionHeld
-				lp.Reason = fmt.Sprintf("review not conform after %d fix pass(es)", l.FixPasses)
-			default:
-				lp.Action, lp.ResumeAt = ActionResume, r
-			}
+			lp.Action, lp.ResumeAt = ActionResume, &Resume{Step: r.At.Step, Pass: r.At.Pass}
 		}
 	}
 	// Blocking: a lot is blocked when a dependency is held or blocked.
@@ -192,86 +182,13 @@ func (b *builder) decideActions() {
 	}
 }
 
-func firstNonEmpty(xs ...string) string {
-	for _, x := range xs {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-// resumePoint says where a started lot goes on: a step that did not finish
-// is replayed whole; after a finished step, the next one of the life cycle.
-// It returns nil for a lot that has no steps yet.
-func resumePoint(sl *state.Lot, l *spec.Lot) *Resume {
-	if len(sl.Steps) == 0 {
-		return nil
-	}
-	// A step that asked a question is replayed with the answer.
-	if sl.Status == state.LotQuestion && len(sl.Questions) > 0 {
-		if i := sl.Questions[len(sl.Questions)-1].Step; i >= 0 && i < len(sl.Steps) {
-			return &Resume{Step: sl.Steps[i].Kind, Pass: sl.Steps[i].Pass}
-		}
-	}
-	// Once integration began (its own test on a rebased branch may follow
-	// it), integration is what goes on.
-	for i := len(sl.Steps) - 1; i >= 0; i-- {
-		k := sl.Steps[i].Kind
-		if k == state.StepIntegrate {
-			return &Resume{Step: state.StepIntegrate}
-		}
-		if k != state.StepTest {
-			break
-		}
-	}
-	last := sl.Steps[len(sl.Steps)-1]
-	if last.Status != state.StepOK {
-		return &Resume{Step: last.Kind, Pass: last.Pass}
-	}
-	// Whether the last write pass was the one on minor findings: its test
-	// gate leads to the short re-review, not to a full review.
-	minor := false
-	for _, s := range sl.Steps {
-		switch s.Kind {
-		case state.StepFixMinors:
-			minor = true
-		case state.StepImplement, state.StepFix:
-			minor = false
-		}
-	}
-	review := state.StepReview
-	if minor {
-		review = state.StepRecheck
-	}
-	switch last.Kind {
-	case state.StepPrecheck:
-		return &Resume{Step: state.StepImplement}
-	case state.StepImplement, state.StepFix, state.StepFixMinors:
-		if l.Repo != nil && l.Repo.Test != "" {
-			return &Resume{Step: state.StepTest, Pass: last.Pass}
-		}
-		return &Resume{Step: review, Pass: last.Pass}
-	case state.StepTest:
-		return &Resume{Step: review, Pass: last.Pass}
-	case state.StepReview, state.StepRecheck:
-		if last.Conform != nil && !*last.Conform {
-			return &Resume{Step: state.StepFix, Pass: last.Pass + 1}
-		}
-		if last.Kind == state.StepReview && !l.Small && hasMinor(sl.Findings) {
-			return &Resume{Step: state.StepFixMinors, Pass: last.Pass}
-		}
-	}
-	return &Resume{Step: state.StepIntegrate}
-}
-
-func hasMinor(fs []state.Finding) bool {
-	for _, f := range fs {
-		if f.Severity == "minor" {
-			return true
-		}
-	}
-	return false
+// Facts are the facts of a lot's definition that its life cycle depends
+// on (state.Resume, state.Next); the executor runs with the same.
+func Facts(l *spec.Lot) state.LotFacts {
+	f := state.LotFacts{Command: l.Kind == spec.CommandLot, Repo: l.Repo != nil,
+		Precheck: l.Precheck, FixPasses: l.FixPasses, Small: l.Small}
+	f.TestGate = l.Repo != nil && l.Repo.Test != ""
+	return f
 }
 
 // planLots fills steps, repos and estimates, and computes each lot's

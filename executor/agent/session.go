@@ -81,15 +81,7 @@ const CauseNoReport = "the session gave no structured report"
 
 // Conform is a review's verdict: no blocking and no major finding.
 func (r *Report) Conform() bool {
-	if r == nil {
-		return false
-	}
-	for _, f := range r.Findings {
-		if f.Severity == "blocking" || f.Severity == "major" {
-			return false
-		}
-	}
-	return true
+	return r != nil && state.Conform(r.Findings)
 }
 
 // SessionMark is the environment variable that marks every process of a

@@ -5,6 +5,12 @@
 // The file is <wave-file-stem>.state.json; its schema is
 // schemas/state.schema.json. Writes replace the file atomically (temp file in
 // the same folder, fsync, rename).
+//
+// The package also holds the lot life cycle of DESIGN.md §3 and §6 as pure
+// functions (lifecycle.go, resume.go): Start, Next and Resume are the one
+// place that says which step comes next, where a resumed lot goes on, and
+// when a lot is done, handed back or held; the planner previews with them
+// and the executor runs from them. Finding severities are typed (Severity).
 package state
 
 import (
@@ -119,10 +125,10 @@ type Step struct {
 
 // Finding is one review finding.
 type Finding struct {
-	Severity string `json:"severity"`
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
-	Text     string `json:"text"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	Text     string   `json:"text"`
 }
 
 // Question is a question a write step asked, with the lead's answer once given.

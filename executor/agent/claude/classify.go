@@ -185,7 +185,7 @@ func DecodeReport(raw json.RawMessage, step state.StepKind) (*agent.Report, erro
 			return nil, fmt.Errorf("a review report needs verdict and findings")
 		}
 		for _, f := range *r.Findings {
-			if f.Severity != "blocking" && f.Severity != "major" && f.Severity != "minor" {
+			if !f.Severity.Valid() {
 				return nil, fmt.Errorf("finding severity %q is not blocking, major or minor", f.Severity)
 			}
 		}

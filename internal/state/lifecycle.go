@@ -1,0 +1,277 @@
+package state
+
+import "fmt"
+
+// This file is the lot life cycle of DESIGN.md §3 and §6 as pure functions:
+// the one place that says which step comes next after each step's outcome,
+// where a resumed lot goes on after each kind of stop, and when a lot is
+// done, handed back, failed, suspended or waiting for an answer. The planner
+// previews with Resume; the executor runs from Start or Resume and asks Next
+// after every step. Neither keeps a copy of these rules.
+//
+// An agent lot (§3):
+//
+//	[precheck] → implement → [test gate] → review ─ conform ─→ [fix-minors → [test gate] → review-recheck] → integrate → done
+//	                               ↑                   └ not conform → fix (fresh session) ┘ at most fix_passes
+//
+// A command lot: run → [test gate] → integrate → done (a lot without a
+// repository has nothing to integrate: its integrate position ends it done).
+
+// LotFacts are the facts of a lot's definition (the wave file) that its life
+// cycle depends on. The planner and the executor fill them from the spec.
+type LotFacts struct {
+	// Command marks a command lot (a run step instead of agent sessions).
+	Command bool
+	// Repo says the lot works in a repository, so its work is integrated.
+	Repo bool
+	// Precheck says an agent lot starts with a read-only precheck.
+	Precheck bool
+	// TestGate says the lot's repository has a test command, run after each
+	// write step (and after a command lot's run step).
+	TestGate bool
+	// FixPasses is the most fix passes a red test gate or a review that is
+	// not conform may cost (the wave's fix_passes).
+	FixPasses int
+	// Small lots skip the pass on minor findings.
+	Small bool
+}
+
+// Position is where a lot's life cycle stands: the step to run next, its
+// pass (0 for implement and what follows it, n for the n-th fix pass and what
+// follows it), and Minor for the steps of the pass on minor findings
+// (fix-minors, its test gate, review-recheck).
+type Position struct {
+	Step  StepKind
+	Pass  int
+	Minor bool
+}
+
+// Start is where a lot that has run no step begins: the run step of a
+// command lot, else the precheck when the lot has one, else implement.
+func Start(f LotFacts) Position {
+	switch {
+	case f.Command:
+		return Position{Step: StepRun}
+	case f.Precheck:
+		return Position{Step: StepPrecheck}
+	}
+	return Position{Step: StepImplement}
+}
+
+// OutcomeKind says how a step ended, as the life cycle sees it.
+type OutcomeKind int
+
+// Outcome kinds. The first group can end any step; the others belong to
+// the steps named.
+const (
+	// OutcomeOK: the step did its job: a precheck that finds work to do, a
+	// write step that left a clean tree and asked nothing, a green test gate,
+	// a run command that exited 0, a conform review without minor findings,
+	// an integration.
+	OutcomeOK OutcomeKind = iota
+	// OutcomeInterrupted: cadence stopped the step (signal, cancel, a wait
+	// cut short). Never a failure: the lot stays queued, resumable (§6).
+	OutcomeInterrupted
+	// OutcomeFailed: the session ended failed, timed-out or cut (Outcome.Status)
+	// with Detail as its cause.
+	OutcomeFailed
+	// OutcomeQuota: the session hit a usage limit and on_quota = "suspend";
+	// Detail is the agent's message.
+	OutcomeQuota
+	// OutcomeWaveBudget: the wave's budget is spent: no session starts.
+	OutcomeWaveBudget
+	// OutcomeNoStart: the step could not be set up (no brief, no log
+	// folder); Detail is the cause.
+	OutcomeNoStart
+
+	// OutcomeAlreadyDone: the precheck says the work is already done; Detail
+	// is its evidence.
+	OutcomeAlreadyDone
+	// OutcomeLotBudget: the lot's budget leaves no room for a write pass and
+	// the review after it; Detail says why.
+	OutcomeLotBudget
+	// OutcomeQuestions: a write step asked questions; Detail joins them.
+	OutcomeQuestions
+	// OutcomeDirty: a write step left uncommitted changes; Detail lists them.
+	OutcomeDirty
+	// OutcomeRed: the test gate, or a command lot's run command, exited
+	// non-zero or timed out; Detail is the end of its output.
+	OutcomeRed
+	// OutcomeMinors: a conform review with minor findings.
+	OutcomeMinors
+	// OutcomeNotConform: a review with blocking or major findings; Detail
+	// summarizes them.
+	OutcomeNotConform
+	// OutcomeUntrusted: a review changed HEAD or the tree of the worktree.
+	OutcomeUntrusted
+	// OutcomeNoReport: a review gave no report.
+	OutcomeNoReport
+	// OutcomeRefused: integration did not happen (lock, conflict, rebase,
+	// test gate red on the rebased branch, base not advanced); Detail says
+	// why.
+	OutcomeRefused
+)
+
+var outcomeNames = [...]string{"ok", "interrupted", "failed", "quota", "wave-budget", "no-start",
+	"already-done", "lot-budget", "questions", "dirty", "red", "minors", "not-conform", "untrusted", "no-report", "refused"}
+
+func (k OutcomeKind) String() string {
+	if int(k) < len(outcomeNames) {
+		return outcomeNames[k]
+	}
+	return fmt.Sprintf("outcome(%d)", int(k))
+}
+
+// Outcome is how one step ended: its kind, the step status for
+// OutcomeFailed (failed, timed-out, cut), and the detail the cause of the
+// lot's end quotes.
+type Outcome struct {
+	Kind   OutcomeKind
+	Status StepStatus
+	Detail string
+}
+
+// Transition is what follows a step: the position the lot goes on at, or
+// (At nil) the end of the lot's run with its status and cause.
+type Transition struct {
+	// At is the next position; nil when the lot's run ends.
+	At *Position
+	// End is the lot's status when At is nil: done, handed-back, failed,
+	// question, suspended, or queued (interrupted: the next apply resumes
+	// it, §6).
+	End LotStatus
+	// Cause explains End (empty for done and queued).
+	Cause string
+}
+
+// GoesOn reports whether the lot goes on (at t.At).
+func (t Transition) GoesOn() bool { return t.At != nil }
+
+func goOn(p Position) Transition { return Transition{At: &p} }
+
+func end(st LotStatus, cause string) Transition { return Transition{End: st, Cause: cause} }
+
+// Next says what follows a step at position at that ended with outcome o
+// (DESIGN.md §3):
+//
+//   - interrupted: the lot stays queued; wave budget spent or usage limit:
+//     suspended; a failed, timed-out or cut session, or a step that could
+//     not be set up: failed.
+//   - precheck: already done hands the lot back with the evidence; else
+//     implement.
+//   - write step (implement, fix, fix-minors): questions stop the lot
+//     (question); a dirty tree or a spent lot budget hands it back; else the
+//     test gate, or without one the review (review-recheck in the minor
+//     pass).
+//   - test gate: green goes to the review (review-recheck in the minor
+//     pass); red costs a fix pass, and after the last one hands the lot back.
+//     A command lot's red test gate fails it.
+//   - review, review-recheck: not conform costs a fix pass, and after the
+//     last one hands the lot back with the findings; conform with minor
+//     findings gets the minor pass (once, not for small lots, not from the
+//     re-review); conform integrates. A review that changed the worktree
+//     hands the lot back (verdict not trusted); one without report fails it.
+//   - run: a red command fails the lot; else the test gate, or integrate.
+//   - integrate: done; refused hands the lot back.
+func Next(f LotFacts, at Position, o Outcome) Transition {
+	switch o.Kind {
+	case OutcomeInterrupted:
+		return end(LotQueued, "")
+	case OutcomeWaveBudget:
+		return end(LotSuspended, "the wave's budget is spent")
+	case OutcomeQuota:
+		return end(LotSuspended, "usage limit: "+o.Detail)
+	case OutcomeFailed:
+		return end(LotFailed, fmt.Sprintf("%s session %s: %s", at.Step, o.Status, o.Detail))
+	case OutcomeNoStart:
+		return end(LotFailed, o.Detail)
+	}
+	switch at.Step {
+	case StepPrecheck:
+		switch o.Kind {
+		case OutcomeOK:
+			return goOn(Position{Step: StepImplement})
+		case OutcomeAlreadyDone:
+			return end(LotHandedBack, "the precheck says the work is already done: "+o.Detail)
+		}
+	case StepImplement, StepFix, StepFixMinors:
+		switch o.Kind {
+		case OutcomeOK:
+			return goOn(afterWrite(f, at))
+		case OutcomeQuestions:
+			return end(LotQuestion, o.Detail)
+		case OutcomeDirty, OutcomeLotBudget:
+			return end(LotHandedBack, o.Detail)
+		}
+	case StepTest:
+		switch {
+		case o.Kind == OutcomeOK && f.Command:
+			return goOn(Position{Step: StepIntegrate})
+		case o.Kind == OutcomeOK:
+			return goOn(review(at))
+		case o.Kind == OutcomeRed && f.Command:
+			return end(LotFailed, "test gate failed: "+o.Detail)
+		case o.Kind == OutcomeRed && at.Pass >= f.FixPasses:
+			return end(LotHandedBack, fmt.Sprintf("test gate still red after %d fix pass(es)", f.FixPasses))
+		case o.Kind == OutcomeRed:
+			return goOn(Position{Step: StepFix, Pass: at.Pass + 1})
+		}
+	case StepReview, StepRecheck:
+		switch o.Kind {
+		case OutcomeMinors:
+			if !at.Minor && !f.Small {
+				return goOn(Position{Step: StepFixMinors, Pass: at.Pass, Minor: true})
+			}
+			return goOn(Position{Step: StepIntegrate, Pass: at.Pass})
+		case OutcomeOK:
+			return goOn(Position{Step: StepIntegrate, Pass: at.Pass})
+		case OutcomeNotConform:
+			if at.Pass >= f.FixPasses {
+				cause := fmt.Sprintf("review not conform after %d fix pass(es)", f.FixPasses)
+				if o.Detail != "" {
+					cause += ": " + o.Detail
+				}
+				return end(LotHandedBack, cause)
+			}
+			return goOn(Position{Step: StepFix, Pass: at.Pass + 1})
+		case OutcomeUntrusted:
+			return end(LotHandedBack, "the review changed the worktree (HEAD or files), so its verdict is not trusted")
+		case OutcomeNoReport:
+			return end(LotFailed, "the review gave no report")
+		}
+	case StepRun:
+		switch {
+		case o.Kind == OutcomeOK && f.TestGate:
+			return goOn(Position{Step: StepTest})
+		case o.Kind == OutcomeOK:
+			return goOn(Position{Step: StepIntegrate})
+		case o.Kind == OutcomeRed:
+			return end(LotFailed, o.Detail)
+		}
+	case StepIntegrate:
+		switch o.Kind {
+		case OutcomeOK:
+			return end(LotDone, "")
+		case OutcomeRefused:
+			return end(LotHandedBack, o.Detail)
+		}
+	}
+	return end(LotFailed, fmt.Sprintf("no step follows %s on outcome %s", at.Step, o.Kind))
+}
+
+// afterWrite is the step after a clean write step: its test gate, or the
+// review of its kind.
+func afterWrite(f LotFacts, at Position) Position {
+	if f.TestGate {
+		return Position{Step: StepTest, Pass: at.Pass, Minor: at.Minor}
+	}
+	return review(at)
+}
+
+// review is the review of a pass: review-recheck in the minor pass.
+func review(at Position) Position {
+	if at.Minor {
+		return Position{Step: StepRecheck, Pass: at.Pass, Minor: true}
+	}
+	return Position{Step: StepReview, Pass: at.Pass}
+}
