@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -32,7 +32,7 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 	}
 	if f.CommonDir != "" {
-		if h := lockHolder(filepath.Join(f.CommonDir, "cadence", "repo.lock")); h != nil && h.Wave != m.wave {
+		if h := lockHolder(layout.RepoLock(f.CommonDir)); h != nil && h.Wave != m.wave {
 			out.HeldBy = fmt.Sprintf("wave %q (pid %d, since %s)", h.Wave, h.PID, h.Since.Local().Format(time.TimeOnly))
 		}
 	}

@@ -64,6 +64,17 @@ func (w Wave) Named(name string) Wave {
 	return w
 }
 
+// Abs returns the same layout with the wave file's path made absolute
+// (against the current folder): what is handed to git and to child
+// processes (worktrees, step files, the work folder) must not depend on
+// the folder they run in. Messages keep the paths as the user gave them.
+func (w Wave) Abs() Wave {
+	if a, err := filepath.Abs(w.file); err == nil {
+		w.file = a
+	}
+	return w
+}
+
 // Home is the cadence home: cadenceHome (the value of $CADENCE_HOME) when
 // set, else <userHome>/.cadence, else <tmp>/cadence when the user has no
 // home folder (userHome "").
@@ -154,6 +165,12 @@ func (w Wave) StepGlob(lot string, n int) string {
 // run (k from 1) in <LotDir>/replaced-<k>.
 func (w Wave) ReplacedDir(lot string, k int) string {
 	return filepath.Join(w.LotDir(lot), fmt.Sprintf("replaced-%d", k))
+}
+
+// ReplacedGlob matches every replaced-<k> folder of the lot, for
+// filepath.Glob.
+func (w Wave) ReplacedGlob(lot string) string {
+	return filepath.Join(w.LotDir(lot), "replaced-*")
 }
 
 // WorktreeRoot holds the wave's lot worktrees: .cadence/worktrees/<wave>.

@@ -11,6 +11,10 @@ import (
 
 func TestPaths(t *testing.T) {
 	w := layout.New("waves/big.hcl", "w", "/home/u/.cadence")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ name, got, want string }{
 		{"StateFile", w.StateFile(), "waves/big.state.json"},
 		{"Journal", w.Journal(), "waves/big.state.json.journal"},
@@ -24,6 +28,7 @@ func TestPaths(t *testing.T) {
 		{"StepFile prefix", w.StepFile("a", 0, "implement", ""), "waves/.cadence/w/a/0-implement"},
 		{"StepGlob", w.StepGlob("a", 12), "waves/.cadence/w/a/12-*"},
 		{"ReplacedDir", w.ReplacedDir("a", 2), "waves/.cadence/w/a/replaced-2"},
+		{"ReplacedGlob", w.ReplacedGlob("a"), "waves/.cadence/w/a/replaced-*"},
 		{"WorktreeRoot", w.WorktreeRoot(), "waves/.cadence/worktrees/w"},
 		{"Worktree", w.Worktree("a"), "waves/.cadence/worktrees/w/a"},
 		{"AlsoWorktree", w.AlsoWorktree("a", "lib"), "waves/.cadence/worktrees/w/a@lib"},
@@ -31,6 +36,8 @@ func TestPaths(t *testing.T) {
 		{"RegistryDir", w.RegistryDir(), "/home/u/.cadence/waves"},
 		{"RepoLock", layout.RepoLock("/r/.git"), "/r/.git/cadence/repo.lock"},
 		{"IntegrateLock", layout.IntegrateLock("/r/.git"), "/r/.git/cadence/integrate.lock"},
+		{"Abs", w.Abs().Worktree("a"), filepath.Join(wd, "waves/.cadence/worktrees/w/a")},
+		{"Abs keeps", layout.New("/abs/w.hcl", "w", "").Abs().StateFile(), "/abs/w.state.json"},
 		{"Named", w.Named("v").LotDir("a"), "waves/.cadence/v/a"},
 		{"Home env", layout.Home("/ch", "/home/u"), "/ch"},
 		{"Home user", layout.Home("", "/home/u"), "/home/u/.cadence"},
