@@ -168,13 +168,18 @@ func (r *runner) liveStep(id string) string {
 }
 
 // recover marks a step that was running when cadence stopped as interrupted,
-// and resets a replaced lot. A lot the state does not know yet is left
-// alone (no write).
+// and resets a replaced lot (its earlier run's files set aside). A lot the
+// state does not know yet is left alone (no write).
 func (r *runner) recover(n *node) error {
 	known := false
 	r.o.Store.View(func(st *state.State) { known = st.Lots[n.lot.ID] != nil })
 	if !known {
 		return nil
+	}
+	if n.plan.Action == planner.ActionReplace {
+		if err := setAsideLogs(r.o.Layout, n.lot.ID); err != nil {
+			return err
+		}
 	}
 	return r.o.Store.UpdateLot(n.lot.ID, func(l *state.Lot) {
 		if n.plan.Action == planner.ActionReplace {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -130,8 +131,8 @@ type Options struct {
 	Briefs *briefs.Set
 	// Env is the environment of every child process.
 	Env []string
-	// WorkDir is the .cadence folder next to the wave file.
-	WorkDir string
+	// Layout names the wave's files: logs, reports, worktrees.
+	Layout layout.Wave
 	// MaxSessions and Jobs cap agent sessions and command lots in this
 	// process; Budget is the wave budget in counted tokens (0: none).
 	MaxSessions, Jobs int
@@ -153,4 +154,6 @@ type Result struct {
 	ResetAt *time.Time
 	// Incident says why the wave stopped on a push, if it did.
 	Incident string
+	// State is a copy of the state at the end; Apply sets it (Run does not).
+	State *state.State
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -185,7 +186,7 @@ func (h *harness) run(ctx context.Context, opts planner.Options) (Result, error)
 	bs, _ := briefs.Load("")
 	budget := int64(p.Totals.Budget)
 	return Run(ctx, Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
-		WorkDir: filepath.Join(h.dir, ".cadence"), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: budget,
+		Layout: layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, ""), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: budget,
 		Env: []string{"PATH=" + os.Getenv("PATH")}})
 }
 

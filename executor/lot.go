@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/cadence-run/cadence/internal/proc"
@@ -41,7 +40,7 @@ type lotRun struct {
 // returned as an error.
 func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	lr := &lotRun{r: r, n: n, id: n.lot.ID, dir: r.o.Config.Dir,
-		logDir: filepath.Join(r.o.WorkDir, r.o.Config.Wave.Name, n.lot.ID)}
+		logDir: r.o.Layout.LotDir(n.lot.ID)}
 	defer lr.giveBackSession()
 	r.emit(Event{Kind: EvLotStart, Lot: lr.id})
 	lr.facts = planner.Facts(n.lot)
@@ -53,10 +52,10 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	})
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
-		lr.dir = WorktreeDir(r.o.WorkDir, r.o.Config.Wave.Name, lr.id)
+		lr.dir = r.o.Layout.Worktree(lr.id)
 		lr.dirs = map[*spec.Repo]string{repo: lr.dir}
 		for _, also := range n.lot.Also {
-			lr.dirs[also] = lr.dir + "@" + also.Name
+			lr.dirs[also] = r.o.Layout.AlsoWorktree(lr.id, also.Name)
 		}
 		if integrated {
 			// Integrated before cadence stopped (maybe in the middle of
@@ -91,11 +90,6 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 
 // BranchName is the branch of a lot: cadence/<wave>/<lot>.
 func BranchName(wave, lot string) string { return "cadence/" + wave + "/" + lot }
-
-// WorktreeDir is the worktree of a lot: <workdir>/worktrees/<wave>/<lot>.
-func WorktreeDir(workDir, wave, lot string) string {
-	return filepath.Join(workDir, "worktrees", wave, lot)
-}
 
 // runCommand runs a command lot's run step in its folder and records what
 // it committed.
@@ -176,9 +170,9 @@ func (lr *lotRun) endStep(i int, st state.StepStatus, cause string, fn func(*sta
 	return err
 }
 
-// logPath names a step's log file: <n>-<kind><ext>.
+// logPath names a step's log file: <n>-<kind><ext> (layout.Wave.StepFile).
 func (lr *lotRun) logPath(i int, kind state.StepKind, ext string) string {
-	return filepath.Join(lr.logDir, fmt.Sprintf("%d-%s%s", i, kind, ext))
+	return lr.r.o.Layout.StepFile(lr.id, i, string(kind), ext)
 }
 
 // shell runs a shell command as a step (run or test) in the lot's folder.

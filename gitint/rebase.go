@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -37,7 +38,7 @@ func (g *Repos) LockIntegration(ctx context.Context, repo *spec.Repo, wave strin
 		m.Unlock()
 		return nil, err
 	}
-	l, err := flock.Acquire(ctx, filepath.Join(strings.TrimSpace(common), "cadence", "integrate.lock"),
+	l, err := flock.Acquire(ctx, layout.IntegrateLock(strings.TrimSpace(common)),
 		flock.Holder{Wave: wave, What: "integration", Since: time.Now()})
 	if err != nil {
 		m.Unlock()

@@ -2,13 +2,13 @@ package gitint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -146,18 +146,12 @@ func rebaseInProgress(ctx context.Context, dir string) bool {
 	return false
 }
 
-// ensureIgnored writes a .gitignore of "*" in the .cadence folder above dir
-// (the folder that holds "worktrees"), so that cadence's files never show
-// in a repository that contains the wave file.
+// ensureIgnored writes the self-ignoring .gitignore of the .cadence work
+// folder above dir (the folder that holds "worktrees"), so that cadence's
+// files never show in a repository that contains the wave file.
 func ensureIgnored(dir string) error {
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if filepath.Base(d) == ".cadence" {
-			p := filepath.Join(d, ".gitignore")
-			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-				return os.WriteFile(p, []byte("*\n"), 0o644)
-			}
-			return nil
-		}
+	if wd := layout.EnclosingWorkDir(dir); wd != "" {
+		return layout.IgnoreSelf(wd)
 	}
 	return nil
 }

@@ -21,8 +21,9 @@ func runAnswer(e *env, args []string) int {
 		return ExitError
 	}
 	file, id, text := pos[0], pos[1], pos[2]
-	path := state.PathFor(file)
-	l, err := flock.TryAcquire(path+".lock", flock.Holder{PID: os.Getpid(), What: "cadence answer", Since: time.Now()})
+	lay := e.layoutOf(file, "")
+	path := lay.StateFile()
+	l, err := flock.TryAcquire(lay.Lock(), flock.Holder{PID: os.Getpid(), What: "cadence answer", Since: time.Now()})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence answer: the wave is running (%v): answer when it stops\n", err)
 		return ExitError

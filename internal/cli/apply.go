@@ -3,21 +3,20 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
-	"github.com/cadence-run/cadence/executor/briefs"
-	"github.com/cadence-run/cadence/executor/slots"
-	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -59,9 +58,11 @@ func runApply(e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "cadence apply: -offline is for plan only: apply needs the repositories and the agent")
 		return exitRefused
 	}
-	// One apply per wave: take its lock before anything else.
+	// One apply per wave: take its lock before anything else, and hold it
+	// while planning (the plan reads the state it guards) and running.
 	started := time.Now()
-	waveLock, err := flock.TryAcquire(state.PathFor(file)+".lock", flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"})
+	lay := e.layoutOf(file, "")
+	waveLock, err := flock.TryAcquire(lay.Lock(), flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)
 		return exitRefused
@@ -107,7 +108,7 @@ func runApply(e *env, args []string) int {
 			return code
 		}
 	}
-	return e.execute(w, p, f)
+	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).Abs())
 }
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
@@ -135,112 +136,58 @@ func (e *env) confirm() int {
 	return -1
 }
 
-// cadenceHome is $CADENCE_HOME, or ~/.cadence.
+// cadenceHome is $CADENCE_HOME, or ~/.cadence (layout.Home).
 func (e *env) cadenceHome() string {
-	if h := e.getenv("CADENCE_HOME"); h != "" {
-		return h
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".cadence")
-	}
-	return filepath.Join(os.TempDir(), "cadence")
+	userHome, _ := os.UserHomeDir()
+	return layout.Home(e.getenv("CADENCE_HOME"), userHome)
 }
 
-// execute takes the locks and runs the plan.
-func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
-	cfg := w.cfg
-	statePath := state.PathFor(w.file)
-	holder := flock.Holder{PID: os.Getpid(), Wave: cfg.Wave.Name, File: w.file, Since: time.Now()}
-	repoLocks, code := e.lockRepos(w, p, holder)
-	defer func() {
-		for _, l := range repoLocks {
-			l.Release()
-		}
-	}()
-	if code >= 0 {
-		return code
-	}
-	guards, code := e.installGuards(w, p)
-	defer func() {
-		for _, remove := range guards {
-			if err := remove(); err != nil {
-				fmt.Fprintf(e.stderr, "cadence apply: could not remove the push guard: %v (cadence clean removes it)\n", err)
-			}
-		}
-	}()
-	if code >= 0 {
-		return code
-	}
-	store, err := state.OpenStore(statePath)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
-		return exitRefused
-	}
-	defer store.Close()
-	if err := store.UpdateWave(func(st *state.State) {
-		if st.Lineage == "" {
-			st.Lineage = newLineage()
-		}
-		st.Wave, st.WaveDigest = cfg.Wave.Name, w.digest
-	}); err != nil {
-		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
-		return exitRefused
-	}
-	home := e.cadenceHome()
-	pool, err := slots.Open(filepath.Join(home, "slots"), p.Totals.MaxSessions)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cadence apply: session slots: %v\n", err)
-		return exitRefused
-	}
-	defer pool.Close()
-	reg, err := slots.Register(filepath.Join(home, "waves"), slots.WaveEntry{PID: os.Getpid(), Wave: cfg.Wave.Name,
-		File: absPath(w.file), StateFile: absPath(statePath), Started: time.Now(), MaxSessions: p.Totals.MaxSessions, Status: "running"})
-	if err == nil {
-		defer reg.Close()
-	}
-	bs, err := briefs.Load(cfg.Wave.Templates)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
-		return exitRefused
-	}
-	workDir := filepath.Join(cfg.Dir, ".cadence")
-	if err := os.MkdirAll(workDir, 0o755); err == nil {
-		_ = os.WriteFile(filepath.Join(workDir, ".gitignore"), []byte("*\n"), 0o644)
-	}
-	out := newProgress(e, f.json, filepath.Join(workDir, cfg.Wave.Name, "journal.log"))
+// layoutOf is the layout of the wave in file, named name, on this machine.
+func (e *env) layoutOf(file, name string) layout.Wave {
+	return layout.New(file, name, e.cadenceHome())
+}
+
+// execute runs the plan (executor.Apply takes and gives back the locks,
+// guards, store, slots and registry) and renders its end.
+func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave) int {
+	out := newProgress(e, f.json, lay.JournalLog())
 	defer out.close()
 	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopSignals := e.onSignals(cancel, out)
-	defer stopSignals()
+	sig := e.onSignals(cancel, out)
+	defer sig.stop()
 
 	jobs := f.jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
 	env := os.Environ()
-	res, err := executor.Run(ctx, executor.Options{
-		Config: cfg, Plan: p, Store: store, Git: gitint.NewRepos(), Briefs: bs,
-		Agent: &agent.Router{Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID},
-			Command: func(a *spec.Agent) string { return agentCommand(a, e.getenv) }},
-		Slots: poolSlots{pool: pool, wave: cfg.Wave.Name},
-		Env:   env, WorkDir: workDir,
-		MaxSessions: p.Totals.MaxSessions, Jobs: jobs,
-		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
+	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
+		Config: w.cfg, Layout: lay, WaveDigest: w.digest,
+		Agent: e.agentRunner(env), Env: env, Jobs: jobs,
 		Events: out.event,
+		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
 	})
 	out.stopLive()
+	var setupErr *executor.SetupError
+	if errors.As(err, &setupErr) {
+		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
+		if sig.hard() {
+			return exitInterrupted
+		}
+		return exitRefused
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
 	}
-	var final *state.State
-	store.View(func(st *state.State) { final = cloneState(st) })
 	if !f.json {
-		e.summary(w, p, final, res)
+		e.summary(w, p, res.State, res)
 	}
 	switch {
+	case sig.hard():
+		return exitInterrupted
 	case res.Incident != "":
 		return exitNeedsLead
 	case res.Status == state.WaveInterrupted && ctx.Err() != nil:
@@ -255,129 +202,57 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags) int {
 	return exitNeedsLead
 }
 
-// lockRepos takes the one-wave-per-repository lock of every repository the
-// pending lots use.
-func (e *env) lockRepos(w *wave, p *planner.Plan, h flock.Holder) ([]*flock.Lock, int) {
-	used := usedRepos(p)
-	var locks []*flock.Lock
-	for _, r := range w.cfg.Repos {
-		if !used[r.Name] {
-			continue
-		}
-		f, err := gitint.Inspect(context.Background(), r.Path, r.Base)
-		if err != nil || f.CommonDir == "" {
-			fmt.Fprintf(e.stderr, "cadence apply: repo %s: cannot find its git folder: %v\n", r.Name, err)
-			return locks, exitRefused
-		}
-		h.What = "repo " + r.Name
-		l, err := flock.TryAcquire(filepath.Join(f.CommonDir, "cadence", "repo.lock"), h)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "cadence apply: repo %s is used by another wave: %v\n", r.Name, err)
-			return locks, exitRefused
-		}
-		locks = append(locks, l)
-	}
-	return locks, -1
+// agentRunner is the runner of agent sessions, with the environment of
+// every session.
+func (e *env) agentRunner(env []string) executor.Agent {
+	return &agent.Router{Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID},
+		Command: func(a *spec.Agent) string { return agentCommand(a, e.getenv) }}
 }
 
-// installGuards puts cadence's pre-push hook in every repository the
-// pending lots use, for the run's duration.
-func (e *env) installGuards(w *wave, p *planner.Plan) ([]func() error, int) {
-	used := usedRepos(p)
-	var removes []func() error
-	for _, r := range w.cfg.Repos {
-		if !used[r.Name] {
-			continue
-		}
-		remove, err := gitint.InstallGuard(context.Background(), r.Path)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "cadence apply: repo %s: %v\n", r.Name, err)
-			return removes, exitRefused
-		}
-		removes = append(removes, remove)
-	}
-	return removes, -1
-}
-
-// usedRepos names the repositories of the plan's pending lots.
-func usedRepos(p *planner.Plan) map[string]bool {
-	used := map[string]bool{}
-	for _, lp := range p.Lots {
-		if lp.Action.Pending() && lp.Repo != "" {
-			used[lp.Repo] = true
-			for _, a := range lp.Also {
-				used[a] = true
-			}
-		}
-	}
-	return used
+// signals maps SIGINT and SIGTERM to the run's context.
+type signals struct {
+	ch     chan os.Signal
+	done   chan struct{}
+	killed atomic.Bool
 }
 
 // onSignals makes the first SIGINT or SIGTERM stop the run cleanly (no new
-// step, running ones stopped, state saved) and the second end it at once.
-func (e *env) onSignals(cancel context.CancelFunc, out *progress) func() {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	done := make(chan struct{})
+// step, running steps stopped, state saved) and the second stop it hard:
+// every process group cadence started is killed at once (proc.KillAll),
+// and the run still ends through its cleanup (push guards removed, locks
+// and slots given back, state written) before apply exits 130. No signal
+// ever ends cadence before that cleanup.
+func (e *env) onSignals(cancel context.CancelFunc, out *progress) *signals {
+	s := &signals{ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		select {
-		case <-ch:
-		case <-done:
+		case <-s.ch:
+		case <-s.done:
 			return
 		}
-		out.note("stopping: no new step starts, running steps are stopped (signal again to quit at once)")
+		out.note("stopping: no new step starts, running steps are stopped (signal again to kill them at once)")
 		cancel()
-		select {
-		case <-ch:
-			proc.KillAll()
-			fmt.Fprintln(e.stderr, "cadence: stopped at once")
-			os.Exit(exitInterrupted)
-		case <-done:
+		for {
+			select {
+			case <-s.ch:
+				proc.KillAll()
+				if !s.killed.Swap(true) {
+					fmt.Fprintln(e.stderr, "cadence: stopping at once: every step's processes killed; cleaning up")
+				}
+			case <-s.done:
+				return
+			}
 		}
 	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-	}
+	return s
 }
 
-// poolSlots adapts the slot pool to the executor.
-type poolSlots struct {
-	pool *slots.Pool
-	wave string
-}
+// hard reports whether a second signal came.
+func (s *signals) hard() bool { return s.killed.Load() }
 
-// Acquire implements executor.Slots.
-func (s poolSlots) Acquire(ctx context.Context, lot string, step state.StepKind) (func(), error) {
-	sl, err := s.pool.Acquire(ctx, slots.Holder{Wave: s.wave, Lot: lot, Step: string(step)})
-	if err != nil {
-		return nil, err
-	}
-	return func() { _ = sl.Release() }, nil
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
-}
-
-func newLineage() string {
-	b := make([]byte, 16)
-	if f, err := os.Open("/dev/urandom"); err == nil {
-		_, _ = f.Read(b)
-		f.Close()
-	}
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-func cloneState(st *state.State) *state.State {
-	c := *st
-	c.Lots = make(map[string]*state.Lot, len(st.Lots))
-	for k, v := range st.Lots {
-		l := *v
-		c.Lots[k] = &l
-	}
-	return &c
+// stop ends the signal handling (the default action applies again).
+func (s *signals) stop() {
+	signal.Stop(s.ch)
+	close(s.done)
 }

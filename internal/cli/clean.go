@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
-	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -29,14 +27,15 @@ func runClean(e *env, args []string) int {
 		e.writeDiags(e.stderr, diags, w.loader.Files, false)
 		return ExitError
 	}
-	l, err := flock.TryAcquire(state.PathFor(file)+".lock", flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, What: "clean", Since: time.Now()})
+	lay := e.layoutOf(file, w.cfg.Wave.Name)
+	l, err := flock.TryAcquire(lay.Lock(), flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, What: "clean", Since: time.Now()})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence clean: the wave is running (%v): clean when it stops\n", err)
 		return ExitError
 	}
 	defer l.Release()
 	ctx := context.Background()
-	root := filepath.Join(w.cfg.Dir, ".cadence", "worktrees", w.cfg.Wave.Name)
+	root := lay.Abs().WorktreeRoot()
 	g := gitint.NewRepos()
 	status := ExitOK
 	found := 0

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
@@ -48,7 +49,7 @@ func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 
 // readState reads the wave's state file when there is one.
 func (w *wave) readState() error {
-	st, digest, err := state.Read(state.PathFor(w.file))
+	st, digest, err := state.Read(layout.StateFile(w.file))
 	if errors.Is(err, state.ErrNotExist) {
 		return nil
 	}
@@ -56,7 +57,7 @@ func (w *wave) readState() error {
 		return fmt.Errorf("%w (move it aside to start the wave afresh)", err)
 	}
 	if st.Wave != "" && w.cfg != nil && st.Wave != w.cfg.Wave.Name {
-		return fmt.Errorf("state file %s belongs to wave %q, not %q", state.PathFor(w.file), st.Wave, w.cfg.Wave.Name)
+		return fmt.Errorf("state file %s belongs to wave %q, not %q", layout.StateFile(w.file), st.Wave, w.cfg.Wave.Name)
 	}
 	w.state, w.stateDigest = st, digest
 	return nil

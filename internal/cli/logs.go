@@ -12,7 +12,7 @@ import (
 )
 
 func runLogs(e *env, args []string) int {
-	fs := newFlags(e, "logs", "FILE LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/). -step N shows one step's files whole.")
+	fs := newFlags(e, "logs", "FILE LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/; an earlier run's, set aside by -replace, in replaced-<k>/).\n-step N shows one step's files whole.")
 	step := fs.Int("step", -1, "show the files of step N whole")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
@@ -23,7 +23,8 @@ func runLogs(e *env, args []string) int {
 		return ExitError
 	}
 	file, id := pos[0], pos[1]
-	st, _, err := state.Read(state.PathFor(file))
+	lay := e.layoutOf(file, "")
+	st, _, err := state.Read(lay.StateFile())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence logs: %v\n", err)
 		return ExitError
@@ -33,9 +34,10 @@ func runLogs(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence logs: the state of wave %q has no lot %q\n", st.Wave, id)
 		return ExitError
 	}
-	dir := filepath.Join(filepath.Dir(file), ".cadence", st.Wave, id)
+	lay = lay.Named(st.Wave)
+	dir := lay.LotDir(id)
 	if *step >= 0 {
-		matches, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*", *step)))
+		matches, _ := filepath.Glob(lay.StepGlob(id, *step))
 		if len(matches) == 0 {
 			fmt.Fprintf(e.stderr, "cadence logs: no files for step %d in %s\n", *step, dir)
 			return ExitError
@@ -81,13 +83,19 @@ func runLogs(e *env, args []string) int {
 		for _, c := range s.Commits {
 			fmt.Fprintf(e.stdout, "     %s\n", c)
 		}
-		files, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*", i)))
+		files, _ := filepath.Glob(lay.StepGlob(id, i))
 		for _, f := range files {
 			fmt.Fprintf(e.stdout, "     %s\n", f)
 		}
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintf(e.stdout, "warning: %s\n", w)
+	}
+	if earlier, _ := filepath.Glob(lay.ReplacedGlob(id)); len(earlier) > 0 {
+		fmt.Fprintln(e.stdout, "Files of earlier runs (before -replace):")
+		for _, d := range earlier {
+			fmt.Fprintf(e.stdout, "     %s\n", d)
+		}
 	}
 	return ExitOK
 }

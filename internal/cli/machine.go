@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -34,7 +34,7 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 	}
 	if f.CommonDir != "" {
-		if h := lockHolder(filepath.Join(f.CommonDir, "cadence", "repo.lock")); h != nil && h.Wave != m.wave {
+		if h := lockHolder(layout.RepoLock(f.CommonDir)); h != nil && h.Wave != m.wave {
 			out.HeldBy = fmt.Sprintf("wave %q (pid %d, since %s)", h.Wave, h.PID, h.Since.Local().Format(time.TimeOnly))
 		}
 	}

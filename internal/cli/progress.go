@@ -25,14 +25,17 @@ type progress struct {
 	json    bool
 	live    bool
 	journal *os.File
-	running map[string]*liveStep
-	counts  map[string]int
-	tokens  int64
-	total   int // lots this run may work on
-	budget  int64
-	drawn   int // lines of the live block on screen
-	ticker  *time.Ticker
-	done    chan struct{}
+	// journalPath is opened at the first line to write (so a run refused
+	// on its way in leaves no file).
+	journalPath string
+	running     map[string]*liveStep
+	counts      map[string]int
+	tokens      int64
+	total       int // lots this run may work on
+	budget      int64
+	drawn       int // lines of the live block on screen
+	ticker      *time.Ticker
+	done        chan struct{}
 }
 
 type liveStep struct {
@@ -43,11 +46,8 @@ type liveStep struct {
 }
 
 func newProgress(e *env, asJSON bool, journalPath string) *progress {
-	p := &progress{w: e.stdout, json: asJSON, running: map[string]*liveStep{}, counts: map[string]int{}, done: make(chan struct{})}
+	p := &progress{w: e.stdout, json: asJSON, running: map[string]*liveStep{}, counts: map[string]int{}, done: make(chan struct{}), journalPath: journalPath}
 	p.live = !asJSON && e.colorOn(e.stdout)
-	if err := os.MkdirAll(filepath.Dir(journalPath), 0o755); err == nil {
-		p.journal, _ = os.OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	}
 	if p.live {
 		p.ticker = time.NewTicker(time.Second)
 		go func() {
@@ -95,6 +95,12 @@ func (p *progress) event(ev executor.Event) {
 	line := formatEvent(ev)
 	if line == "" {
 		return
+	}
+	if p.journal == nil && p.journalPath != "" {
+		if err := os.MkdirAll(filepath.Dir(p.journalPath), 0o755); err == nil {
+			p.journal, _ = os.OpenFile(p.journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		}
+		p.journalPath = ""
 	}
 	if p.journal != nil {
 		fmt.Fprintln(p.journal, ev.Time.Format(time.RFC3339)+" "+line)

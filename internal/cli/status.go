@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -24,20 +23,23 @@ func runStatus(e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	home := e.cadenceHome()
-	live, _ := slots.Live(filepath.Join(home, "waves"))
-	held, _ := slots.Inspect(filepath.Join(home, "slots"))
-	var st *state.State
 	var file string
 	if !*all {
 		var ok bool
 		if file, ok = oneFile(e, "status", pos); !ok {
 			return ExitError
 		}
-		s, _, err := state.Read(state.PathFor(file))
+	}
+	lay := e.layoutOf(file, "")
+	home := lay.Home()
+	live, _ := slots.Live(lay.RegistryDir())
+	held, _ := slots.Inspect(lay.SlotsDir())
+	var st *state.State
+	if !*all {
+		s, _, err := state.Read(lay.StateFile())
 		switch {
 		case errors.Is(err, state.ErrNotExist):
-			fmt.Fprintf(e.stderr, "cadence status: %s has no state yet (no apply has run): %s\n", file, state.PathFor(file))
+			fmt.Fprintf(e.stderr, "cadence status: %s has no state yet (no apply has run): %s\n", file, lay.StateFile())
 			return ExitError
 		case err != nil:
 			fmt.Fprintf(e.stderr, "cadence status: %v\n", err)
@@ -49,7 +51,7 @@ func runStatus(e *env, args []string) int {
 		out := map[string]any{"live_waves": nonNil(live), "slots": nonNilSlots(held)}
 		if st != nil {
 			out["state"] = st
-			out["lock"] = lockHolder(state.PathFor(file) + ".lock")
+			out["lock"] = lockHolder(lay.Lock())
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
@@ -57,7 +59,7 @@ func runStatus(e *env, args []string) int {
 	}
 	if st != nil {
 		fmt.Fprintf(e.stdout, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, st.Status, st.Serial, st.Updated.Local().Format(time.DateTime))
-		if h := lockHolder(state.PathFor(file) + ".lock"); h != nil {
+		if h := lockHolder(lay.Lock()); h != nil {
 			fmt.Fprintf(e.stdout, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
 		}
 		fmt.Fprintln(e.stdout)

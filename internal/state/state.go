@@ -22,8 +22,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/layout"
 )
 
 // FormatVersion is the state file format this build writes and reads.
@@ -197,17 +198,9 @@ type State struct {
 }
 
 // PathFor returns the state file path of a wave file: the same folder, the
-// file's stem (without .hcl or .hcl.json) plus ".state.json".
-func PathFor(waveFile string) string {
-	dir, base := filepath.Split(waveFile)
-	for _, ext := range []string{".hcl.json", ".json", ".hcl"} {
-		if strings.HasSuffix(base, ext) {
-			base = strings.TrimSuffix(base, ext)
-			break
-		}
-	}
-	return filepath.Join(dir, base+".state.json")
-}
+// file's stem (without .hcl or .hcl.json) plus ".state.json". The rule is
+// layout.StateFile's; this is kept for the callers of the state package.
+func PathFor(waveFile string) string { return layout.StateFile(waveFile) }
 
 // ErrNotExist is returned by Read when there is no state file yet.
 var ErrNotExist = errors.New("no state file")

@@ -1,0 +1,99 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/cadence-run/cadence/executor/slots"
+	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Host is what Apply takes around a run and gives back after it: the
+// repository locks and push guards, the state store, the machine's session
+// slots and registry of live waves. SystemHost is the real one; tests use
+// fakes that count what is taken and given back.
+type Host interface {
+	// LockRepo takes the one-wave-per-repository lock of repo for holder,
+	// without waiting; the error of a held lock names the holder.
+	LockRepo(ctx context.Context, repo *spec.Repo, holder flock.Holder) (release func(), err error)
+	// InstallGuard puts cadence's pre-push hook in repo; remove takes it
+	// out again.
+	InstallGuard(ctx context.Context, repo *spec.Repo) (remove func() error, err error)
+	// OpenStore opens the state store of the state file at path.
+	OpenStore(path string) (*state.Store, error)
+	// OpenSlots joins the session slot pool in dir with a cap of size, for
+	// the sessions of wave.
+	OpenSlots(dir string, size int, wave string) (SlotPool, error)
+	// Register adds this process's entry to the registry of live waves in
+	// dir; closing it removes the entry.
+	Register(dir string, e slots.WaveEntry) (io.Closer, error)
+}
+
+// SlotPool is a joined session slot pool: Slots for the run, closed after.
+type SlotPool interface {
+	Slots
+	Close() error
+}
+
+// SystemHost is the Host of a real apply: flock locks in each repository's
+// git common dir (layout.RepoLock), gitint's push guards, the state file's
+// store, and the slots package.
+type SystemHost struct{}
+
+// LockRepo implements Host.
+func (SystemHost) LockRepo(ctx context.Context, repo *spec.Repo, h flock.Holder) (func(), error) {
+	f, err := gitint.Inspect(ctx, repo.Path, repo.Base)
+	if err != nil || f.CommonDir == "" {
+		return nil, fmt.Errorf("repo %s: cannot find its git folder: %v", repo.Name, err)
+	}
+	l, err := flock.TryAcquire(layout.RepoLock(f.CommonDir), h)
+	if err != nil {
+		return nil, fmt.Errorf("repo %s is used by another wave: %w", repo.Name, err)
+	}
+	return func() { _ = l.Release() }, nil
+}
+
+// InstallGuard implements Host.
+func (SystemHost) InstallGuard(ctx context.Context, repo *spec.Repo) (func() error, error) {
+	return gitint.InstallGuard(ctx, repo.Path)
+}
+
+// OpenStore implements Host.
+func (SystemHost) OpenStore(path string) (*state.Store, error) { return state.OpenStore(path) }
+
+// OpenSlots implements Host.
+func (SystemHost) OpenSlots(dir string, size int, wave string) (SlotPool, error) {
+	pool, err := slots.Open(dir, size)
+	if err != nil {
+		return nil, err
+	}
+	return poolSlots{pool: pool, wave: wave}, nil
+}
+
+// Register implements Host.
+func (SystemHost) Register(dir string, e slots.WaveEntry) (io.Closer, error) {
+	return slots.Register(dir, e)
+}
+
+// poolSlots adapts a slot pool to Slots.
+type poolSlots struct {
+	pool *slots.Pool
+	wave string
+}
+
+// Acquire implements Slots.
+func (s poolSlots) Acquire(ctx context.Context, lot string, step state.StepKind) (func(), error) {
+	sl, err := s.pool.Acquire(ctx, slots.Holder{Wave: s.wave, Lot: lot, Step: string(step)})
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = sl.Release() }, nil
+}
+
+// Close implements SlotPool.
+func (s poolSlots) Close() error { return s.pool.Close() }

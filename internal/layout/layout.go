@@ -1,0 +1,234 @@
+// Package layout names every path cadence reads or writes (DESIGN.md §6 and
+// §8): a wave's state file, its journal and lock, the .cadence work folder
+// beside the wave file (logs, reports, the run journal, lot worktrees), the
+// machine's slot and registry folders under $CADENCE_HOME, and the locks
+// cadence keeps in a repository's git common dir. Nothing else builds these
+// paths by hand.
+//
+// A [Wave] is built once per wave from plain strings (the wave file's
+// path, the wave's name, the cadence home); it never reads the environment
+// and imports nothing of cadence. Apart from [Wave.MakeWorkDir] and
+// [IgnoreSelf], which create the work folder and its .gitignore, it touches
+// no file.
+//
+// The tree beside a wave file wave.hcl of wave "w":
+//
+//	wave.state.json                 the state (State)
+//	wave.state.json.journal         its journal while a run is live (Journal)
+//	wave.state.json.lock            one apply, answer or clean at a time (Lock)
+//	.cadence/.gitignore             "*": the folder ignores itself (GitIgnore)
+//	.cadence/w/journal.log          the run's progress lines (JournalLog)
+//	.cadence/w/<lot>/<n>-<kind>.json|.err|.log   step n's files (StepFile)
+//	.cadence/w/<lot>/replaced-<k>/  the files of the k-th run set aside by -replace
+//	.cadence/worktrees/w/<lot>      the lot's worktree (Worktree)
+//	.cadence/worktrees/w/<lot>@<repo>   its worktree of a neighbour repo
+//
+// and under the cadence home ($CADENCE_HOME, else ~/.cadence, see [Home]):
+//
+//	slots/slot-<n>                  the machine's session slots (SlotsDir)
+//	waves/<pid>.json|.lock          the registry of live waves (RegistryDir)
+package layout
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WorkDirName is the name of the work folder beside a wave file.
+const WorkDirName = ".cadence"
+
+// ignoreAll is the content of the work folder's .gitignore.
+const ignoreAll = "*\n"
+
+// Wave is the on-disk layout of one wave. The zero value is not useful;
+// build it with [New].
+type Wave struct {
+	file, name, home string
+}
+
+// New returns the layout of the wave whose file is waveFile (as given:
+// relative paths stay relative to the current folder), named name, on a
+// machine whose cadence home is home (see [Home]). Paths that need the name
+// (logs, worktrees) are wrong with an empty one; a command that learns the
+// name from the state file names the layout then, with [Wave.Named].
+func New(waveFile, name, home string) Wave {
+	return Wave{file: waveFile, name: name, home: home}
+}
+
+// Named returns the same layout for the wave called name.
+func (w Wave) Named(name string) Wave {
+	w.name = name
+	return w
+}
+
+// Abs returns the same layout with the wave file's path made absolute
+// (against the current folder): what is handed to git and to child
+// processes (worktrees, step files, the work folder) must not depend on
+// the folder they run in. Messages keep the paths as the user gave them.
+func (w Wave) Abs() Wave {
+	if a, err := filepath.Abs(w.file); err == nil {
+		w.file = a
+	}
+	return w
+}
+
+// Home is the cadence home: cadenceHome (the value of $CADENCE_HOME) when
+// set, else <userHome>/.cadence, else <tmp>/cadence when the user has no
+// home folder (userHome "").
+func Home(cadenceHome, userHome string) string {
+	switch {
+	case cadenceHome != "":
+		return cadenceHome
+	case userHome != "":
+		return filepath.Join(userHome, WorkDirName)
+	}
+	return filepath.Join(os.TempDir(), "cadence")
+}
+
+// File is the wave file, as given to New.
+func (w Wave) File() string { return w.file }
+
+// Name is the wave's name.
+func (w Wave) Name() string { return w.name }
+
+// Dir is the folder of the wave file.
+func (w Wave) Dir() string { return filepath.Dir(w.file) }
+
+// StateFile is the wave's state file: the wave file's folder, its stem
+// (without .hcl, .json or .hcl.json) plus ".state.json" (DESIGN.md §6).
+func (w Wave) StateFile() string { return StateFile(w.file) }
+
+// StateFile is the state file of the wave file waveFile (see
+// [Wave.StateFile]); it needs neither the wave's name nor the home.
+func StateFile(waveFile string) string {
+	dir, base := filepath.Split(waveFile)
+	for _, ext := range []string{".hcl.json", ".json", ".hcl"} {
+		if strings.HasSuffix(base, ext) {
+			base = strings.TrimSuffix(base, ext)
+			break
+		}
+	}
+	return filepath.Join(dir, base+".state.json")
+}
+
+// Journal is the state's journal, kept beside the state file while a run
+// is live (the state store appends state.JournalSuffix).
+func (w Wave) Journal() string { return w.StateFile() + ".journal" }
+
+// Lock is the wave lock, <state file>.lock: held by apply from before
+// planning to its end, and by answer and clean.
+func (w Wave) Lock() string { return w.StateFile() + ".lock" }
+
+// WorkDir is the .cadence folder beside the wave file.
+func (w Wave) WorkDir() string { return filepath.Join(w.Dir(), WorkDirName) }
+
+// GitIgnore is the work folder's .gitignore, which ignores everything
+// (the folder itself included).
+func (w Wave) GitIgnore() string { return filepath.Join(w.WorkDir(), ".gitignore") }
+
+// MakeWorkDir creates the work folder and its self-ignoring .gitignore.
+func (w Wave) MakeWorkDir() error {
+	if err := os.MkdirAll(w.WorkDir(), 0o755); err != nil {
+		return fmt.Errorf("make the work folder: %w", err)
+	}
+	return IgnoreSelf(w.WorkDir())
+}
+
+// LogDir is the wave's folder of logs and reports: .cadence/<wave>.
+func (w Wave) LogDir() string { return filepath.Join(w.WorkDir(), w.name) }
+
+// JournalLog is the run's progress journal: .cadence/<wave>/journal.log.
+func (w Wave) JournalLog() string { return filepath.Join(w.LogDir(), "journal.log") }
+
+// LotDir is a lot's folder of step files: .cadence/<wave>/<lot>.
+func (w Wave) LotDir(lot string) string { return filepath.Join(w.LogDir(), lot) }
+
+// StepFile is a file of the lot's step n (its index in the lot's steps in
+// the state): <LotDir>/<n>-<kind><ext>, ext one of ".json" (the agent's
+// output or report), ".err" (its stderr), ".log" (a command's output), or
+// "" for the prefix the agent runner completes.
+func (w Wave) StepFile(lot string, n int, kind, ext string) string {
+	return filepath.Join(w.LotDir(lot), fmt.Sprintf("%d-%s%s", n, kind, ext))
+}
+
+// StepGlob matches every file of the lot's step n (the formatting retry's
+// and relaunch's files included), for filepath.Glob.
+func (w Wave) StepGlob(lot string, n int) string {
+	return filepath.Join(w.LotDir(lot), fmt.Sprintf("%d-*", n))
+}
+
+// ReplacedDir is where the files of a lot's earlier run go when -replace
+// starts it afresh (its steps are numbered from 0 again): the k-th such
+// run (k from 1) in <LotDir>/replaced-<k>.
+func (w Wave) ReplacedDir(lot string, k int) string {
+	return filepath.Join(w.LotDir(lot), fmt.Sprintf("replaced-%d", k))
+}
+
+// ReplacedGlob matches every replaced-<k> folder of the lot, for
+// filepath.Glob.
+func (w Wave) ReplacedGlob(lot string) string {
+	return filepath.Join(w.LotDir(lot), "replaced-*")
+}
+
+// WorktreeRoot holds the wave's lot worktrees: .cadence/worktrees/<wave>.
+func (w Wave) WorktreeRoot() string { return filepath.Join(w.WorkDir(), "worktrees", w.name) }
+
+// Worktree is a lot's worktree in its own repository:
+// .cadence/worktrees/<wave>/<lot>.
+func (w Wave) Worktree(lot string) string { return filepath.Join(w.WorktreeRoot(), lot) }
+
+// AlsoWorktree is a lot's worktree in the neighbour repository repo (an
+// "also" repo): <Worktree>@<repo>.
+func (w Wave) AlsoWorktree(lot, repo string) string { return w.Worktree(lot) + "@" + repo }
+
+// Home is the cadence home the layout was built with.
+func (w Wave) Home() string { return w.home }
+
+// SlotsDir is the machine's folder of session slots: <home>/slots.
+func (w Wave) SlotsDir() string { return filepath.Join(w.home, "slots") }
+
+// RegistryDir is the machine's registry of live waves: <home>/waves.
+func (w Wave) RegistryDir() string { return filepath.Join(w.home, "waves") }
+
+// RepoLock is the one-wave-per-repository lock of the repository whose git
+// common dir is commonDir: <commonDir>/cadence/repo.lock. It is a function
+// of the repository, shared by every wave.
+func RepoLock(commonDir string) string { return filepath.Join(commonDir, "cadence", "repo.lock") }
+
+// IntegrateLock serialises integrations into the repository whose git
+// common dir is commonDir: <commonDir>/cadence/integrate.lock.
+func IntegrateLock(commonDir string) string {
+	return filepath.Join(commonDir, "cadence", "integrate.lock")
+}
+
+// EnclosingWorkDir returns the nearest folder named .cadence that holds
+// path (path itself included), or "" when there is none.
+func EnclosingWorkDir(path string) string {
+	for d := path; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == WorkDirName {
+			return d
+		}
+	}
+	return ""
+}
+
+// IgnoreSelf writes the .gitignore of "*" into the work folder dir unless
+// it already says exactly that, so that cadence's files never show in a
+// repository that contains the wave file.
+func IgnoreSelf(dir string) error {
+	p := filepath.Join(dir, ".gitignore")
+	b, err := os.ReadFile(p)
+	if err == nil && string(b) == ignoreAll {
+		return nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", p, err)
+	}
+	if err := os.WriteFile(p, []byte(ignoreAll), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
