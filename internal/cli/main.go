@@ -63,13 +63,17 @@ type env struct {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	level := e.getenv("CADENCE_LOG")
+	if l, ok := logLevelFlag(args); ok {
+		level = l // the flag wins over CADENCE_LOG, wherever it stands
+	}
 	// Global flags may come before the command.
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch a := args[0]; {
 		case a == "-no-color" || a == "--no-color":
 			e.noColor = true
 		case strings.HasPrefix(a, "-log-level=") || strings.HasPrefix(a, "--log-level="):
-			level = a[strings.Index(a, "=")+1:]
+		case (a == "-log-level" || a == "--log-level") && len(args) > 1:
+			args = args[1:] // its value, read by logLevelFlag
 		case a == "-h" || a == "-help" || a == "--help":
 			args = []string{"help"}
 			continue
@@ -108,6 +112,26 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%s\n\n", msg)
 	usage(stderr)
 	return ExitError
+}
+
+// logLevelFlag finds the last -log-level flag (-log-level=L or -log-level L,
+// one or two dashes) before the command or among its flags, up to a "--".
+func logLevelFlag(args []string) (string, bool) {
+	level, found := "", false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		switch {
+		case strings.HasPrefix(a, "-log-level=") || strings.HasPrefix(a, "--log-level="):
+			level, found = a[strings.Index(a, "=")+1:], true
+		case (a == "-log-level" || a == "--log-level") && i+1 < len(args):
+			level, found = args[i+1], true
+			i++
+		}
+	}
+	return level, found
 }
 
 // newLogger makes cadence's one debug log, which every package reaches as
