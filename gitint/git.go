@@ -51,13 +51,43 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// scrubbed are variables that would redirect git away from the repository
-// it is run in.
+// scrubbed are variables that cadence's own git calls set themselves.
 var scrubbed = map[string]bool{
-	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_NAMESPACE": true,
-	"GIT_CEILING_DIRECTORIES": true, "GIT_PREFIX": true, "LC_ALL": true, "LANG": true,
-	"GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true,
+	"LC_ALL": true, "LANG": true, "GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true,
+}
+
+// locationVars are git's variables that say where a repository, its
+// index, objects or configuration are (git(1) "ENVIRONMENT"): set by the
+// caller (a git alias sets GIT_DIR and GIT_PREFIX; a hook GIT_INDEX_FILE),
+// they would send a lot's git commands to the caller's repository instead of
+// the lot's worktree. GIT_CONFIG* (GIT_CONFIG_COUNT/KEY_n/VALUE_n,
+// GIT_CONFIG_PARAMETERS, GIT_CONFIG_GLOBAL, …) would inject configuration
+// such as core.hooksPath.
+var locationVars = map[string]bool{
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_INDEX_VERSION": true,
+	"GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true,
+	"GIT_NAMESPACE": true, "GIT_PREFIX": true, "GIT_CEILING_DIRECTORIES": true,
+	"GIT_DISCOVERY_ACROSS_FILESYSTEM": true, "GIT_QUARANTINE_PATH": true, "GIT_SHALLOW_FILE": true,
+	"GIT_GRAFT_FILE": true, "GIT_REPLACE_REF_BASE": true, "GIT_NO_REPLACE_OBJECTS": true,
+	"GIT_IMPLICIT_WORK_TREE": true,
+}
+
+// StepEnviron returns env ("KEY=value" entries) without git's location and
+// configuration variables (locationVars, and every GIT_CONFIG*): the base
+// environment of every step cadence runs (agent sessions, command lots,
+// test gates), so that git inside a step works on the step's own worktree
+// whatever the caller of cadence had set (DESIGN.md §5: "git's location
+// variables of the caller never reach it").
+func StepEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if locationVars[k] || strings.HasPrefix(k, "GIT_CONFIG") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // environ is the source of the environment git starts from (SetEnviron).
@@ -80,7 +110,7 @@ func Env(extra ...string) []string {
 		base = (*fn)()
 	}
 	var env []string
-	for _, kv := range base {
+	for _, kv := range StepEnviron(base) {
 		k, _, _ := strings.Cut(kv, "=")
 		if !scrubbed[k] {
 			env = append(env, kv)

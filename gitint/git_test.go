@@ -84,3 +84,16 @@ func TestRunLogged(t *testing.T) {
 		}
 	}
 }
+
+// StepEnviron drops git's location and configuration variables and keeps
+// everything else in order.
+func TestStepEnviron(t *testing.T) {
+	in := []string{"PATH=/bin", "GIT_DIR=/x/.git", "GIT_WORK_TREE=/x", "GIT_INDEX_FILE=/x/i",
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/dev/null",
+		"GIT_CONFIG_PARAMETERS='core.hooksPath'='/dev/null'", "GIT_PREFIX=sub/", "GIT_COMMON_DIR=/x",
+		"GIT_AUTHOR_NAME=me", "HOME=/h", "GIT_OBJECT_DIRECTORY=/o"}
+	got := strings.Join(StepEnviron(in), " ")
+	if want := "PATH=/bin GIT_AUTHOR_NAME=me HOME=/h"; got != want {
+		t.Errorf("StepEnviron = %q, want %q", got, want)
+	}
+}

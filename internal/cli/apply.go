@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
@@ -163,7 +164,9 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave) i
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	env := os.Environ()
+	// The steps' base environment: cadence's own, less git's location and
+	// configuration variables (a git alias that runs cadence sets GIT_DIR).
+	env := gitint.StepEnviron(os.Environ())
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest,
 		Agent: e.agentRunner(env), Env: env, Jobs: jobs,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
-	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
