@@ -28,9 +28,9 @@ const minCompact = 256 << 10
 type record struct {
 	Serial int64     `json:"serial"`
 	Time   time.Time `json:"time,omitzero"`
-	LotID  string `json:"lot,omitempty"`
-	Lot    *Lot   `json:"value,omitempty"`
-	Wave   *State `json:"wave,omitempty"`
+	LotID  string    `json:"lot,omitempty"`
+	Lot    *Lot      `json:"value,omitempty"`
+	Wave   *State    `json:"wave,omitempty"`
 }
 
 // Store is the one writer of a wave's state. Every transition is applied in
