@@ -115,7 +115,7 @@ func TestWaveEnd(t *testing.T) {
 
 func TestLeft(t *testing.T) {
 	got := strings.Join(Left(map[LotStatus]int{LotDone: 4, LotHandedBack: 1, LotFailed: 1, LotQuestion: 1, LotInterrupted: 1}, 18), ", ")
-	want := "2 need the lead, 1 waits for an answer, 1 was interrupted, 18 not selected by -target"
+	want := "3 need the lead (1 handed back, 1 failed, 1 waiting for an answer), 1 interrupted, 18 not selected by -target"
 	if got != want {
 		t.Errorf("Left = %q, want %q", got, want)
 	}

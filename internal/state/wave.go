@@ -1,6 +1,9 @@
 package state
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // RunEnd is what the end of a run knows about its wave, for WaveEnd.
 type RunEnd struct {
@@ -38,26 +41,29 @@ func WaveEnd(e RunEnd) WaveStatus {
 	return WaveNeedsLead
 }
 
-// Left counts what keeps a wave from being done, in words for the end line
-// and `cadence status`: each entry is "<n> <what>" (for example "2 need the
-// lead", "1 waits for an answer"), in a fixed order; nil when nothing is
-// left.
+// Left says what keeps a wave from being done, in words for the end line
+// and `cadence status`, in a fixed order: the lots that need the lead (with
+// their kinds: handed back, failed, waiting for an answer, blocked), then
+// those interrupted, suspended, not run yet, and the lots -target left
+// unselected; for example ["3 need the lead (1 failed, 2 blocked)", "18 not
+// selected by -target"]. Nil when nothing is left.
 func Left(lots map[LotStatus]int, outside int) []string {
-	var out []string
-	add := func(n int, one, many string) {
-		switch {
-		case n == 1:
-			out = append(out, "1 "+one)
-		case n > 1:
-			out = append(out, strconv.Itoa(n)+" "+many)
+	var out, lead []string
+	add := func(to *[]string, n int, what string) {
+		if n > 0 {
+			*to = append(*to, strconv.Itoa(n)+" "+what)
 		}
 	}
-	add(lots[LotHandedBack]+lots[LotFailed], "needs the lead", "need the lead")
-	add(lots[LotQuestion], "waits for an answer", "wait for an answer")
-	add(lots[LotBlocked], "is blocked", "are blocked")
-	add(lots[LotInterrupted], "was interrupted", "were interrupted")
-	add(lots[LotSuspended], "is suspended", "are suspended")
-	add(lots[LotQueued]+lots[LotRunning], "has not run", "have not run")
-	add(outside, "not selected by -target", "not selected by -target")
+	add(&lead, lots[LotHandedBack], "handed back")
+	add(&lead, lots[LotFailed], "failed")
+	add(&lead, lots[LotQuestion], "waiting for an answer")
+	add(&lead, lots[LotBlocked], "blocked")
+	if n := lots[LotHandedBack] + lots[LotFailed] + lots[LotQuestion] + lots[LotBlocked]; n > 0 {
+		add(&out, n, "need the lead ("+strings.Join(lead, ", ")+")")
+	}
+	add(&out, lots[LotInterrupted], "interrupted")
+	add(&out, lots[LotSuspended], "suspended")
+	add(&out, lots[LotQueued]+lots[LotRunning], "not run yet")
+	add(&out, outside, "not selected by -target")
 	return out
 }
