@@ -43,7 +43,8 @@ const CauseNoReport = agent.CauseNoReport
 type Git interface {
 	// Worktree makes, or finds again, the lot's worktree at dir on branch
 	// cadence/<wave>/<lot> started from the repo's base, and returns the
-	// base commit it started from ("" when the branch existed). fresh says
+	// base commit it started from (for a branch that existed, its merge
+	// base with the base; the lot keeps the one it recorded). fresh says
 	// the lot has run no step yet, so a half-made worktree at dir (cadence
 	// was killed while making it) holds nothing of value and may be redone.
 	Worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (baseSHA string, err error)
