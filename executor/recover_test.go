@@ -177,3 +177,38 @@ repo "r" {
 		t.Fatalf("question: %+v %v, want needs-lead", res, err)
 	}
 }
+
+// An agent step interrupted after it committed is replayed in a fresh
+// session whose brief lists the lot's commits so far (DESIGN.md §6).
+func TestAgentReplayBriefListsCommits(t *testing.T) {
+	h := newHarness(t, `wave "w" {}
+repo "r" {
+  path = "."
+}
+`+agentLots("a"))
+	ctx, cancel := context.WithCancel(context.Background())
+	h.agent.script = func(s Session) (Outcome, time.Duration) {
+		h.git.commit(s.Dir) // the session commits, then is interrupted
+		cancel()
+		return Outcome{Status: state.StepOK, Report: &Report{Summary: "ok"}}, time.Hour
+	}
+	if res, err := h.run(ctx, planner.Options{}); err != nil || res.Status != state.WaveInterrupted {
+		t.Fatalf("first: %+v %v", res, err)
+	}
+	h.agent.script = nil
+	if res, err := h.run(context.Background(), planner.Options{}); err != nil || res.Status != state.WaveDone {
+		t.Fatalf("replay: %+v %v", res, err)
+	}
+	var replay *span
+	for i := range h.agent.spans {
+		if sp := &h.agent.spans[i]; sp.lot == "a" && sp.step == state.StepImplement && i > 0 {
+			replay = sp
+		}
+	}
+	if replay == nil {
+		t.Fatalf("no replayed implement session: %+v", h.agent.spans)
+	}
+	if !strings.Contains(replay.brief, "Commits already made for this lot") || !strings.Contains(replay.brief, "h1 commit (") {
+		t.Errorf("the replayed brief does not list the first attempt's commit:\n%s", replay.brief)
+	}
+}
