@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -61,19 +62,33 @@ func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position,
 	default:
 		o = state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot resume at step " + string(pos.Step)}
 	}
+	if o.Kind == state.OutcomeNoStart && (ctx.Err() != nil || machineText(o.Detail)) {
+		// A step that could not be set up because of cadence's cancel or
+		// the machine (no log folder on a full disk) is interrupted, not
+		// failed.
+		o = interruptedOutcome(o.Detail)
+	}
+	if o.Kind == state.OutcomeInterrupted && o.Detail == "" {
+		o.Detail = "stopped by cadence"
+	}
 	return pos, o, err
 }
 
 // okOutcome is the outcome of a step that did its job.
 var okOutcome = state.Outcome{Kind: state.OutcomeOK}
 
-// stopOutcome is the outcome of a command step that cadence's shutdown
-// interrupted, or the error when the step could not be recorded.
+// stopOutcome is the outcome of a command step that cadence's shutdown or a
+// machine error interrupted (an *interruptedErr), or the error when the
+// step could not be recorded.
 func stopOutcome(ctx context.Context, err error) (state.Outcome, error) {
-	if err != nil && ctx.Err() == nil {
+	var ie *interruptedErr
+	switch {
+	case errors.As(err, &ie):
+		return interruptedOutcome(ie.Cause), nil
+	case err != nil && ctx.Err() == nil:
 		return state.Outcome{}, err
 	}
-	return state.Outcome{Kind: state.OutcomeInterrupted}, nil
+	return interruptedOutcome("stopped by cadence"), nil
 }
 
 // precheck runs the read-only precheck: does the work still need doing?
@@ -164,11 +179,11 @@ func (lr *lotRun) review(ctx context.Context, pos state.Position) (state.Outcome
 	return okOutcome, nil
 }
 
-// finish records the end of the lot's run that a transition says: queued
-// (interrupted, to resume) or its status and cause.
+// finish records the end of the lot's run that a transition says:
+// interrupted (to resume, with the cause) or its status and cause.
 func (lr *lotRun) finish(ctx context.Context, t state.Transition) (state.LotStatus, error) {
-	if t.End == state.LotQueued {
-		return lr.stopped(ctx, nil)
+	if t.End == state.LotInterrupted {
+		return lr.interrupted(t.Cause)
 	}
 	return lr.end(ctx, t.End, t.Cause)
 }

@@ -167,9 +167,14 @@ func (r *runner) liveStep(id string) string {
 	return msg
 }
 
-// recover marks a step that was running when cadence stopped as interrupted,
-// and resets a replaced lot (its earlier run's files set aside). A lot the
-// state does not know yet is left alone (no write).
+// recover readies a lot recorded in the state for this run. A step that
+// was running when cadence stopped is marked interrupted (so is the lot,
+// with the cause). A replaced lot (-replace) is reset: its earlier run's
+// files set aside, its branch kept under a backup ref and deleted (with its
+// worktree) so that it starts afresh from the current base; the backup
+// refs and the patch-id of an earlier integration are kept (so the same
+// change is never integrated twice). A lot the state does not know yet is
+// left alone (no write).
 func (r *runner) recover(n *node) error {
 	known := false
 	r.o.Store.View(func(st *state.State) { known = st.Lots[n.lot.ID] != nil })
@@ -177,27 +182,52 @@ func (r *runner) recover(n *node) error {
 		return nil
 	}
 	if n.plan.Action == planner.ActionReplace {
-		if err := setAsideLogs(r.o.Layout, n.lot.ID); err != nil {
-			return err
-		}
+		return r.replace(n)
 	}
 	return r.o.Store.UpdateLot(n.lot.ID, func(l *state.Lot) {
-		if n.plan.Action == planner.ActionReplace {
-			*l = state.Lot{Status: state.LotQueued, Branch: l.Branch, Worktree: l.Worktree}
-			return
-		}
 		for i := range l.Steps {
 			if l.Steps[i].Status == state.StepRunning {
 				l.Steps[i].Status = state.StepInterrupted
 				l.Steps[i].Cause = "cadence stopped while the step ran"
 				t := r.now().UTC()
 				l.Steps[i].Ended = &t
+				l.Status, l.Cause = state.LotInterrupted, fmt.Sprintf("cadence stopped while its %s step ran", l.Steps[i].Kind)
 			}
 		}
-		if l.Status != state.LotQuestion {
+		if l.Status != state.LotQuestion && l.Status != state.LotInterrupted {
 			l.Status = state.LotQueued
 		}
 		l.BlockedBy = ""
+	})
+}
+
+// replace resets a lot for -replace (see recover).
+func (r *runner) replace(n *node) error {
+	id := n.lot.ID
+	if err := setAsideLogs(r.o.Layout, id); err != nil {
+		return err
+	}
+	var backups []string
+	if n.lot.Repo != nil {
+		ctx := context.Background()
+		branch := BranchName(r.o.Config.Wave.Name, id)
+		dirs := map[*spec.Repo]string{n.lot.Repo: r.o.Layout.Worktree(id)}
+		for _, also := range n.lot.Also {
+			dirs[also] = r.o.Layout.AlsoWorktree(id, also.Name)
+		}
+		for _, rp := range n.lot.Repos() {
+			ref, err := r.o.Git.SetAside(ctx, rp, dirs[rp], branch, r.o.Config.Wave.Name, id)
+			if err != nil {
+				return fmt.Errorf("-replace %s: repo %s: %w", id, rp.Name, err)
+			}
+			if ref != "" {
+				backups = append(backups, ref)
+				r.emit(Event{Kind: EvOutput, Lot: id, Message: "replaced: the earlier branch " + branch + " of repo " + rp.Name + " is kept under " + ref})
+			}
+		}
+	}
+	return r.o.Store.UpdateLot(id, func(l *state.Lot) {
+		*l = state.Lot{Status: state.LotQueued, PatchID: l.PatchID, Backups: append(l.Backups, backups...)}
 	})
 }
 
@@ -322,7 +352,8 @@ func (r *runner) take(n *node, d int) {
 	}
 }
 
-// result records the wave's end and counts the lots.
+// result records the wave's end and counts the lots; the wave's status is
+// state.WaveEnd's (done only when every lot of the wave file is done).
 func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 	res := Result{Lots: map[state.LotStatus]int{}}
 	interrupted := ctx.Err() != nil || r.hasIncident()
@@ -352,20 +383,10 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 			}
 		}
 	})
-	switch {
-	case interrupted:
-		res.Status = state.WaveInterrupted
-	case suspendAs != "":
-		res.Status = suspendAs
+	res.Status = state.WaveEnd(state.RunEnd{Interrupted: interrupted, Suspended: suspendAs,
+		Lots: res.Lots, Total: len(r.o.Plan.Lots), Outside: r.o.Plan.Totals.Outside})
+	if res.Status == suspendAs {
 		res.ResetAt = r.budget.resetAt
-	case res.Lots[state.LotDone] == len(r.o.Plan.Lots):
-		res.Status = state.WaveDone
-	default:
-		// Lots wait for the lead (question, handed back, failed, blocked).
-		res.Status = state.WaveInterrupted
-		if res.Lots[state.LotQueued]+res.Lots[state.LotRunning] == 0 {
-			res.Status = state.WaveDone
-		}
 	}
 	err := r.o.Store.UpdateWave(func(st *state.State) {
 		st.Status, st.ResetAt = res.Status, res.ResetAt

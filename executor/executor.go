@@ -43,7 +43,8 @@ const CauseNoReport = agent.CauseNoReport
 type Git interface {
 	// Worktree makes, or finds again, the lot's worktree at dir on branch
 	// cadence/<wave>/<lot> started from the repo's base, and returns the
-	// base commit it started from ("" when the branch existed). fresh says
+	// base commit it started from (for a branch that existed, its merge
+	// base with the base; the lot keeps the one it recorded). fresh says
 	// the lot has run no step yet, so a half-made worktree at dir (cadence
 	// was killed while making it) holds nothing of value and may be redone.
 	Worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (baseSHA string, err error)
@@ -69,6 +70,15 @@ type Git interface {
 	Rewind(ctx context.Context, repo *spec.Repo, sha, old string) error
 	// PatchID identifies the change from..to, rebased or not.
 	PatchID(ctx context.Context, repo *spec.Repo, from, to string) (string, error)
+	// ResetForReplay puts the lot's worktree at dir back to commit to before
+	// a replayed command, keeping what was there under the lot's next
+	// backup ref (returned, "" when nothing needed keeping).
+	ResetForReplay(ctx context.Context, repo *spec.Repo, dir, wave, lot, to string) (backup string, err error)
+	// SetAside keeps a replaced lot's branch (and its worktree's changes)
+	// under the lot's next backup ref (returned, "" when there was no
+	// branch), then removes the worktree and deletes the branch, so the
+	// lot starts afresh from the current base.
+	SetAside(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot string) (backup string, err error)
 	// RemoveWorktree removes a lot's worktree (the branch is kept).
 	RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error
 	// RemoteState describes the repository's remotes; a change across a

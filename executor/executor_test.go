@@ -232,7 +232,7 @@ repo "r" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 	slow := h.lots()["slow"]
-	if slow.Status != state.LotQueued || slow.Steps[0].Status != state.StepInterrupted {
+	if slow.Status != state.LotInterrupted || slow.Cause != "stopped by cadence" || slow.Steps[0].Status != state.StepInterrupted {
 		t.Fatalf("slow = %+v", slow)
 	}
 	h.agent.script = nil
@@ -354,18 +354,44 @@ repo "r" {
 	}
 }
 
-// TestIntegrationRefused: a base that moved hands the lot back, branch kept.
-func TestIntegrationRefused(t *testing.T) {
+// TestIntegrationWaits: an integration refused for a reason outside the
+// lot (the base moved) leaves the lot interrupted at integrate, its branch
+// kept; the next run retries the integration only, no session again.
+func TestIntegrationWaits(t *testing.T) {
 	h := newHarness(t, `wave "w" {}
 repo "r" {
   path = "."
 }
 `+agentLots("a"))
 	h.git.integrate["cadence/w/a"] = errors.New("the base moved")
-	if _, err := h.run(context.Background(), planner.Options{}); err != nil {
+	res, err := h.run(context.Background(), planner.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if l := h.lots()["a"]; l.Status != state.LotHandedBack || !strings.Contains(l.Cause, "the base moved") || l.Branch != "cadence/w/a" {
+	if l := h.lots()["a"]; l.Status != state.LotInterrupted || !strings.Contains(l.Cause, "integration waits") ||
+		!strings.Contains(l.Cause, "the base moved") || l.Branch != "cadence/w/a" {
 		t.Errorf("a = %+v", l)
+	}
+	if res.Status != state.WaveNeedsLead {
+		t.Errorf("wave %s, want needs-lead", res.Status)
+	}
+	sessions := len(h.agent.spans)
+	delete(h.git.integrate, "cadence/w/a")
+	res, err = h.run(context.Background(), planner.Options{})
+	if err != nil || res.Status != state.WaveDone {
+		t.Fatalf("retry: %+v %v", res, err)
+	}
+	if len(h.agent.spans) != sessions {
+		t.Errorf("%d sessions on the retry, want none", len(h.agent.spans)-sessions)
+	}
+	l := h.lots()["a"]
+	n := 0
+	for _, s := range l.Steps {
+		if s.Kind == state.StepIntegrate && s.Status == state.StepOK {
+			n++
+		}
+	}
+	if l.Status != state.LotDone || n != 1 || l.IntegratedSHA != "integrated-cadence/w/a" {
+		t.Errorf("after the retry a = %+v", l)
 	}
 }

@@ -25,6 +25,10 @@ type fakeGit struct {
 	heads     map[string]int
 	dirty     map[string][]string
 	integrate map[string]error // by branch
+	// worktreeErr fails the making of worktrees while set.
+	worktreeErr error
+	// resets and asides record ResetForReplay and SetAside calls.
+	resets, asides []string
 }
 
 func newFakeGit() *fakeGit {
@@ -32,7 +36,30 @@ func newFakeGit() *fakeGit {
 }
 
 func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, _ string, _ bool) (string, error) {
+	g.mu.Lock()
+	err := g.worktreeErr
+	g.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
 	return "base", os.MkdirAll(dir, 0o755)
+}
+func (g *fakeGit) ResetForReplay(_ context.Context, _ *spec.Repo, dir, wave, lot, to string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.heads[dir] == 0 && len(g.dirty[dir]) == 0 {
+		return "", nil
+	}
+	g.heads[dir] = 0
+	g.resets = append(g.resets, lot+"@"+to)
+	return fmt.Sprintf("refs/cadence/backup/%s/%s/%d", wave, lot, len(g.resets)), nil
+}
+func (g *fakeGit) SetAside(_ context.Context, _ *spec.Repo, dir, branch, wave, lot string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.heads[dir] = 0
+	g.asides = append(g.asides, branch)
+	return fmt.Sprintf("refs/cadence/backup/%s/%s/%d", wave, lot, len(g.asides)), nil
 }
 func (g *fakeGit) Head(_ context.Context, dir string) (string, error) {
 	g.mu.Lock()

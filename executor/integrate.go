@@ -51,21 +51,32 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	if err != nil {
 		return state.Outcome{}, nil, err
 	}
-	fail := func(cause string) (state.Outcome, *conflictToFix, error) {
+	// refuse ends the step: fail for a reason of the lot (a conflict, a
+	// red test gate on the rebased branch: handed back), wait for a reason
+	// outside it (the lock, the user's checkout of the base, the base
+	// moving meanwhile, the disk: the lot stays at integrate, §5).
+	refuse := func(kind state.OutcomeKind, cause string) (state.Outcome, *conflictToFix, error) {
 		if ctx.Err() != nil {
-			return state.Outcome{Kind: state.OutcomeInterrupted}, nil, nil
+			if err := lr.endStep(i, state.StepInterrupted, "stopped by cadence", nil); err != nil {
+				return state.Outcome{}, nil, err
+			}
+			return interruptedOutcome("stopped by cadence"), nil, nil
 		}
 		if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
 			return state.Outcome{}, nil, err
 		}
-		return state.Outcome{Kind: state.OutcomeRefused, Detail: cause}, nil, nil
+		return state.Outcome{Kind: kind, Detail: cause}, nil, nil
+	}
+	fail := func(cause string) (state.Outcome, *conflictToFix, error) { return refuse(state.OutcomeRefused, cause) }
+	wait := func(cause string) (state.Outcome, *conflictToFix, error) {
+		return refuse(state.OutcomeIntegrationWaits, cause)
 	}
 	locked := append([]*spec.Repo(nil), repos...)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
 	for _, rp := range locked {
 		unlock, err := lr.r.o.Git.LockIntegration(ctx, rp, lr.r.o.Config.Wave.Name)
 		if err != nil {
-			return fail("integration lock: " + err.Error())
+			return wait("integration lock: " + err.Error())
 		}
 		defer unlock()
 	}
@@ -83,7 +94,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			}
 			return fail(cause)
 		case err != nil:
-			return fail("rebase: " + err.Error())
+			return wait("rebase: " + err.Error())
 		}
 		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
 			green, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
@@ -95,6 +106,11 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 				return fail(fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
 			}
 		}
+	}
+	// A replaced lot whose change is the one it integrated before (same
+	// patch-id) is on the base already: it is not put there twice.
+	if o, done, err := lr.alreadyIntegrated(ctx, i); done || err != nil {
+		return o, nil, err
 	}
 	// Advance every base, or none.
 	type moved struct {
@@ -114,7 +130,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			if err == nil {
 				err = berr
 			}
-			return fail(fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
+			return wait(fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
 		}
 		done = append(done, moved{rp, before, sha})
 	}
@@ -136,6 +152,45 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		}
 	}
 	return okOutcome, nil, nil
+}
+
+// alreadyIntegrated ends the integration step at i ok, without touching
+// the base, when the lot recorded the patch-id of an earlier integration
+// (kept across -replace) and its change on the rebased branch has that same
+// patch-id: the change is on the base already (DESIGN.md §5, idempotent
+// integrate). done says so.
+func (lr *lotRun) alreadyIntegrated(ctx context.Context, i int) (state.Outcome, bool, error) {
+	var prior string
+	lr.r.o.Store.View(func(st *state.State) { prior = st.Lots[lr.id].PatchID })
+	repo := lr.n.lot.Repo
+	if prior == "" {
+		return state.Outcome{}, false, nil
+	}
+	base, err := lr.baseSHA(ctx, repo)
+	if err != nil {
+		return state.Outcome{}, false, nil
+	}
+	tip, err := lr.r.o.Git.Head(ctx, lr.dirs[repo])
+	if err != nil || tip == base {
+		return state.Outcome{}, false, nil
+	}
+	if p, err := lr.r.o.Git.PatchID(ctx, repo, base, tip); err != nil || p != prior {
+		return state.Outcome{}, false, nil
+	}
+	cause := fmt.Sprintf("the same change (patch-id %s) is already on %s: not integrated twice", short(prior), repo.Base)
+	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.IntegratedSHA = base }); err != nil {
+		return state.Outcome{}, true, err
+	}
+	if err := lr.endStep(i, state.StepOK, cause, func(s *state.Step) { s.HeadAfter = base }); err != nil {
+		return state.Outcome{}, true, err
+	}
+	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepIntegrate, Message: cause})
+	for _, rp := range lr.n.lot.Repos() {
+		if err := lr.r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp]); err != nil {
+			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
+		}
+	}
+	return okOutcome, true, nil
 }
 
 // fixConflict runs one fix session to resolve an integration conflict on

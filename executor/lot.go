@@ -35,9 +35,9 @@ type lotRun struct {
 }
 
 // runLot runs a lot to its end (done, failed, handed back, question,
-// suspended) or until ctx is cancelled (then its running step is recorded
-// interrupted and the lot stays queued). Only a failure to record state is
-// returned as an error.
+// suspended) or until ctx is cancelled or a machine error stops it (then
+// its running step is recorded interrupted and so is the lot, with the
+// cause). Only a failure to record state is returned as an error.
 func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	lr := &lotRun{r: r, n: n, id: n.lot.ID, dir: r.o.Config.Dir,
 		logDir: r.o.Layout.LotDir(n.lot.ID)}
@@ -69,7 +69,13 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		for _, rp := range n.lot.Repos() {
 			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
 			if err != nil {
-				return lr.end(ctx, state.LotFailed, fmt.Sprintf("cannot make the worktree of repo %s: %v", rp.Name, err))
+				cause := fmt.Sprintf("cannot make the worktree of repo %s: %v", rp.Name, err)
+				if ctx.Err() != nil || machineError(err) {
+					// Cut short by cadence or by the machine: the next
+					// apply makes it again (a half-made one is redone).
+					return lr.interrupted(cause)
+				}
+				return lr.end(ctx, state.LotFailed, cause)
 			}
 			if rp == repo {
 				base = b
@@ -92,8 +98,15 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 func BranchName(wave, lot string) string { return "cadence/" + wave + "/" + lot }
 
 // runCommand runs a command lot's run step in its folder and records what
-// it committed.
+// it committed. A replayed run starts from the commit the lot started
+// from: its branch and worktree are reset there first, what an earlier
+// attempt left kept under a backup ref (DESIGN.md §6).
 func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
+	if lr.n.lot.Repo != nil {
+		if o, stop, err := lr.resetForReplay(ctx); stop || err != nil {
+			return o, err
+		}
+	}
 	green, msg, err := lr.shell(ctx, state.StepRun, lr.n.lot.Run, lr.n.lot.Timeout)
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.recordCommits()
@@ -105,6 +118,30 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 		return state.Outcome{Kind: state.OutcomeRed, Detail: msg}, nil
 	}
 	return okOutcome, nil
+}
+
+// resetForReplay puts the lot's own worktree back to the commit the lot
+// started from (its base_sha) before the run step, keeping what an earlier
+// attempt left there (commits, changes) under a backup ref recorded in the
+// lot's Backups. A first run finds nothing to keep. stop says the reset
+// could not be done and the outcome says why (interrupted: the next apply
+// tries again).
+func (lr *lotRun) resetForReplay(ctx context.Context) (state.Outcome, bool, error) {
+	start := lr.startBase()
+	if start == "" {
+		return state.Outcome{}, false, nil
+	}
+	ref, err := lr.r.o.Git.ResetForReplay(ctx, lr.n.lot.Repo, lr.dir, lr.r.o.Config.Wave.Name, lr.id, start)
+	if ref != "" {
+		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepRun, Message: "replayed from " + short(start) + "; the earlier attempt is kept under " + ref})
+		if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, ref) }); uerr != nil {
+			return state.Outcome{}, true, uerr
+		}
+	}
+	if err != nil {
+		return interruptedOutcome("cannot reset the worktree for the replay: " + err.Error()), true, nil
+	}
+	return state.Outcome{}, false, nil
 }
 
 // recordCommits records, on the last step, the commits it added to the
@@ -217,7 +254,13 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	}
 	switch {
 	case rerr != nil:
-		return false, rerr.Error(), lr.endStep(i, state.StepFailed, rerr.Error(), nil)
+		// The command could not be started or waited for: the machine's
+		// error, never the lot's (an interrupt, §6).
+		cause := fmt.Sprintf("%s step: %v", kind, rerr)
+		if err := lr.endStep(i, state.StepInterrupted, cause, nil); err != nil {
+			return false, "", err
+		}
+		return false, cause, &interruptedErr{Cause: cause}
 	case res.Stopped && ctx.Err() != nil:
 		return false, "", lr.endStep(i, state.StepInterrupted, "stopped by cadence", nil)
 	case res.Stopped:
@@ -233,17 +276,15 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	return true, "", lr.endStep(i, state.StepOK, "", func(s *state.Step) { s.HeadAfter = head })
 }
 
-// stopped ends a lot whose step was interrupted by cadence's shutdown: it
-// stays queued, to resume.
-func (lr *lotRun) stopped(ctx context.Context, err error) (state.LotStatus, error) {
-	if err != nil && ctx.Err() == nil {
-		return "", err
-	}
-	if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status = state.LotQueued }); uerr != nil {
+// interrupted ends the run of a lot whose step did not end by itself
+// (cadence's shutdown, a machine error): the lot is interrupted, with the
+// cause, for the next apply to resume (DESIGN.md §6).
+func (lr *lotRun) interrupted(cause string) (state.LotStatus, error) {
+	if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status, l.Cause = state.LotInterrupted, cause }); uerr != nil {
 		return "", uerr
 	}
-	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: "interrupted"})
-	return state.LotQueued, nil
+	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(state.LotInterrupted), Message: cause})
+	return state.LotInterrupted, nil
 }
 
 // end records the lot's final status for this run.

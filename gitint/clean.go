@@ -12,7 +12,8 @@ import (
 
 // Leftover is something a wave left in a repository that clean may remove.
 type Leftover struct {
-	// Kind is "worktree", "branch" or "hook".
+	// Kind is "worktree", "branch", "hook" or "backup" (a backup ref of an
+	// earlier attempt, always kept).
 	Kind string
 	// Path is the worktree folder, branch name or hook file.
 	Path string
@@ -22,7 +23,8 @@ type Leftover struct {
 }
 
 // Leftovers lists a wave's worktrees under worktreeRoot, its branches
-// cadence/<wave>/*, and a cadence pre-push hook, in one repository, each
+// cadence/<wave>/*, its backup refs (always kept), and a cadence pre-push
+// hook, in one repository, each
 // with the reason it must be kept, if any: a branch holding commits that
 // are not in the base, a worktree with uncommitted changes or on such a
 // branch.
@@ -77,6 +79,14 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, worktreeRoot string) 
 				out[i].Keep = "its branch has " + keepBranch[strings.TrimSpace(b)]
 			}
 		}
+	}
+	backups, err := BackupRefs(ctx, repo.Path, wave, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range backups {
+		out = append(out, Leftover{Kind: "backup", Path: ref,
+			Keep: "the commits of an earlier attempt; cadence never deletes a backup (git update-ref -d " + ref + " does)"})
 	}
 	if hook, ours, err := GuardHook(ctx, repo.Path); err == nil && ours {
 		out = append(out, Leftover{Kind: "hook", Path: hook})

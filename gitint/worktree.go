@@ -38,8 +38,10 @@ func (g *Repos) lock(path string) *sync.Mutex {
 // Worktree makes the lot's worktree at dir on branch, from the repo's base
 // (or from the branch if it exists already, as after an interrupted run),
 // locked so that `git worktree prune` leaves it alone. A worktree already at
-// dir on that branch is used as it is. It returns the base's commit when the
-// branch is new, else "". When fresh (the lot has run nothing there yet), a
+// dir on that branch is used as it is. It returns the commit the branch
+// started from: the base's commit when the branch is new, else the merge
+// base of the branch and the base (where a branch made by a cut-short
+// earlier attempt started; "" when there is none). When fresh (the lot has run nothing there yet), a
 // half-made worktree left by a killed cadence is removed and made again;
 // otherwise anything unexpected at dir is left alone and reported.
 func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (string, error) {
@@ -56,7 +58,7 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	}
 	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
 		if _, serr := Run(ctx, dir, "status", "--porcelain"); serr == nil {
-			return "", nil
+			return startOf(ctx, repo, branch), nil
 		}
 	}
 	if _, serr := os.Stat(dir); serr == nil {
@@ -80,8 +82,10 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	if _, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		_, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", "cadence lot", dir, branch)
-		return "", err
+		if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", "cadence lot", dir, branch); err != nil {
+			return "", err
+		}
+		return startOf(ctx, repo, branch), nil
 	}
 	base, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
 	if err != nil {
@@ -92,6 +96,16 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	return base, nil
+}
+
+// startOf is where an existing lot branch started: its merge base with the
+// repo's base ("" when git cannot say).
+func startOf(ctx context.Context, repo *spec.Repo, branch string) string {
+	out, err := Run(ctx, repo.Path, "merge-base", "refs/heads/"+branch, "refs/heads/"+repo.Base)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
 }
 
 // abortRebase ends a rebase of branch that cadence left unfinished. `git

@@ -12,7 +12,7 @@ import (
 )
 
 func runClean(e *env, args []string) int {
-	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees,\nlot branches, and a leftover push guard. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base. Shows what it\nwould do unless -dry-run=false.")
+	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees,\nlot branches, and a leftover push guard. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
 	dry := fs.Bool("dry-run", true, "only show what would be removed")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
@@ -51,7 +51,7 @@ func runClean(e *env, args []string) int {
 			continue
 		}
 		// Worktrees before branches: a checked-out branch cannot go.
-		for _, kind := range []string{"worktree", "hook", "branch"} {
+		for _, kind := range []string{"worktree", "hook", "branch", "backup"} {
 			for _, lo := range lefts {
 				if lo.Kind != kind {
 					continue

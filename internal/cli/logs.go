@@ -12,7 +12,7 @@ import (
 )
 
 func runLogs(e *env, args []string) int {
-	fs := newFlags(e, "logs", "FILE LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/; an earlier run's, set aside by -replace, in replaced-<k>/).\n-step N shows one step's files whole.")
+	fs := newFlags(e, "logs", "FILE LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/; an earlier run's, set aside by -replace, in replaced-<k>/), and the\nbackup refs that keep the commits of its earlier attempts.\n-step N shows one step's files whole.")
 	step := fs.Int("step", -1, "show the files of step N whole")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
@@ -90,6 +90,12 @@ func runLogs(e *env, args []string) int {
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintf(e.stdout, "warning: %s\n", w)
+	}
+	if len(l.Backups) > 0 {
+		fmt.Fprintln(e.stdout, "Commits of earlier attempts (a replayed command, -replace), kept by cadence:")
+		for _, ref := range l.Backups {
+			fmt.Fprintf(e.stdout, "     %s  (git log %s)\n", ref, ref)
+		}
 	}
 	if earlier, _ := filepath.Glob(lay.ReplacedGlob(id)); len(earlier) > 0 {
 		fmt.Fprintln(e.stdout, "Files of earlier runs (before -replace):")

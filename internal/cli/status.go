@@ -58,12 +58,21 @@ func runStatus(e *env, args []string) int {
 		return ExitOK
 	}
 	if st != nil {
-		fmt.Fprintf(e.stdout, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, st.Status, st.Serial, st.Updated.Local().Format(time.DateTime))
-		if h := lockHolder(lay.Lock()); h != nil {
+		h := lockHolder(lay.Lock())
+		status := string(st.Status)
+		if h == nil && st.Status == state.WaveRunning {
+			// Recorded running, but no apply holds the wave: it was killed.
+			status = "interrupted (the apply that ran it stopped; cadence apply " + file + " resumes)"
+		}
+		fmt.Fprintf(e.stdout, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, status, st.Serial, st.Updated.Local().Format(time.DateTime))
+		if h != nil {
 			fmt.Fprintf(e.stdout, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
 		}
+		if left := leftOf(file, st, h == nil); len(left) > 0 {
+			fmt.Fprintf(e.stdout, "Left: %s\n", strings.Join(left, "; "))
+		}
 		fmt.Fprintln(e.stdout)
-		stateTable(e, st)
+		stateTable(e, st, h == nil)
 		fmt.Fprintf(e.stdout, "\nBudget: %s counted tokens spent", spec.Tokens(st.Consumed.Counted))
 		if st.Budget > 0 {
 			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
@@ -120,8 +129,38 @@ func lockHolder(path string) *flock.Holder {
 	return nil
 }
 
-// stateTable prints the lots of a state file, by id.
-func stateTable(e *env, st *state.State) {
+// leftOf says what keeps the wave from being done (state.Left): the lots of
+// the state by status (a lot recorded running when no apply runs counts as
+// interrupted), plus the lots of the wave file the state has no record of
+// (not run yet), when the wave file loads.
+func leftOf(file string, st *state.State, stopped bool) []string {
+	count := map[state.LotStatus]int{}
+	for _, l := range st.Lots {
+		count[shownStatus(l, stopped)]++
+	}
+	if w, diags := loadWave(file, spec.Options{}); !diags.HasErrors() && w != nil && w.cfg != nil {
+		for _, l := range w.cfg.Lots {
+			if st.Lots[l.ID] == nil {
+				count[state.LotQueued]++
+			}
+		}
+	}
+	return state.Left(count, 0)
+}
+
+// shownStatus is a lot's status as status shows it: a lot recorded running
+// when no apply runs (stopped) was interrupted.
+func shownStatus(l *state.Lot, stopped bool) state.LotStatus {
+	if stopped && l.Status == state.LotRunning {
+		return state.LotInterrupted
+	}
+	return l.Status
+}
+
+// stateTable prints the lots of a state file, by id; stopped says no apply
+// runs the wave now. The note names a lot's cause, question, blocker, and
+// the backup refs of its earlier attempts.
+func stateTable(e *env, st *state.State, stopped bool) {
 	ids := make([]string, 0, len(st.Lots))
 	for id := range st.Lots {
 		ids = append(ids, id)
@@ -146,7 +185,17 @@ func stateTable(e *env, st *state.State) {
 		if q := l.Pending(); q != nil {
 			note = "asks: " + q.Text
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, l.Status, step, commits, spec.Tokens(l.Usage().Counted()), firstLine(strings.TrimSpace(note)))
+		if stopped && l.Status == state.LotRunning {
+			note = "cadence stopped while it ran; cadence apply resumes it"
+		}
+		note = firstLine(strings.TrimSpace(note))
+		if len(l.Backups) > 0 {
+			if note != "" {
+				note += "; "
+			}
+			note += "earlier attempts kept under " + strings.Join(l.Backups, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, shownStatus(l, stopped), step, commits, spec.Tokens(l.Usage().Counted()), note)
 	}
 	tw.Flush()
 }

@@ -12,14 +12,16 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// summary prints the end of a run: the lot table, the budget line, the
-// questions with the command that answers them, and the findings of lots
-// handed back.
+// summary prints the end of a run: the end line (how many lots are done,
+// what is left: state.Left, and the wave's status: state.WaveEnd), the lot
+// table, the budget line, the questions with the command that answers
+// them, the findings of lots handed back, and the cause of lots
+// interrupted with how they resume.
 func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Result) {
 	done := res.Lots[state.LotDone]
 	fmt.Fprintf(e.stdout, "\nWave %q: %d of %d lots done", w.cfg.Wave.Name, done, len(p.Lots))
-	if lead := res.Lots[state.LotHandedBack] + res.Lots[state.LotFailed] + res.Lots[state.LotQuestion] + res.Lots[state.LotBlocked]; lead > 0 {
-		fmt.Fprintf(e.stdout, "; %d need the lead", lead)
+	for _, left := range state.Left(res.Lots, p.Totals.Outside) {
+		fmt.Fprintf(e.stdout, "; %s", left)
 	}
 	fmt.Fprintf(e.stdout, " (%s).\n\n", res.Status)
 	lotTable(e.stdout, p, st)
@@ -43,6 +45,11 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			break
 		}
 		fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
+		if res.Lots[state.LotQuestion] > 0 {
+			fmt.Fprintln(e.stdout, "Lots waiting for an answer go on once it is given (cadence answer).")
+		}
+	case state.WavePartial:
+		fmt.Fprintf(e.stdout, "Every selected lot is done; %d lot(s) of the wave were not selected by -target: cadence apply %s runs them.\n", p.Totals.Outside, w.file)
 	}
 	for _, lp := range p.Lots {
 		l := st.Lots[lp.ID]
@@ -51,6 +58,13 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 		}
 		if q := l.Pending(); q != nil && l.Status == state.LotQuestion {
 			fmt.Fprintf(e.stdout, "\n%s asks: %s\n  cadence answer %s %s %q\n", lp.ID, q.Text, w.file, lp.ID, "…")
+		}
+		if l.Status == state.LotInterrupted && ctxLive(res) {
+			fmt.Fprintf(e.stdout, "\n%s interrupted: %s\n  cadence apply %s resumes it", lp.ID, l.Cause, w.file)
+			if strings.HasPrefix(l.Cause, "integration waits") {
+				fmt.Fprint(e.stdout, " (the integration only; its work is done)")
+			}
+			fmt.Fprintln(e.stdout)
 		}
 		if l.Status == state.LotHandedBack || l.Status == state.LotFailed {
 			fmt.Fprintf(e.stdout, "\n%s %s: %s\n", lp.ID, l.Status, l.Cause)
@@ -74,6 +88,10 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 		}
 	}
 }
+
+// ctxLive reports whether the run ended by itself (not interrupted as a
+// whole): then each interrupted lot is worth its own line.
+func ctxLive(res executor.Result) bool { return res.Status != state.WaveInterrupted }
 
 // lotTable prints one row per lot of the plan from the state.
 func lotTable(out interface{ Write([]byte) (int, error) }, p *planner.Plan, st *state.State) {

@@ -69,8 +69,10 @@ const (
 	// a run command that exited 0, a conform review without minor findings,
 	// an integration.
 	OutcomeOK OutcomeKind = iota
-	// OutcomeInterrupted: cadence stopped the step (signal, cancel, a wait
-	// cut short). Never a failure: the lot stays queued, resumable (§6).
+	// OutcomeInterrupted: the step did not end by itself: cadence stopped
+	// it (signal, cancel, a wait cut short) or the machine failed under it
+	// (ENOSPC, EINTR, EAGAIN, the worktree could not be made); Detail is
+	// the cause. Never a failure: the lot is interrupted, resumable (§6).
 	OutcomeInterrupted
 	// OutcomeFailed: the session ended failed, timed-out or cut (Outcome.Status)
 	// with Detail as its cause.
@@ -110,10 +112,16 @@ const (
 	// test gate red on the rebased branch, base not advanced); Detail says
 	// why.
 	OutcomeRefused
+	// OutcomeIntegrationWaits: integration was refused for a reason
+	// outside the lot (the user's checkout of the base has uncommitted
+	// changes, the base moved during the test on the rebased branch, a
+	// full disk); Detail says why. The lot's work stands: it stays at
+	// integrate, and the next apply retries the integration only.
+	OutcomeIntegrationWaits
 )
 
 var outcomeNames = [...]string{"ok", "interrupted", "failed", "quota", "wave-budget", "no-start",
-	"already-done", "lot-budget", "questions", "dirty", "red", "minors", "not-conform", "untrusted", "no-report", "refused"}
+	"already-done", "lot-budget", "questions", "dirty", "red", "minors", "not-conform", "untrusted", "no-report", "refused", "integration-waits"}
 
 func (k OutcomeKind) String() string {
 	if int(k) < len(outcomeNames) {
@@ -137,10 +145,9 @@ type Transition struct {
 	// At is the next position; nil when the lot's run ends.
 	At *Position
 	// End is the lot's status when At is nil: done, handed-back, failed,
-	// question, suspended, or queued (interrupted: the next apply resumes
-	// it, §6).
+	// question, suspended, or interrupted (the next apply resumes it, §6).
 	End LotStatus
-	// Cause explains End (empty for done and queued).
+	// Cause explains End (empty for done).
 	Cause string
 }
 
@@ -154,9 +161,10 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 // Next says what follows a step at position at that ended with outcome o
 // (DESIGN.md §3):
 //
-//   - interrupted: the lot stays queued; wave budget spent or usage limit:
-//     suspended; a failed, timed-out or cut session, or a step that could
-//     not be set up: failed.
+//   - interrupted (a signal, cadence's cancel, a machine error): the lot is
+//     interrupted with the cause, never failed; wave budget spent or usage
+//     limit: suspended; a failed, timed-out or cut session, or a step that
+//     could not be set up: failed.
 //   - precheck: already done hands the lot back with the evidence; else
 //     implement.
 //   - write step (implement, fix, fix-minors): questions stop the lot
@@ -172,11 +180,13 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 //     re-review); conform integrates. A review that changed the worktree
 //     hands the lot back (verdict not trusted); one without report fails it.
 //   - run: a red command fails the lot; else the test gate, or integrate.
-//   - integrate: done; refused hands the lot back.
+//   - integrate: done; refused for a reason of the lot (a conflict, a red
+//     test gate on the rebased branch) hands the lot back; refused for a
+//     reason outside it (§5) leaves it interrupted at integrate.
 func Next(f LotFacts, at Position, o Outcome) Transition {
 	switch o.Kind {
 	case OutcomeInterrupted:
-		return end(LotQueued, "")
+		return end(LotInterrupted, firstNonEmpty(o.Detail, "stopped by cadence"))
 	case OutcomeWaveBudget:
 		return end(LotSuspended, "the wave's budget is spent")
 	case OutcomeQuota:
@@ -254,6 +264,8 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 			return end(LotDone, "")
 		case OutcomeRefused:
 			return end(LotHandedBack, o.Detail)
+		case OutcomeIntegrationWaits:
+			return end(LotInterrupted, "integration waits: "+o.Detail+"; cadence apply retries the integration only")
 		}
 	}
 	return end(LotFailed, fmt.Sprintf("no step follows %s on outcome %s", at.Step, o.Kind))

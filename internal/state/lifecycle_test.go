@@ -52,10 +52,15 @@ func TestNext(t *testing.T) {
 		want Transition
 	}{
 		// Stops that end any step.
-		{"interrupted session", agentLot, at(StepImplement, 0), out(OutcomeInterrupted), ends(LotQueued, "")},
-		{"interrupted test gate", agentLot, at(StepTest, 1), out(OutcomeInterrupted), ends(LotQueued, "")},
-		{"integrate interrupted", agentLot, at(StepIntegrate, 0), out(OutcomeInterrupted), ends(LotQueued, "")},
-		{"run interrupted", commandLot, at(StepRun, 0), out(OutcomeInterrupted), ends(LotQueued, "")},
+		{"interrupted session", agentLot, at(StepImplement, 0), out(OutcomeInterrupted), ends(LotInterrupted, "stopped by cadence")},
+		{"interrupted test gate", agentLot, at(StepTest, 1), out(OutcomeInterrupted), ends(LotInterrupted, "stopped by cadence")},
+		{"integrate interrupted", agentLot, at(StepIntegrate, 0), out(OutcomeInterrupted), ends(LotInterrupted, "stopped by cadence")},
+		{"run interrupted", commandLot, at(StepRun, 0), out(OutcomeInterrupted), ends(LotInterrupted, "stopped by cadence")},
+		{"run cut by a full disk: interrupted, not failed", commandLot, at(StepRun, 0),
+			outD(OutcomeInterrupted, "write log: no space left on device"), ends(LotInterrupted, "write log: no space left on device")},
+		{"worktree not made (cancelled): interrupted", agentLot, at(StepImplement, 0),
+			outD(OutcomeInterrupted, "cannot make the worktree of repo r: context canceled"),
+			ends(LotInterrupted, "cannot make the worktree of repo r: context canceled")},
 		{"failed session", agentLot, at(StepReview, 0), Outcome{Kind: OutcomeFailed, Status: StepFailed, Detail: "exit 1"},
 			ends(LotFailed, "review session failed: exit 1")},
 		{"timed-out session", agentLot, at(StepImplement, 0), Outcome{Kind: OutcomeFailed, Status: StepTimedOut, Detail: "after 30m"},
@@ -120,6 +125,12 @@ func TestNext(t *testing.T) {
 		{"command lot integrated", commandLot, at(StepIntegrate, 0), out(OutcomeOK), ends(LotDone, "")},
 		{"nothing to integrate", cmdNoRepo, at(StepIntegrate, 0), out(OutcomeOK), ends(LotDone, "")},
 		{"integration refused", agentLot, at(StepIntegrate, 0), outD(OutcomeRefused, "conflict in a.go"), ends(LotHandedBack, "conflict in a.go")},
+		{"integration waits on a dirty checkout of the base", agentLot, at(StepIntegrate, 0),
+			outD(OutcomeIntegrationWaits, "/src has main checked out with uncommitted changes to a.go"),
+			ends(LotInterrupted, "integration waits: /src has main checked out with uncommitted changes to a.go; cadence apply retries the integration only")},
+		{"command lot: integration waits on a moved base", commandLot, at(StepIntegrate, 0),
+			outD(OutcomeIntegrationWaits, "the base moved"),
+			ends(LotInterrupted, "integration waits: the base moved; cadence apply retries the integration only")},
 		{"conflict fix left a dirty tree", agentLot, at(StepFix, 3), outD(OutcomeDirty, "left b.go"), ends(LotHandedBack, "left b.go")},
 
 		// An outcome the step cannot have.
@@ -159,6 +170,9 @@ func showPos(p Position) string {
 }
 
 func TestOutcomeKindString(t *testing.T) {
+	if OutcomeIntegrationWaits.String() != "integration-waits" {
+		t.Errorf("name: %s", OutcomeIntegrationWaits)
+	}
 	if OutcomeRefused.String() != "refused" || OutcomeOK.String() != "ok" || !strings.HasPrefix(OutcomeKind(99).String(), "outcome(") {
 		t.Errorf("names: %s %s %s", OutcomeRefused, OutcomeOK, OutcomeKind(99))
 	}

@@ -39,7 +39,8 @@ type Resumption struct {
 // Resume says where a lot recorded in the state goes on (DESIGN.md §3, §6).
 // A nil lot, or one without steps, starts. A done lot is done; a handed-back
 // or failed one is held; a question not yet answered waits for its answer.
-// Otherwise:
+// An interrupted lot (a signal, a machine error, an integration that waits
+// on something outside it) is never held. Otherwise:
 //
 //   - an answered question replays the step that asked it, in a fresh
 //     session with the answer in its brief;

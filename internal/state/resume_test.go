@@ -119,6 +119,23 @@ func TestResume(t *testing.T) {
 		{"integrated, end not recorded", agentLot, &Lot{Status: LotRunning, IntegratedSHA: "abc", Steps: []Step{ok(StepImplement, 0),
 			reviewed(StepReview, 0, true), ok(StepIntegrate, 0)}}, goOn(at(StepIntegrate, 0))},
 
+		{"integration waits (a dirty checkout of the base): integration only", agentLot, &Lot{Status: LotInterrupted,
+			Cause: "integration waits: /src has main checked out with uncommitted changes", Steps: []Step{ok(StepImplement, 0),
+				reviewed(StepReview, 0, true), ended(StepIntegrate, 0, StepFailed)}}, goOn(at(StepIntegrate, 0))},
+		{"integration waits after the rebased test: integration only", commandLot, &Lot{Status: LotInterrupted,
+			Steps: []Step{ok(StepRun, 0), ok(StepTest, 0), ended(StepIntegrate, 0, StepFailed), ok(StepTest, 0)}}, goOn(at(StepIntegrate, 0))},
+		{"integration refused by the lot (conflict): held", agentLot, &Lot{Status: LotHandedBack, Cause: "rebase conflicts in a.go",
+			Steps: []Step{ok(StepImplement, 0), reviewed(StepReview, 0, true), ended(StepIntegrate, 0, StepFailed)}},
+			held(LotHandedBack, "handed-back: rebase conflicts in a.go", "")},
+
+		// Interrupted lots (a signal, cadence's cancel, a machine error).
+		{"interrupted before its first step (worktree not made)", agentLot, &Lot{Status: LotInterrupted,
+			Cause: "cannot make the worktree of repo r: context canceled"}, start(at(StepImplement, 0))},
+		{"interrupted command lot: the run is replayed", commandLot, &Lot{Status: LotInterrupted, Cause: "stopped by cadence",
+			Steps: []Step{ended(StepRun, 0, StepInterrupted)}}, goOn(at(StepRun, 0))},
+		{"interrupted review", agentLot, &Lot{Status: LotInterrupted, Cause: "no space left on device",
+			Steps: []Step{ok(StepImplement, 0), ok(StepTest, 0), ended(StepReview, 0, StepInterrupted)}}, goOn(at(StepReview, 0))},
+
 		// Command lots.
 		{"command run interrupted", commandLot, &Lot{Status: LotQueued, Steps: []Step{ended(StepRun, 0, StepInterrupted)}}, goOn(at(StepRun, 0))},
 		{"command run ok: its test gate", commandLot, &Lot{Status: LotQueued, Steps: []Step{ok(StepRun, 0)}}, goOn(at(StepTest, 0))},

@@ -35,11 +35,22 @@ type WaveStatus string
 
 // Wave statuses.
 const (
-	WaveRunning         WaveStatus = "running"
-	WaveDone            WaveStatus = "done"
+	WaveRunning WaveStatus = "running"
+	// WaveDone: every lot of the wave file is done.
+	WaveDone WaveStatus = "done"
+	// WaveNeedsLead: the run ended with lots that are not done and that no
+	// plain apply finishes by itself: handed back, failed, waiting for an
+	// answer, blocked, or waiting on something outside the lot (a dirty
+	// checkout of the base, a full disk).
+	WaveNeedsLead       WaveStatus = "needs-lead"
 	WaveSuspendedBudget WaveStatus = "suspended-budget"
 	WaveSuspendedQuota  WaveStatus = "suspended-quota"
-	WaveInterrupted     WaveStatus = "interrupted"
+	// WaveInterrupted: cadence was stopped (signal, stop, incident); the
+	// next apply resumes.
+	WaveInterrupted WaveStatus = "interrupted"
+	// WavePartial: every lot the run selected is done, but -target left
+	// lots of the wave file unselected.
+	WavePartial WaveStatus = "partial"
 )
 
 // LotStatus is the status of one lot.
@@ -55,6 +66,11 @@ const (
 	LotFailed     LotStatus = "failed"
 	LotBlocked    LotStatus = "blocked"
 	LotSuspended  LotStatus = "suspended"
+	// LotInterrupted: a step did not end by itself (a signal, cadence's own
+	// cancel, a machine error such as ENOSPC) or its integration was refused
+	// for a reason outside the lot; Lot.Cause says which. The next apply
+	// resumes it (state.Resume); it never counts as failed.
+	LotInterrupted LotStatus = "interrupted"
 )
 
 // StepKind names a step of a lot's life cycle.
@@ -154,6 +170,11 @@ type Lot struct {
 	BlockedBy     string     `json:"blocked_by,omitempty"`
 	Cause         string     `json:"cause,omitempty"`
 	Outcome       string     `json:"outcome,omitempty"`
+	// Backups are the refs (refs/cadence/backup/<wave>/<lot>/<n>) that keep
+	// the commits of the lot's earlier attempts: a command lot replayed
+	// from the commit it started from, or a lot replaced (-replace). They
+	// are never deleted by cadence.
+	Backups []string `json:"backups,omitempty"`
 }
 
 // Usage sums the usage of the lot's steps.
@@ -207,31 +228,26 @@ var ErrNotExist = errors.New("no state file")
 
 // Read reads a state file, replaying the journal a running (or killed)
 // apply keeps beside it, and returns the state and the SHA-256 digest of the
-// bytes read. A missing file (and journal) gives ErrNotExist; a file of
-// another format version, a clear error.
+// bytes read. A missing file (and journal) gives ErrNotExist. What is read
+// is checked: the JSON is decoded strictly (no unknown field, no trailing
+// data), must be of this FormatVersion, and must pass Validate; any
+// problem is an error naming the file. No input makes it panic
+// (FuzzRead). Updated is, after a crash, the time of the last journal
+// record (or the journal's modification time).
 func Read(path string) (*State, string, error) {
 	b, err := os.ReadFile(path)
 	journal, jerr := os.ReadFile(path + JournalSuffix)
 	if errors.Is(err, os.ErrNotExist) && errors.Is(jerr, os.ErrNotExist) {
 		return nil, "", ErrNotExist
 	}
-	var s State
+	var s *State
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		s = State{FormatVersion: FormatVersion}
+		s = &State{FormatVersion: FormatVersion}
 	case err != nil:
 		return nil, "", fmt.Errorf("read state: %w", err)
 	default:
-		var head struct {
-			FormatVersion int `json:"format_version"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return nil, "", fmt.Errorf("state file %s is not valid JSON: %w", path, err)
-		}
-		if head.FormatVersion != FormatVersion {
-			return nil, "", fmt.Errorf("state file %s has format_version %d; this cadence reads %d", path, head.FormatVersion, FormatVersion)
-		}
-		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil {
+		if s, err = Decode(b); err != nil {
 			return nil, "", fmt.Errorf("state file %s: %w", path, err)
 		}
 	}
@@ -239,12 +255,52 @@ func Read(path string) (*State, string, error) {
 		s.Lots = map[string]*Lot{}
 	}
 	if jerr == nil && len(journal) > 0 {
-		if err := replayJournal(&s, bytes.NewReader(journal)); err != nil {
+		if err := replayJournal(s, bytes.NewReader(journal)); err != nil {
 			return nil, "", fmt.Errorf("%s%s: %w", path, JournalSuffix, err)
+		}
+		if s.Updated.IsZero() {
+			if fi, err := os.Stat(path + JournalSuffix); err == nil {
+				s.Updated = fi.ModTime().UTC()
+			}
+		}
+		if err := Validate(s); err != nil {
+			return nil, "", fmt.Errorf("state file %s with its journal: %w", path, err)
 		}
 		b = append(b, journal...)
 	}
-	return &s, Digest(b), nil
+	return s, Digest(b), nil
+}
+
+// Decode decodes the bytes of a state file strictly and validates them:
+// not JSON, another format version, an unknown field, trailing data or a
+// value Validate refuses is an error (without the file's name: Read adds
+// it).
+func Decode(b []byte) (*State, error) {
+	var head struct {
+		FormatVersion int `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if head.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("format_version %d; this cadence reads %d", head.FormatVersion, FormatVersion)
+	}
+	var s State
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	if err := Validate(&s); err != nil {
+		return nil, err
+	}
+	if s.Lots == nil {
+		s.Lots = map[string]*Lot{}
+	}
+	return &s, nil
 }
 
 // Digest is the hex SHA-256 of b, prefixed "sha256:".

@@ -23,12 +23,14 @@ const JournalSuffix = ".journal"
 const minCompact = 256 << 10
 
 // record is one journal line: a lot's whole new value, or the wave's fields
-// (everything but the lots).
+// (everything but the lots), with the time it was made (the state's
+// Updated once replayed).
 type record struct {
-	Serial int64  `json:"serial"`
-	LotID  string `json:"lot,omitempty"`
-	Lot    *Lot   `json:"value,omitempty"`
-	Wave   *State `json:"wave,omitempty"`
+	Serial int64     `json:"serial"`
+	Time   time.Time `json:"time,omitzero"`
+	LotID  string    `json:"lot,omitempty"`
+	Lot    *Lot      `json:"value,omitempty"`
+	Wave   *State    `json:"wave,omitempty"`
 }
 
 // Store is the one writer of a wave's state. Every transition is applied in
@@ -94,7 +96,7 @@ func (s *Store) View(fn func(*State)) {
 }
 
 // UpdateLot applies fn to lot id (created queued if absent) and records the
-// lot durably before returning.
+// lot durably before returning. Every update sets the state's Updated.
 func (s *Store) UpdateLot(id string, fn func(*Lot)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,7 +107,8 @@ func (s *Store) UpdateLot(id string, fn func(*Lot)) error {
 	}
 	fn(l)
 	s.st.Serial++
-	return s.appendLocked(record{Serial: s.st.Serial, LotID: id, Lot: l})
+	s.st.Updated = time.Now().UTC()
+	return s.appendLocked(record{Serial: s.st.Serial, Time: s.st.Updated, LotID: id, Lot: l})
 }
 
 // UpdateWave applies fn to the wave's fields and records them durably. fn
@@ -115,9 +118,10 @@ func (s *Store) UpdateWave(fn func(*State)) error {
 	defer s.mu.Unlock()
 	fn(s.st)
 	s.st.Serial++
+	s.st.Updated = time.Now().UTC()
 	head := *s.st
 	head.Lots = nil
-	return s.appendLocked(record{Serial: s.st.Serial, Wave: &head})
+	return s.appendLocked(record{Serial: s.st.Serial, Time: s.st.Updated, Wave: &head})
 }
 
 func (s *Store) appendLocked(r record) error {
@@ -210,6 +214,9 @@ func replayJournal(st *State, r io.Reader) error {
 				return fmt.Errorf("state journal: %w", jerr)
 			}
 			if rec.Serial > st.Serial {
+				if rec.Wave == nil && rec.LotID == "" && rec.Lot != nil {
+					return fmt.Errorf("state journal: a lot record without a lot id (serial %d)", rec.Serial)
+				}
 				switch {
 				case rec.Wave != nil:
 					lots := st.Lots
@@ -219,6 +226,9 @@ func replayJournal(st *State, r io.Reader) error {
 					st.Lots[rec.LotID] = rec.Lot
 				}
 				st.Serial = rec.Serial
+				if rec.Time.After(st.Updated) {
+					st.Updated = rec.Time
+				}
 			}
 		}
 		if err == io.EOF {

@@ -1,0 +1,147 @@
+package gitint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// BackupPrefix is where cadence keeps the commits of a lot's earlier
+// attempts: refs/cadence/backup/<wave>/<lot>/<n>, n = 1, 2, … . cadence
+// never deletes them (`cadence clean` lists them; `git update-ref -d`
+// removes one).
+const BackupPrefix = "refs/cadence/backup/"
+
+// BackupRefs lists the backup refs of a lot (lot "" : of every lot of the
+// wave), oldest first per lot.
+func BackupRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
+	prefix := BackupPrefix + wave + "/"
+	if lot != "" {
+		prefix += lot + "/"
+	}
+	out, err := Run(ctx, repo, "for-each-ref", "--format=%(refname)", "--sort=refname", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// backup keeps what the worktree at dir holds (its HEAD and, when tracked
+// files have uncommitted changes, those too, as the commit `git stash
+// create` makes on top of HEAD) under the lot's next backup ref, and
+// returns the ref. Untracked files are not kept.
+func backup(ctx context.Context, repo *spec.Repo, dir, wave, lot string) (string, error) {
+	keep, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", err
+	}
+	keep = strings.TrimSpace(keep)
+	if st, err := Run(ctx, dir, "stash", "create", "cadence: uncommitted changes of an earlier attempt of "+lot); err == nil && strings.TrimSpace(st) != "" {
+		keep = strings.TrimSpace(st)
+	}
+	return keepRef(ctx, repo, wave, lot, keep)
+}
+
+// keepRef stores sha under the lot's next free backup ref (created, never
+// overwritten) and returns the ref.
+func keepRef(ctx context.Context, repo *spec.Repo, wave, lot, sha string) (string, error) {
+	refs, err := BackupRefs(ctx, repo.Path, wave, lot)
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	for _, r := range refs {
+		if k, err := strconv.Atoi(r[strings.LastIndexByte(r, '/')+1:]); err == nil {
+			n = max(n, k)
+		}
+	}
+	ref := fmt.Sprintf("%s%s/%s/%d", BackupPrefix, wave, lot, n+1)
+	if _, err := Run(ctx, repo.Path, "update-ref", "-m", "cadence: keep an earlier attempt of "+lot, ref, sha, ""); err != nil {
+		return "", fmt.Errorf("keep the earlier attempt under %s: %w", ref, err)
+	}
+	return ref, nil
+}
+
+// ResetForReplay puts the lot's worktree at dir back to the commit to (the
+// commit its replayed step started from), so that a replayed command runs
+// as it did the first time. When HEAD is elsewhere or the tree has changes,
+// what was there is first kept under the lot's next backup ref (returned;
+// "" when nothing needed keeping), then the branch and the worktree are
+// reset (`reset --hard`, `clean -fd`: ignored files stay).
+func (g *Repos) ResetForReplay(ctx context.Context, repo *spec.Repo, dir, wave, lot, to string) (string, error) {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	head, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", err
+	}
+	dirty, err := dirtyFiles(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(head) == to && len(dirty) == 0 {
+		return "", nil
+	}
+	ref, err := backup(ctx, repo, dir, wave, lot)
+	if err != nil {
+		return "", err
+	}
+	if _, err := Run(ctx, dir, "reset", "-q", "--hard", to); err != nil {
+		return ref, err
+	}
+	if _, err := Run(ctx, dir, "clean", "-fdq"); err != nil {
+		return ref, err
+	}
+	return ref, nil
+}
+
+// SetAside prepares a lot that is replaced (-replace) to start on a fresh
+// branch from the current base: what its branch held (and uncommitted
+// changes of its worktree) is kept under the lot's next backup ref
+// (returned; "" when there was no branch), then its worktree at dir is
+// removed and its branch deleted. The next Worktree makes both afresh.
+func (g *Repos) SetAside(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot string) (string, error) {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	tip, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		tip = ""
+	}
+	tip = strings.TrimSpace(tip)
+	ref := ""
+	onBranch := false
+	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
+		onBranch = true
+		if rebaseInProgress(ctx, dir) {
+			_ = abortRebase(ctx, dir, branch)
+		}
+		if ref, err = backup(ctx, repo, dir, wave, lot); err != nil {
+			return "", err
+		}
+	} else if tip != "" {
+		if ref, err = keepRef(ctx, repo, wave, lot, tip); err != nil {
+			return "", err
+		}
+	}
+	if _, serr := os.Stat(dir); serr == nil || onBranch {
+		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+		if _, err := Run(ctx, repo.Path, "worktree", "remove", "--force", "--force", dir); err != nil {
+			if err := os.RemoveAll(dir); err != nil {
+				return ref, err
+			}
+		}
+	}
+	_, _ = Run(ctx, repo.Path, "worktree", "prune")
+	if tip != "" {
+		if _, err := Run(ctx, repo.Path, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
+			return ref, fmt.Errorf("delete branch %s (kept under %s): %w", branch, ref, err)
+		}
+	}
+	return ref, nil
+}

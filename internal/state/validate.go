@@ -1,0 +1,73 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// The values the schema (schemas/state.schema.json) allows for each typed
+// field; Validate checks them.
+var (
+	waveStatuses = []WaveStatus{"", WaveRunning, WaveDone, WaveNeedsLead, WaveSuspendedBudget, WaveSuspendedQuota, WaveInterrupted, WavePartial}
+	lotStatuses  = []LotStatus{LotQueued, LotRunning, LotQuestion, LotDone, LotHandedBack, LotFailed, LotBlocked, LotSuspended, LotInterrupted}
+	stepKinds    = []StepKind{StepPrecheck, StepImplement, StepTest, StepReview, StepFix, StepFixMinors, StepRecheck, StepIntegrate, StepRun}
+	stepStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepQuota, StepCut, StepInterrupted}
+	severities   = []Severity{SeverityBlocking, SeverityMajor, SeverityMinor}
+)
+
+// Validate checks what the schema says and the code relies on, so that no
+// reader of a state (status, plan, apply) can panic on it: every lot is an
+// object with a non-empty id and a known status; steps, findings and wave
+// status hold known values; counts are not negative; It returns every problem found, joined, each naming
+// the lot and field.
+func Validate(s *State) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s == nil {
+		return errors.New("no state")
+	}
+	if !slices.Contains(waveStatuses, s.Status) {
+		bad("status %q is not a wave status", s.Status)
+	}
+	if s.Serial < 0 || s.Budget < 0 || s.Consumed.Counted < 0 || s.Consumed.CacheRead < 0 || s.Consumed.CostMicros < 0 {
+		bad("serial, budget and consumed must not be negative")
+	}
+	ids := make([]string, 0, len(s.Lots))
+	for id := range s.Lots {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		l := s.Lots[id]
+		switch {
+		case id == "":
+			bad("a lot has an empty id")
+			continue
+		case l == nil:
+			bad("lot %q is null, not an object", id)
+			continue
+		}
+		if !slices.Contains(lotStatuses, l.Status) {
+			bad("lot %q: status %q is not a lot status", id, l.Status)
+		}
+		for i, st := range l.Steps {
+			if !slices.Contains(stepKinds, st.Kind) {
+				bad("lot %q step %d: kind %q is not a step kind", id, i, st.Kind)
+			}
+			if !slices.Contains(stepStatuses, st.Status) {
+				bad("lot %q step %d: status %q is not a step status", id, i, st.Status)
+			}
+			if st.Pass < 0 || st.CostMicros < 0 || st.Usage.Input < 0 || st.Usage.CacheWrite < 0 || st.Usage.CacheRead < 0 || st.Usage.Output < 0 {
+				bad("lot %q step %d: pass, usage and cost must not be negative", id, i)
+			}
+		}
+		for i, f := range l.Findings {
+			if !slices.Contains(severities, f.Severity) {
+				bad("lot %q finding %d: severity %q is not a severity", id, i, f.Severity)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
