@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -304,4 +305,41 @@ func TestWorktreeRecoversHalfAppliedRebase(t *testing.T) {
 	if st := gittest.Git(t, a, "status", "--porcelain"); st != "" {
 		t.Errorf("worktree not clean: %s", st)
 	}
+}
+
+// TestWorktreeClearsStaleLocks: a git killed by SIGKILL in the lot's
+// worktree leaves index.lock (and maybe HEAD.lock and the branch's ref
+// lock); taking the worktree again removes them, so the lot's steps work,
+// and never touches the lock of the lead's own checkout.
+func TestWorktreeClearsStaleLocks(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
+	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")
+	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
+	stale := []string{filepath.Join(gitDir, "index.lock"), filepath.Join(gitDir, "HEAD.lock"),
+		filepath.Join(common, "refs", "heads", "cadence", "w", "a.lock")}
+	lead := filepath.Join(common, "index.lock")
+	for _, p := range append(stale, lead) {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := gittest.Try(a, "commit", "-q", "--allow-empty", "-m", "blocked"); err == nil {
+		t.Fatal("git committed despite index.lock: the test proves nothing")
+	}
+	if _, err := g.Worktree(context.Background(), repo, a, "cadence/w/a", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := os.Stat(lead); err != nil {
+		t.Errorf("the lead's own index.lock was removed: %v", err)
+	}
+	gittest.Git(t, a, "commit", "-q", "--allow-empty", "-m", "a: works again (a)")
 }

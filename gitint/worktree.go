@@ -48,6 +48,9 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	if err := clearStaleLocks(ctx, dir, branch); err != nil {
+		return "", err
+	}
 	// A rebase cadence started and never finished (it was killed while
 	// integrating): abort it, which puts the branch and the worktree back
 	// exactly as they were before it.
@@ -96,6 +99,48 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	return base, nil
+}
+
+// clearStaleLocks removes the lock files a git process killed with cadence
+// left in the lot's own worktree (its index.lock and HEAD.lock, in the
+// worktree's private git dir under <common>/worktrees/) and on the lot's own
+// branch (<common>/refs/heads/<branch>.lock): git leaves them behind when it
+// is killed by SIGKILL, and every later git command in the worktree then
+// fails with "Unable to create … index.lock: File exists". Worktree is
+// called before any step of the lot runs, with the wave's and the
+// repository's locks held and the processes of earlier runs ended, so no
+// live git can own them. Locks of any other worktree or ref (the lead's
+// checkout among them) are never touched. A dir that is not a linked
+// worktree is left alone.
+func clearStaleLocks(ctx context.Context, dir, branch string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	out, err := Run(ctx, dir, "rev-parse", "--absolute-git-dir", "--git-common-dir")
+	if err != nil {
+		return nil // not a usable worktree: Worktree decides what to do
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		return nil
+	}
+	gitDir, common := f[0], f[1]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(dir, common)
+	}
+	if filepath.Dir(gitDir) != filepath.Join(filepath.Clean(common), "worktrees") {
+		return nil
+	}
+	for _, p := range []string{
+		filepath.Join(gitDir, "index.lock"),
+		filepath.Join(gitDir, "HEAD.lock"),
+		filepath.Join(common, "refs", "heads", filepath.FromSlash(branch)+".lock"),
+	} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove the stale lock %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // startOf is where an existing lot branch started: its merge base with the
