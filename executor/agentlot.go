@@ -52,7 +52,7 @@ func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position,
 	case state.StepImplement, state.StepFix, state.StepFixMinors:
 		o, err = lr.write(ctx, pos)
 	case state.StepTest:
-		o, err = lr.testGate(ctx)
+		o, err = lr.testGate(ctx, pos)
 	case state.StepReview, state.StepRecheck:
 		o, err = lr.review(ctx, pos)
 	case state.StepRun:
@@ -125,12 +125,12 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 
 // testGate runs the repository's test command in the worktree. A red gate
 // of an agent lot becomes its one blocking finding, for the fix pass.
-func (lr *lotRun) testGate(ctx context.Context) (state.Outcome, error) {
+func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outcome, error) {
 	if !lr.facts.TestGate {
 		return okOutcome, nil // resumed at a test gate the wave file no longer has
 	}
 	test := lr.n.lot.Repo.Test
-	green, msg, err := lr.shell(ctx, state.StepTest, test, 0)
+	green, msg, err := lr.shell(ctx, state.StepTest, pos.Pass, test, 0)
 	if err != nil || ctx.Err() != nil {
 		return stopOutcome(ctx, err)
 	}

@@ -97,7 +97,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			return wait("rebase: " + err.Error())
 		}
 		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
-			green, msg, err := lr.shellIn(ctx, state.StepTest, rp.Test, 0, lr.dirs[rp])
+			green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, lr.dirs[rp])
 			if err != nil || ctx.Err() != nil {
 				o, err := stopOutcome(ctx, err)
 				return o, nil, err

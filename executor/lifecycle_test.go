@@ -244,3 +244,53 @@ repo "r" {
 		t.Errorf("a = %s %s, want done %s", l.Status, stepsOf(l), want)
 	}
 }
+
+// TestTestGateRecordsItsPass: the test gate after fix N is recorded as pass
+// N, so that a gate interrupted there resumes into review pass N (not the
+// first review, which would cost a second fix 1).
+func TestTestGateRecordsItsPass(t *testing.T) {
+	h := newHarness(t, `wave "w" {}
+repo "r" {
+  path = "."
+  test = "true"
+}
+`+agentLots("a"))
+	reviews := 0
+	h.agent.script = func(s Session) (Outcome, time.Duration) {
+		r := &Report{Summary: "ok", Verdict: "fine"}
+		if s.Step == state.StepReview {
+			if reviews++; reviews == 1 {
+				r.Findings = []state.Finding{{Severity: state.SeverityMajor, Text: "broke y"}}
+			}
+		}
+		return Outcome{Status: state.StepOK, Report: r}, time.Millisecond
+	}
+	if _, err := h.run(context.Background(), planner.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l := h.lots()["a"]
+	if got := stepsOf(l); !strings.HasPrefix(got, "implement0 test0 review0 fix1 test1 review1 integrate0") {
+		t.Fatalf("a = %s %s", l.Status, got)
+	}
+	// Interrupted at that gate: the next run goes on at review pass 1.
+	store, err := state.OpenStore(h.dir + "/wave.state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	store.UpdateLot("a", func(l *state.Lot) {
+		l.Status = state.LotInterrupted
+		l.Steps = l.Steps[:5] // implement test review fix test
+		l.Steps[2].Conform = &no
+		l.Steps[4].Status = state.StepInterrupted
+		l.IntegratedSHA, l.PatchID = "", ""
+	})
+	store.Close()
+	if _, err := h.run(context.Background(), planner.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l = h.lots()["a"]
+	if got := stepsOf(l); !strings.HasPrefix(got, "implement0 test0 review0 fix1 test1 test1 review1 integrate0") || l.Status != state.LotDone {
+		t.Errorf("after the interrupted gate: a = %s %s", l.Status, got)
+	}
+}

@@ -107,7 +107,7 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 			return o, err
 		}
 	}
-	green, msg, err := lr.shell(ctx, state.StepRun, lr.n.lot.Run, lr.n.lot.Timeout)
+	green, msg, err := lr.shell(ctx, state.StepRun, 0, lr.n.lot.Run, lr.n.lot.Timeout)
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.recordCommits()
 	}
@@ -213,15 +213,17 @@ func (lr *lotRun) logPath(i int, kind state.StepKind, ext string) string {
 }
 
 // shell runs a shell command as a step (run or test) in the lot's folder.
-func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, command string, timeout time.Duration) (bool, string, error) {
-	return lr.shellIn(ctx, kind, command, timeout, lr.dir)
+// pass is the write pass a test gate follows (fix N: N), recorded on the
+// step so that a gate interrupted after fix N resumes into review pass N.
+func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration) (bool, string, error) {
+	return lr.shellIn(ctx, kind, pass, command, timeout, lr.dir)
 }
 
 // shellIn runs a shell command as a step in dir, its output to the step's
 // log and, grouped, to the console. It returns whether it exited 0 and, if
 // not, the last lines of its output.
-func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command string, timeout time.Duration, dir string) (bool, string, error) {
-	i, err := lr.beginStep(kind, 0, "")
+func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration, dir string) (bool, string, error) {
+	i, err := lr.beginStep(kind, pass, "")
 	if err != nil {
 		return false, "", err
 	}
@@ -239,7 +241,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, command stri
 	}
 	var pidErr error
 	res, rerr := proc.Run(sctx, proc.Cmd{
-		Path: "/bin/sh", Args: []string{"-c", command}, Dir: lr.dir,
+		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
 		Env:    append(append([]string{}, lr.r.o.Env...), "CADENCE_WAVE="+lr.r.o.Config.Wave.Name, "CADENCE_LOT="+lr.id),
 		Stdout: f, Stderr: f,
 		Started: func(pid int) {
