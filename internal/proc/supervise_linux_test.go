@@ -185,7 +185,7 @@ func TestHoldKeepsLock(t *testing.T) {
 	closed := make(chan struct{})
 	go func() {
 		_, err := Run(context.Background(), Cmd{Path: "/bin/sh", Dir: dir, Hold: []*os.File{f},
-			Args: []string{"-c", "while [ ! -e go ]; do sleep 0.02; done"},
+			Args:    []string{"-c", "while [ ! -e go ]; do sleep 0.02; done"},
 			Started: func(int) { f.Close(); close(closed) }})
 		done <- err
 	}()
