@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 
 // useSupervisor makes Run use the test binary as its supervisor until the
 // test ends.
-func useSupervisor(t *testing.T) {
+func useSupervisor(t testing.TB) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
