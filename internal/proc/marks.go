@@ -76,3 +76,34 @@ func EndMarked(marks []string, grace time.Duration) (int, error) {
 		}
 	}
 }
+
+// Carries reports whether the process pid's environment holds every entry
+// of marks. known is false where /proc cannot tell (no /proc: other
+// systems); a process that is gone or another user's carries nothing.
+func Carries(pid int, marks []string) (carries, known bool) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		return false, false
+	}
+	return hasEnv(pid, marks), true
+}
+
+// EndGroup ends the process group that pid leads: SIGTERM, then SIGKILL
+// after grace, and waits (at most 10 s more) until its leader is gone. It
+// returns an error when the leader is still there.
+func EndGroup(pid int, grace time.Duration) error {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	killAt := time.Now().Add(grace)
+	deadline := killAt.Add(endDeadline)
+	killed := false
+	for Alive(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d is still alive after SIGKILL", pid)
+		}
+		if !killed && time.Now().After(killAt) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			killed = true
+		}
+		time.Sleep(endPoll)
+	}
+	return nil
+}
