@@ -87,8 +87,8 @@ func (f *fakeHost) Register(dir string, e slots.WaveEntry) (io.Closer, error) {
 
 type fakePool struct{ f *fakeHost }
 
-func (p fakePool) Acquire(context.Context, string, state.StepKind) (func(), error) {
-	return func() {}, nil
+func (p fakePool) Acquire(context.Context, string, state.StepKind) (func(), *os.File, error) {
+	return func() {}, nil, nil
 }
 func (p fakePool) Close() error { p.f.add("-slots"); return nil }
 

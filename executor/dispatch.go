@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -108,6 +107,9 @@ func (r *runner) emit(e Event) {
 func (r *runner) build() error {
 	cfg := r.o.Config
 	r.byID = map[string]*node{}
+	// What an earlier apply left running ends before anything is replayed:
+	// no lot ever runs twice at once.
+	r.endLeftovers()
 	for _, lp := range r.o.Plan.Lots {
 		if !lp.Action.Pending() {
 			continue
@@ -148,23 +150,6 @@ func (r *runner) build() error {
 		}
 	}
 	return nil
-}
-
-// liveStep reports a lot whose recorded running step still has a live
-// process (an agent left by a cadence that was killed): that lot is refused.
-func (r *runner) liveStep(id string) string {
-	var msg string
-	r.o.Store.View(func(st *state.State) {
-		l := st.Lots[id]
-		if l == nil || len(l.Steps) == 0 {
-			return
-		}
-		s := l.Steps[len(l.Steps)-1]
-		if s.Status == state.StepRunning && s.PID > 0 && proc.Alive(s.PID) {
-			msg = fmt.Sprintf("its %s step's process %d is still running (left by an earlier cadence); stop it, then apply again", s.Kind, s.PID)
-		}
-	})
-	return msg
 }
 
 // recover readies a lot recorded in the state for this run. A step that

@@ -7,6 +7,7 @@ package executor
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
@@ -95,9 +96,11 @@ type Conflict interface {
 	ConflictFiles() []string
 }
 
-// Slots hands out cross-process session slots.
+// Slots hands out cross-process session slots. Acquire returns, with the
+// release, the locked slot file when there is one (nil otherwise): the
+// session's supervisor holds it until the session's last process is gone.
 type Slots interface {
-	Acquire(ctx context.Context, lot string, step state.StepKind) (release func(), err error)
+	Acquire(ctx context.Context, lot string, step state.StepKind) (release func(), lock *os.File, err error)
 }
 
 // EventKind classifies progress events.

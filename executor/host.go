@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/gitint"
@@ -87,12 +88,12 @@ type poolSlots struct {
 }
 
 // Acquire implements Slots.
-func (s poolSlots) Acquire(ctx context.Context, lot string, step state.StepKind) (func(), error) {
+func (s poolSlots) Acquire(ctx context.Context, lot string, step state.StepKind) (func(), *os.File, error) {
 	sl, err := s.pool.Acquire(ctx, slots.Holder{Wave: s.wave, Lot: lot, Step: string(step)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func() { _ = sl.Release() }, nil
+	return func() { _ = sl.Release() }, sl.File(), nil
 }
 
 // Close implements SlotPool.

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"os"
 	"strings"
 	"time"
 
@@ -45,12 +46,14 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		return Outcome{}, interrupted, nil, false
 	}
 	defer r.sessions.Release()
+	var slotLock *os.File
 	if r.o.Slots != nil {
-		release, err := r.o.Slots.Acquire(ctx, lr.id, kind)
+		release, lock, err := r.o.Slots.Acquire(ctx, lr.id, kind)
 		if err != nil {
 			return Outcome{}, interrupted, nil, false
 		}
 		defer release()
+		slotLock = lock
 	}
 	brief, data, err := lr.brief(ctx, kind, pass)
 	if err != nil {
@@ -67,7 +70,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sess := Session{
 		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model,
 		Dir: lr.dir, Brief: brief, ReadOnly: readOnly, SessionID: newUUID(), LogPrefix: lr.logPath(i, kind, ""),
-		Timeout: lr.n.lot.Timeout, AddDirs: data.AlsoDirs,
+		Timeout: lr.n.lot.Timeout, AddDirs: data.AlsoDirs, WaveID: r.waveID(), SlotLock: slotLock,
 	}
 	if readOnly {
 		sess.Timeout = lr.n.lot.ReviewTimeout

@@ -9,9 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cadence-run/cadence/internal/cli"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/testagent"
 	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -106,6 +109,73 @@ func TestScripts(t *testing.T) {
 				if neg || most < limit {
 					ts.Logf("note: the cap was never reached")
 				}
+			},
+			// gone-within DURATION KEY=VALUE...: within DURATION (polled
+			// every 20 ms) no process carries every KEY=VALUE in its
+			// environment (step processes carry CADENCE_HOME, CADENCE_WAVE,
+			// CADENCE_WAVE_ID, CADENCE_LOT); the time it took is logged.
+			"gone-within": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: gone-within DURATION KEY=VALUE...")
+				}
+				d, err := time.ParseDuration(args[0])
+				if err != nil {
+					ts.Fatalf("gone-within: %v", err)
+				}
+				start := time.Now()
+				for {
+					left := proc.Marked(args[1:])
+					if len(left) == 0 {
+						ts.Logf("no process marked %v after %v", args[1:], time.Since(start).Round(time.Millisecond))
+						return
+					}
+					if time.Since(start) > d {
+						for _, pid := range left {
+							_ = syscall.Kill(pid, syscall.SIGKILL)
+						}
+						ts.Fatalf("processes %v marked %v still alive after %v", left, args[1:], d)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			},
+			// sessions-alive-at-most N HOME DONE: every 50 ms until the file
+			// DONE exists (at most 120 s), counts the agent sessions alive
+			// with CADENCE_HOME=HOME (the distinct CADENCE_SESSION values of
+			// live processes) and fails if ever more than N.
+			"sessions-alive-at-most": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: sessions-alive-at-most N HOME DONE")
+				}
+				limit, _ := strconv.Atoi(args[0])
+				home, done := "CADENCE_HOME="+args[1], ts.MkAbs(args[2])
+				deadline := time.Now().Add(120 * time.Second)
+				most, samples := 0, 0
+				for {
+					_, err := os.Stat(done)
+					finished := err == nil
+					sessions := map[string]bool{}
+					for _, pid := range proc.Marked([]string{home}) {
+						env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+						for _, kv := range strings.Split(string(env), "\x00") {
+							if id, ok := strings.CutPrefix(kv, "CADENCE_SESSION="); ok {
+								sessions[id] = true
+							}
+						}
+					}
+					samples++
+					most = max(most, len(sessions))
+					if len(sessions) > limit {
+						ts.Fatalf("%d sessions alive at once (sample %d): the cap is %d", len(sessions), samples, limit)
+					}
+					if finished {
+						break
+					}
+					if time.Now().After(deadline) {
+						ts.Fatalf("%s never appeared", args[2])
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				ts.Logf("%d samples, at most %d sessions alive at once", samples, most)
 			},
 			// schema-lines NAME FILE: every line of FILE (or "stdout") that
 			// starts with "{" validates against schemas/NAME.

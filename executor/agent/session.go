@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"os"
 	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
@@ -11,8 +12,12 @@ import (
 // The executor fills it; an adapter turns it into its CLI's command line.
 type Session struct {
 	Wave, Lot string
-	Step      state.StepKind
-	Pass      int
+	// WaveID identifies the run's wave on this machine (its state's
+	// lineage): with Lot, the mark of every process of the session
+	// (MarkEnv), by which a later apply finds what an earlier one left.
+	WaveID string
+	Step   state.StepKind
+	Pass   int
 	// Agent is the lot's agent; its Kind picks the adapter.
 	Agent *spec.Agent
 	Model string
@@ -41,6 +46,11 @@ type Session struct {
 	Note func(string)
 	// Env are extra environment entries for the session (push guards).
 	Env []string
+	// SlotLock, when set, is the session's slot file, locked: the
+	// session's supervisor holds it until the session's last process is
+	// gone (proc.Cmd.Hold), so the machine's session cap holds even while
+	// a killed cadence's sessions are being reaped.
+	SlotLock *os.File
 }
 
 // Outcome is how a session ended.
@@ -89,8 +99,29 @@ func (r *Report) Conform() bool {
 // found and killed (Adapter.KillLeftovers).
 const SessionMark = "CADENCE_SESSION"
 
+// WaveMark is the environment variable that marks every process of a
+// wave's steps, sessions and commands alike, with the wave's id (its
+// state's lineage); with LotMark it finds what an earlier, killed apply of
+// the same wave left running.
+const WaveMark = "CADENCE_WAVE_ID"
+
+// LotMark is the environment variable that names the lot of a step's
+// processes.
+const LotMark = "CADENCE_LOT"
+
+// StepEnv returns the environment entries that mark every process of a
+// step of lot in wave (name and id): CADENCE_WAVE, WaveMark (left out when
+// the id is empty) and LotMark.
+func StepEnv(wave, waveID, lot string) []string {
+	env := []string{"CADENCE_WAVE=" + wave}
+	if waveID != "" {
+		env = append(env, WaveMark+"="+waveID)
+	}
+	return append(env, LotMark+"="+lot)
+}
+
 // MarkEnv returns the environment entries cadence gives every session,
-// whatever its kind: CADENCE_WAVE, CADENCE_LOT and SessionMark.
+// whatever its kind: StepEnv's and SessionMark.
 func MarkEnv(s Session) []string {
-	return []string{"CADENCE_WAVE=" + s.Wave, "CADENCE_LOT=" + s.Lot, SessionMark + "=" + s.SessionID}
+	return append(StepEnv(s.Wave, s.WaveID, s.Lot), SessionMark+"="+s.SessionID)
 }

@@ -8,8 +8,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-
-	gofrs "github.com/gofrs/flock"
 )
 
 // tryAll is the fast path: try every slot without blocking, unless others
@@ -29,14 +27,17 @@ func (p *Pool) tryAll() (*Slot, error) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl := gofrs.New(slotPath(p.dir, i))
-		ok, err := fl.TryLock()
+		fl, err := openLock(slotPath(p.dir, i))
+		ok := false
+		if err == nil {
+			ok, err = fl.tryLock()
+		}
 		p.mu.Lock()
 		if ok && !p.closed {
 			return p.newSlot(i, fl), nil
 		}
-		if ok {
-			_ = fl.Unlock()
+		if fl != nil {
+			_ = fl.close()
 		}
 		p.busy[i] = false
 		p.cond.Broadcast()
@@ -97,8 +98,12 @@ func (p *Pool) grabber(i int) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl := gofrs.New(path)
-		err := lockWait(fl)
+		fl, err := openLock(path)
+		if err == nil {
+			if err = fl.lock(); err != nil {
+				_ = fl.close()
+			}
+		}
 		p.mu.Lock()
 		if err == nil && !p.closed && len(p.waiters) > 0 {
 			w := p.waiters[0]
@@ -107,7 +112,7 @@ func (p *Pool) grabber(i int) {
 			continue
 		}
 		if err == nil {
-			_ = fl.Unlock()
+			_ = fl.close()
 		}
 		p.busy[i] = false
 		if err != nil && len(p.waiters) > 0 {
@@ -119,7 +124,7 @@ func (p *Pool) grabber(i int) {
 }
 
 // newSlot records slot i as held; p.mu must be held.
-func (p *Pool) newSlot(i int, fl *gofrs.Flock) *Slot {
+func (p *Pool) newSlot(i int, fl *fileLock) *Slot {
 	s := &Slot{pool: p, index: i, fl: fl}
 	p.held[i] = s
 	return s

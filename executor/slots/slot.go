@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cadence-run/cadence/internal/flock"
@@ -25,7 +24,14 @@ func (s *Slot) Index() int { return s.index }
 
 func (s *Slot) path() string { return slotPath(s.pool.dir, s.index) }
 
-// Release blanks the holder record in the slot file and unlocks it. Calling it again does
+// File is the open slot file that holds the slot's lock, valid until
+// Release. A process that inherits it (os/exec's ExtraFiles) holds the
+// slot along with this one: the kernel frees the slot only once every
+// holder closed it or died. Release closes this process's descriptor only.
+func (s *Slot) File() *os.File { return s.fl.f }
+
+// Release blanks the holder record in the slot file and closes the slot file,
+// which unlocks it unless a child still holds it (File). Calling it again does
 // nothing and returns nil.
 func (s *Slot) Release() error {
 	s.mu.Lock()
@@ -42,7 +48,7 @@ func (s *Slot) Release() error {
 	if errors.Is(terr, os.ErrNotExist) {
 		terr = nil
 	}
-	uerr := s.fl.Unlock()
+	uerr := s.fl.close()
 
 	p := s.pool
 	p.mu.Lock()
@@ -100,16 +106,6 @@ func Inspect(dir string) ([]SlotInfo, error) {
 
 func slotPath(dir string, i int) string {
 	return filepath.Join(dir, "slot-"+strconv.Itoa(i))
-}
-
-// lockWait is a blocking flock(2) that survives EINTR.
-func lockWait(fl *gofrs.Flock) error {
-	for {
-		err := fl.Lock()
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
 }
 
 // readJSON reads the record a holder wrote. A new holder writes just after

@@ -8,8 +8,9 @@
 // slot-0, slot-1, ... An agent session holds an exclusive flock(2) on one
 // slot file for its duration and writes a JSON [Holder] into it, so
 // [Inspect] can tell who holds what. The kernel drops the lock when the
-// process exits or is killed, so a dead process's slots are free at once;
-// there are no pid files to go stale.
+// last process holding the file exits or is killed (cadence, and the
+// session's supervisor, see [Slot.File]), so a dead session's slot is free
+// at once; there are no pid files to go stale.
 //
 // A [Pool] of size n uses slot-0 … slot-(n-1). Processes with different
 // caps share the low slots: with pools of size 2 and 3 on one machine, the
@@ -32,7 +33,11 @@
 //
 // flock locks belong to open file descriptions: two Pools in one process
 // exclude each other exactly like two processes. Slot files are opened
-// close-on-exec, so agent processes started by cadence do not inherit them.
+// close-on-exec, so agent processes started by cadence do not inherit them;
+// the one exception is the session's supervisor, handed the held slot's
+// file on purpose ([Slot.File]): it holds the slot until the last process
+// of the session is gone, even when cadence dies first, and only then does
+// the kernel drop the lock.
 //
 // # Live waves
 //
@@ -52,7 +57,6 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/flock"
-	gofrs "github.com/gofrs/flock"
 )
 
 // ErrClosed is returned by Acquire on a closed Pool, and to Acquires still
@@ -102,7 +106,7 @@ type result struct {
 type Slot struct {
 	pool  *Pool
 	index int
-	fl    *gofrs.Flock
+	fl    *fileLock
 
 	mu       sync.Mutex
 	released bool

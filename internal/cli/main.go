@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
@@ -61,6 +62,10 @@ type env struct {
 // Main runs cadence with args (without the program name) and returns the
 // exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == proc.SupervisorCommand {
+		return superviseMain(args[1:])
+	}
+	setSupervisor()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	level := e.getenv("CADENCE_LOG")
 	if l, ok := logLevelFlag(args); ok {

@@ -5,6 +5,15 @@
 // runner: agent sessions, command lots, test gates, git (gitint) and the
 // agent version probe all start their processes through Run.
 //
+// On Linux, once internal/cli has named the supervisor (SetSupervisor),
+// every step but the ones marked Direct runs under a small supervisor: the
+// cadence binary re-executed with the hidden subcommand SupervisorCommand,
+// which internal/cli hands to Supervise. The supervisor is a child
+// subreaper that gets a signal when cadence dies (PR_SET_PDEATHSIG), so
+// that nothing a step started outlives the step, or cadence: see
+// Supervise. EndMarked ends the processes an earlier cadence left, found
+// by the mark in their environment.
+//
 // At debug level Run logs every process it starts and ends (argv, folder,
 // pid, exit, duration) to Cmd.Log, or to the default logger's "proc"
 // sub-logger (hclog.L(), which internal/cli sets once).
@@ -13,12 +22,8 @@ package proc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -50,6 +55,16 @@ type Cmd struct {
 	// Log receives the start and end of the process at debug level; nil
 	// means hclog.L().Named("proc").
 	Log hclog.Logger
+	// Hold are files the step's supervisor keeps open until the last
+	// process of the step is gone, even when cadence dies first: a
+	// session's slot lock (flock(2) belongs to the open file, so the lock
+	// lasts as long as the step's tree). Without a supervisor cadence
+	// holds them, as the caller does anyway.
+	Hold []*os.File
+	// Direct runs the process without the supervisor: for short calls
+	// whose kill halfway would do more harm than their running on for a
+	// moment after cadence died (git: a killed git leaves index.lock).
+	Direct bool
 }
 
 // Result is how a process ended.
@@ -65,85 +80,26 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Run starts c and waits for it. When ctx ends first, the whole process
-// group gets SIGTERM, then SIGKILL after the grace period. When the process
-// exits by itself, any process it left in its group is killed. The error is
-// non-nil only when the process could not be started or waited for.
+// Run starts c and waits for it. When ctx ends first, the step gets
+// SIGTERM, then SIGKILL after the grace period. When the process exits by
+// itself, whatever it left running is killed. The error is non-nil only
+// when the process could not be started or waited for.
+//
+// With a supervisor set (SetSupervisor, Linux), the step runs under it:
+// its whole tree, daemons that called setsid included, dies with the step,
+// and with cadence if cadence dies first; c.Hold stays open until then.
+// Without one (c.Direct, other systems, test binaries that set none), the
+// step runs directly in its own process group, and only that group is
+// killed.
 func Run(ctx context.Context, c Cmd) (Result, error) {
 	log := c.Log
 	if log == nil {
 		log = hclog.L().Named("proc")
 	}
-	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir = c.Dir
-	cmd.Env = c.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
+	if s, ok := supervisorFor(c); ok {
+		return runSupervised(ctx, c, s, log)
 	}
-	cmd.Stdin = c.Stdin
-	var out outputs
-	defer out.closeAll()
-	var err error
-	if cmd.Stdout, cmd.Stderr, err = out.connect(c.Stdout, c.Stderr); err != nil {
-		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	grace := c.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		if log.IsDebug() {
-			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", err)
-		}
-		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
-	}
-	out.started()
-	pgid := cmd.Process.Pid
-	logStart(log, c, pgid)
-	live.add(pgid)
-	defer live.remove(pgid)
-	if c.Started != nil {
-		c.Started(pgid)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	stopped := false
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		stopped = true
-		err = stopGroup(pgid, grace, waited)
-	}
-	// Nothing the process started may outlive it.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	out.drain(drainWait)
-	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Stopped: stopped, Duration: time.Since(start)}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = ws.Signal()
-	}
-	logEnd(log, c, pgid, res)
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		return res, fmt.Errorf("wait %s: %w", c.Path, err)
-	}
-	return res, nil
-}
-
-// stopGroup sends SIGTERM to the group, waits up to grace for the leader,
-// then sends SIGKILL, and returns the leader's wait error.
-func stopGroup(pgid int, grace time.Duration, waited <-chan error) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case err := <-waited:
-		return err
-	case <-t.C:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return <-waited
-	}
+	return runDirect(ctx, c, log)
 }
 
 // Alive reports whether the process group leader that Run started as pid
@@ -155,46 +111,42 @@ func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and parens.
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 {
-			f := strings.Fields(s[i+1:])
-			if len(f) >= 3 {
-				return f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pid)
-			}
-		}
+	if s, ok := readStat(pid); ok {
+		return !s.dead() && s.pgrp == pid
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// groups is the set of process groups started by Run and not yet ended.
-type groups struct {
+// steps is the set of steps Run started and that have not ended, each
+// with how to kill it at once.
+type steps struct {
 	mu  sync.Mutex
-	set map[int]bool
+	set map[int]func()
 }
 
-var live = &groups{set: map[int]bool{}}
+var live = &steps{set: map[int]func(){}}
 
-func (g *groups) add(pgid int) {
+func (g *steps) add(pid int, kill func()) {
 	g.mu.Lock()
-	g.set[pgid] = true
+	g.set[pid] = kill
 	g.mu.Unlock()
 }
 
-func (g *groups) remove(pgid int) {
+func (g *steps) remove(pid int) {
 	g.mu.Lock()
-	delete(g.set, pgid)
+	delete(g.set, pid)
 	g.mu.Unlock()
 }
 
-// KillAll sends SIGKILL to every process group Run started that has not
-// ended: for an immediate exit (a second SIGINT), so that nothing survives.
+// KillAll kills every step Run started that has not ended, at once (no
+// grace): for an immediate exit (a second SIGINT), so that nothing
+// survives. A direct step's process group gets SIGKILL; a supervised
+// step's supervisor is told to kill the step's whole tree now.
 func KillAll() {
 	live.mu.Lock()
 	defer live.mu.Unlock()
-	for pgid := range live.set {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for _, kill := range live.set {
+		kill()
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 )
 
-func TestRunExitCodeAndOutput(t *testing.T) {
+func TestRunExitCodeAndOutput(t *testing.T) { bothWays(t, testRunExitCodeAndOutput) }
+
+func testRunExitCodeAndOutput(t *testing.T) {
 	var out bytes.Buffer
 	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo hi $FOO; exit 3"}, Env: []string{"FOO=bar"}, Stdout: &out})
 	if err != nil || res.ExitCode != 3 || res.Stopped || out.String() != "hi bar\n" {
@@ -23,7 +25,9 @@ func TestRunExitCodeAndOutput(t *testing.T) {
 	}
 }
 
-func TestEnvIsExplicit(t *testing.T) {
+func TestEnvIsExplicit(t *testing.T) { bothWays(t, testEnvIsExplicit) }
+
+func testEnvIsExplicit(t *testing.T) {
 	t.Setenv("CADENCE_PROC_LEAK", "1")
 	var out bytes.Buffer
 	Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo ${CADENCE_PROC_LEAK:-none}"}, Stdout: &out})
@@ -34,7 +38,9 @@ func TestEnvIsExplicit(t *testing.T) {
 
 // TestStopKillsGroup checks that a cancelled command and everything it
 // started (a background child that ignores SIGTERM too) are gone.
-func TestStopKillsGroup(t *testing.T) {
+func TestStopKillsGroup(t *testing.T) { bothWays(t, testStopKillsGroup) }
+
+func testStopKillsGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan int, 1)
@@ -64,7 +70,9 @@ func TestStopKillsGroup(t *testing.T) {
 
 // TestLeftoverChildrenKilled: a command that exits and leaves a background
 // process in its group does not leave it running.
-func TestLeftoverChildrenKilled(t *testing.T) {
+func TestLeftoverChildrenKilled(t *testing.T) { bothWays(t, testLeftoverChildrenKilled) }
+
+func testLeftoverChildrenKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "bg.pid")
 	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo $! > " + pidFile}})
 	if err != nil || res.ExitCode != 0 {
@@ -94,7 +102,9 @@ func gone(pid int) (string, bool) {
 	}
 }
 
-func TestAlive(t *testing.T) {
+func TestAlive(t *testing.T) { bothWays(t, testAlive) }
+
+func testAlive(t *testing.T) {
 	pids := make(chan int, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

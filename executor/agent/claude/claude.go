@@ -192,8 +192,12 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		watch.consume(pr)
 		_, _ = io.Copy(io.Discard, pr)
 	}()
+	var hold []*os.File
+	if s.SlotLock != nil {
+		hold = append(hold, s.SlotLock)
+	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env,
-		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: h.Grace, Started: s.Started})
+		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: h.Grace, Started: s.Started, Hold: hold})
 	pw.Close()
 	wg.Wait()
 	r.KillLeftovers(s.SessionID)

@@ -1,0 +1,65 @@
+package proc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"testing"
+)
+
+// The test binary plays three parts, by its first argument: the tests; the
+// supervisor (SupervisorCommand), as internal/cli would dispatch it; and
+// "fake-cadence", a stand-in for cadence that runs one supervised step
+// and waits to be killed.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case SupervisorCommand:
+			ch := make(chan os.Signal, 16)
+			signal.Notify(ch, SupervisorSignals...)
+			os.Exit(Supervise(os.Args[2:], os.Environ(), ch))
+		case "fake-cadence":
+			os.Exit(fakeCadence(os.Args[2:]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// useSupervisor makes Run use the test binary as its supervisor until the
+// test ends.
+func useSupervisor(t testing.TB) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetSupervisor(exe, "proc.test")
+	t.Cleanup(func() { SetSupervisor("", "") })
+}
+
+// bothWays runs test directly and under the supervisor.
+func bothWays(t *testing.T, test func(t *testing.T)) {
+	t.Run("direct", test)
+	t.Run("supervised", func(t *testing.T) {
+		if !supervisable {
+			t.Skip("no supervisor on this system")
+		}
+		useSupervisor(t)
+		test(t)
+	})
+}
+
+// fakeCadence runs `sh -c args[0]` in args[1] as a supervised step, prints
+// "step PID" once it runs, and waits for the step (or to be killed).
+func fakeCadence(args []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	SetSupervisor(exe, "proc.test")
+	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", args[0]}, Dir: args[1],
+		Env: []string{"PATH=/usr/bin:/bin"}, Started: func(pid int) { fmt.Printf("step %d\n", pid) }})
+	fmt.Printf("end %+v %v\n", res, err)
+	return 0
+}

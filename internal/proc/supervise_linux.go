@@ -1,0 +1,199 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// supervisable is true on Linux: PR_SET_CHILD_SUBREAPER and
+// PR_SET_PDEATHSIG make the supervisor work.
+const supervisable = true
+
+// prctl options (linux/prctl.h).
+const (
+	prSetPdeathsig      = 1
+	prSetChildSubreaper = 36
+)
+
+// File descriptors the supervisor gets from Run: the status pipe, then the
+// held files (Cmd.Hold).
+const (
+	statusFD = 3
+	holdFD   = 4
+)
+
+// killTick is how often a supervisor that kills its tree looks again for
+// processes that came to it (orphans are reparented to it without a
+// signal).
+const killTick = 10 * time.Millisecond
+
+// Supervise is the supervisor's main, run by the cadence binary under the
+// hidden subcommand SupervisorCommand. Once the step ran and its end is
+// reported, it exits the process with 0 itself (the step's own exit is in
+// the report); it returns the supervisor's exit code only when it could
+// not start the step. The design follows Bazel's process-wrapper and tini.
+//
+// args are, as Run passes them: the pid of the cadence that started it,
+// the grace period (a time.Duration), the number of held files, the
+// program (a path, looked up by cadence already) and its arguments. env
+// is the step's whole environment; the working folder is the step's.
+// sigs relays SupervisorSignals: the caller subscribes before calling, so
+// that none of them finds its default action.
+//
+// The supervisor makes itself a child subreaper (PR_SET_CHILD_SUBREAPER:
+// every orphan of the step's tree, daemons that called setsid included,
+// is reparented to it) and asks for SIGUSR1 when its parent dies
+// (PR_SET_PDEATHSIG, set here in the supervisor and not through Go's
+// SysProcAttr.Pdeathsig; then getppid() is checked against the pid passed
+// in, in case cadence died before that). The parent-death signal comes
+// when the thread that forked the supervisor ends: Run forks from one
+// goroutine locked to its thread for good, which never ends before cadence.
+//
+// It starts the step in a process group of its own and writes to fd 3
+// "pid N" once it runs, and "exit CODE SIGNAL" (CODE -1 and the signal
+// number when a signal ended it) when it has ended and every process of
+// its tree is gone; "error TEXT" when it cannot start it. A stop request
+// (SIGTERM, SIGINT, SIGHUP) sends SIGTERM to the step's group and, after
+// the grace period, SIGKILL to the whole tree; SIGUSR1 (cadence died, or
+// KillAll) kills the whole tree at once. When the step ends by itself,
+// what it left running is killed. The held files (fd 4…) stay open until
+// the supervisor exits, after the last process of the tree.
+func Supervise(args, env []string, sigs <-chan os.Signal) int {
+	status := os.NewFile(statusFD, "status")
+	report := func(format string, a ...any) {
+		if status != nil {
+			fmt.Fprintf(status, format+"\n", a...)
+		}
+	}
+	if len(args) < 4 {
+		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": missing arguments (it is cadence's own)")
+		return 2
+	}
+	ppid, err1 := strconv.Atoi(args[0])
+	grace, err2 := time.ParseDuration(args[1])
+	nhold, err3 := strconv.Atoi(args[2])
+	if err1 != nil || err2 != nil || err3 != nil || nhold < 0 {
+		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": bad arguments (it is cadence's own)")
+		return 2
+	}
+	// The step must inherit neither the status pipe nor the held files.
+	syscall.CloseOnExec(statusFD)
+	for i := range nhold {
+		syscall.CloseOnExec(holdFD + i)
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		report("error cannot become a subreaper: %v", e)
+		return 1
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(sigKillNow), 0); e != 0 {
+		report("error cannot ask for the parent-death signal: %v", e)
+		return 1
+	}
+	if os.Getppid() != ppid {
+		// cadence died before the parent-death signal was set.
+		report("error cadence is gone")
+		return 1
+	}
+	path, argv := args[3], args[3:]
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env: env, Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		report("error %s", (&os.PathError{Op: "fork/exec", Path: path, Err: err}).Error())
+		return 1
+	}
+	report("pid %d", pid)
+	ws := superviseTree(pid, grace, sigs)
+	code, sig := ws.ExitStatus(), 0
+	if ws.Signaled() {
+		code, sig = -1, int(ws.Signal())
+	}
+	report("exit %d %d", code, sig)
+	// Nothing is left to flush or undo: exit at once. (os.Exit would run
+	// the exit hooks, which in a -race test binary sleep a second.)
+	syscall.Exit(0)
+	return 0
+}
+
+// superviseTree waits for the step pid and the rest of its tree, acting
+// on sigs as Supervise says, and returns the step's wait status once no
+// child is left.
+func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal) syscall.WaitStatus {
+	var (
+		ws                syscall.WaitStatus
+		stepDone, killing bool
+		graceC            <-chan time.Time
+		tick              *time.Ticker
+	)
+	for {
+		children := true
+		for {
+			var st syscall.WaitStatus
+			wpid, err := syscall.Wait4(-1, &st, syscall.WNOHANG, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				children = false // ECHILD: nobody left
+				break
+			}
+			if wpid <= 0 {
+				break
+			}
+			if wpid == pid {
+				ws, stepDone = st, true
+			}
+		}
+		if stepDone && !killing {
+			// The step ended by itself: what it left dies with it.
+			killing = true
+		}
+		if killing {
+			if !children {
+				return ws
+			}
+			killTree(pid)
+			if tick == nil {
+				tick = time.NewTicker(killTick)
+				defer tick.Stop()
+			}
+		}
+		var tickC <-chan time.Time
+		if tick != nil {
+			tickC = tick.C
+		}
+		select {
+		case s := <-sigs:
+			switch s {
+			case syscall.SIGCHLD:
+			case sigKillNow:
+				killing = true
+			default:
+				if graceC == nil && !killing {
+					_ = syscall.Kill(-pid, syscall.SIGTERM)
+					graceC = time.After(grace)
+				}
+			}
+		case <-graceC:
+			killing = true
+		case <-tickC:
+		}
+	}
+}
+
+// killTree sends SIGKILL to the step's process group, and to every child
+// of the supervisor and the group it leads, if it leads one: processes that
+// left the step's group (setsid) come to the supervisor as orphans once
+// their parents are dead, and are killed in their turn.
+func killTree(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for _, c := range children(os.Getpid()) {
+		if pgid, err := syscall.Getpgid(c); err == nil && pgid == c {
+			_ = syscall.Kill(-c, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
+}

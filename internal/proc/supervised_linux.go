@@ -1,0 +1,195 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// supervisorMargin is how long Run gives a supervisor beyond the grace
+// period to kill its tree before it kills the supervisor itself (a
+// supervisor that hangs: never seen, but the step must end).
+const supervisorMargin = 5 * time.Second
+
+// forker starts processes from one goroutine locked to its OS thread for
+// good: the parent-death signal of a supervisor comes when the thread that
+// forked it ends (not the process), and Go ends threads of goroutines that
+// exit locked; this thread never ends before cadence.
+var forker struct {
+	once sync.Once
+	reqs chan func()
+}
+
+func startLocked(cmd *exec.Cmd) error {
+	forker.once.Do(func() {
+		forker.reqs = make(chan func())
+		go func() {
+			runtime.LockOSThread()
+			for f := range forker.reqs {
+				f()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	forker.reqs <- func() { done <- cmd.Start() }
+	return <-done
+}
+
+// runSupervised runs c under the supervisor s (see Supervise): the
+// supervisor is started in its own process group, out of reach of the
+// terminal's signals, with the step's folder and environment, the status
+// pipe as fd 3 and c.Hold after it. Started gets the step's pid, the
+// leader of the step's process group.
+func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
+	// The program is looked up as exec.Command does, in cadence's PATH.
+	look := exec.Command(c.Path)
+	if look.Err != nil {
+		if log.IsDebug() {
+			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", look.Err)
+		}
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, look.Err)
+	}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
+	}
+	defer sr.Close()
+	cmd := exec.Command(s.exe)
+	cmd.Args = append([]string{s.argv0, SupervisorCommand, strconv.Itoa(os.Getpid()), grace.String(),
+		strconv.Itoa(len(c.Hold)), look.Path}, c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Stdin = c.Stdin
+	cmd.ExtraFiles = append([]*os.File{sw}, c.Hold...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out outputs
+	defer out.closeAll()
+	if cmd.Stdout, cmd.Stderr, err = out.connect(c.Stdout, c.Stderr); err != nil {
+		sw.Close()
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
+	}
+	start := time.Now()
+	err = startLocked(cmd)
+	sw.Close()
+	if err != nil {
+		if log.IsDebug() {
+			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", err)
+		}
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: supervisor: %w", c.Path, err)
+	}
+	out.started()
+	lines := make(chan string, 4)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(sr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	supPid := cmd.Process.Pid
+
+	// The first line is the step's pid, or why it could not start.
+	first, ok := <-lines
+	pid := 0
+	if p, found := strings.CutPrefix(first, "pid "); found {
+		pid, _ = strconv.Atoi(p)
+	}
+	if pid <= 0 {
+		werr := <-waited
+		out.drain(drainWait)
+		msg, _ := strings.CutPrefix(first, "error ")
+		if !ok || msg == "" {
+			msg = fmt.Sprintf("the supervisor ended without starting it (%v)", werr)
+		}
+		if log.IsDebug() {
+			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", msg)
+		}
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %s", c.Path, msg)
+	}
+	logStart(log, c, pid)
+	live.add(pid, func() {
+		_ = syscall.Kill(supPid, sigKillNow)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	})
+	defer live.remove(pid)
+	if c.Started != nil {
+		c.Started(pid)
+	}
+	stopped := false
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		stopped = true
+		err = stopSupervisor(supPid, pid, grace, waited)
+	}
+	out.drain(drainWait)
+	res := Result{ExitCode: -1, Stopped: stopped, Duration: time.Since(start)}
+	reported := false
+	for l := range lines {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "exit" {
+			code, _ := strconv.Atoi(f[1])
+			sig, _ := strconv.Atoi(f[2])
+			res.ExitCode, res.Signal, reported = code, syscall.Signal(sig), true
+		}
+	}
+	if !reported {
+		// The supervisor itself was killed: say how it ended, and make
+		// sure of the step's group.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		}
+	}
+	logEnd(log, c, pid, res)
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return res, fmt.Errorf("wait %s: %w", c.Path, err)
+	}
+	return res, nil
+}
+
+// stopSupervisor asks the supervisor supPid to stop its step (SIGTERM;
+// it applies the grace period itself), then, should it not have ended
+// after the grace and a margin, to kill the tree at once, and at last
+// kills it and the step's group.
+func stopSupervisor(supPid, pid int, grace time.Duration, waited <-chan error) error {
+	_ = syscall.Kill(supPid, syscall.SIGTERM)
+	t := time.NewTimer(grace + supervisorMargin)
+	defer t.Stop()
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+	}
+	_ = syscall.Kill(supPid, sigKillNow)
+	t.Reset(supervisorMargin)
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(supPid, syscall.SIGKILL)
+	return <-waited
+}

@@ -1,0 +1,27 @@
+//go:build !linux
+
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// supervisable is false off Linux: no parent-death signal, no subreaper.
+// Steps run directly in their own process group (see the README, Signals).
+const supervisable = false
+
+// Supervise is the supervisor's main; off Linux there is none, and it
+// returns 2 saying so.
+func Supervise(args, env []string, sigs <-chan os.Signal) int {
+	fmt.Fprintln(os.Stderr, "cadence: the step supervisor needs Linux")
+	return 2
+}
+
+func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
+	return Result{ExitCode: -1}, errors.New("proc: no supervisor on this system")
+}
