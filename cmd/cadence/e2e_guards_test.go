@@ -113,7 +113,7 @@ func e2eSigint(t *testing.T) {
 	st := e.state()
 	a := e.lot(st, "a")
 	rev := stepsOf(a, state.StepReview)
-	if st.Status != state.WaveInterrupted || a.Status != state.LotQueued || len(rev) != 1 || rev[0].Status != state.StepInterrupted || rev[0].SessionID != session {
+	if st.Status != state.WaveInterrupted || a.Status != state.LotInterrupted || len(rev) != 1 || rev[0].Status != state.StepInterrupted || rev[0].SessionID != session {
 		t.Fatalf("wave %s, lot a %s, steps %s", st.Status, a.Status, steps(a))
 	}
 

@@ -94,7 +94,7 @@ func e2eFixPass(t *testing.T) {
 	r.wantOut(t, `a review ok`, `a fix \(pass 1\) \(sonnet\) started`, `a review \(pass 1\) \(opus\) started`, `a +done +1 +conform +2 `)
 
 	a := e.lot(e.state(), "a")
-	if got, want := steps(a), "implement:ok test:ok review:ok fix1:ok test:ok review1:ok integrate:ok"; a.Status != state.LotDone || got != want {
+	if got, want := steps(a), "implement:ok test:ok review:ok fix1:ok test1:ok review1:ok integrate:ok"; a.Status != state.LotDone || got != want {
 		t.Errorf("lot a %s, steps %q, want done with %q", a.Status, got, want)
 	}
 	if rev := stepsOf(a, state.StepReview); len(rev) == 2 && (rev[0].Conform == nil || *rev[0].Conform || rev[1].Conform == nil || !*rev[1].Conform) {
@@ -141,7 +141,7 @@ func e2eFixPassesExhausted(t *testing.T) {
 		`its work is on branch cadence/w/a`, `a +handed-back +2 +not conform +3 `)
 
 	a := e.lot(e.state(), "a")
-	if got, want := steps(a), "implement:ok test:ok review:ok fix1:ok test:ok review1:ok fix2:ok test:ok review2:ok"; a.Status != state.LotHandedBack || got != want {
+	if got, want := steps(a), "implement:ok test:ok review:ok fix1:ok test1:ok review1:ok fix2:ok test2:ok review2:ok"; a.Status != state.LotHandedBack || got != want {
 		t.Errorf("lot a %s, steps %q, want handed-back with %q", a.Status, got, want)
 	}
 	if len(a.Findings) != 1 || a.Findings[0].Severity != "blocking" || a.Findings[0].File != "f.txt" || a.Findings[0].Line != 3 || a.Findings[0].Text != "f.txt is still wrong (review 2)" {
