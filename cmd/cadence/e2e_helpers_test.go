@@ -78,7 +78,8 @@ func newE2E(t *testing.T, scripts map[string]fakeapi.Script, o waveOpts) *e2e {
 		"CADENCE_CLAUDE_BIN="+cli,
 		"CADENCE_HOME="+t.TempDir(),
 		"PATH="+os.Getenv("PATH"),
-		"NO_COLOR=1")
+		"NO_COLOR=1",
+		noRaceExitSleep)
 	e.repo = filepath.Join(e.dir, "app")
 	e.git(e.dir, "init", "-q", "-b", "main", e.repo)
 	e.writeFile(filepath.Join(e.repo, "README.md"), "# app\n")

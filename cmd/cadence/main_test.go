@@ -22,6 +22,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the expected output in the scripts")
 
+// noRaceExitSleep is the environment entry that keeps a -race build of
+// cadence (every cadence a script or an end-to-end test runs, and every
+// step supervisor) from sleeping its default second at exit
+// (GORACE atexit_sleep_ms=1000): a kill storm runs cadence a hundred times.
+// Race reports are still printed.
+var noRaceExitSleep = "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
+
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"cadence":     func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
@@ -49,6 +56,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CADENCE_CLAUDE_BIN", "cadence-no-such-agent")
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("CADENCE_HOME", filepath.Join(env.WorkDir, ".cadence-home"))
+			k, v, _ := strings.Cut(noRaceExitSleep, "=")
+			env.Setenv(k, v)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
