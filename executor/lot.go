@@ -243,6 +243,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
 		Env:    append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...),
+		Marks:  lr.r.stepMarks(lr.id),
 		Stdout: f, Stderr: f,
 		Started: func(pid int) {
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })

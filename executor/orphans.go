@@ -22,6 +22,17 @@ func (r *runner) stepEnv(lot string) []string {
 	return agent.StepEnv(r.o.Config.Wave.Name, r.waveID(), lot)
 }
 
+// stepMarks are the marks that single out the processes of one lot's step
+// of this run (proc.Cmd.Marks): the wave's id and the lot; none when the
+// wave has no id yet.
+func (r *runner) stepMarks(lot string) []string {
+	id := r.waveID()
+	if id == "" {
+		return nil
+	}
+	return []string{agent.WaveMark + "=" + id, agent.LotMark + "=" + lot}
+}
+
 // endLeftovers ends every process that an earlier apply of this wave left
 // running, found by the wave's mark (agent.WaveMark) whatever its lot:
 // SIGTERM, then SIGKILL after the grace, and it waits until they are gone.

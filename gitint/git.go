@@ -135,6 +135,23 @@ func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, e
 	return run(ctx, dir, nil, stdin, args...)
 }
 
+// noHooks prefixes git's arguments with `-c core.hooksPath=/dev/null`:
+// cadence's own git calls (worktrees, rebase, fast-forward, refs) run no
+// hook of the repository. A hook is code of the repository, which a lot may
+// have written (the common git dir is the lots' too), and one started by
+// cadence's own call would run outside any step, unsupervised, unmarked:
+// a `setsid sleep &` in a post-checkout hook outlived cadence. The lead's
+// own post-merge or post-checkout hooks therefore do not run when cadence
+// fast-forwards the base's checkout or makes a worktree (README "Branches,
+// integration and guards"). `git config` reads are left as they are, so
+// that the real core.hooksPath can be read (hookPath).
+func noHooks(args []string) []string {
+	if len(args) > 0 && args[0] == "config" {
+		return args
+	}
+	return append([]string{"-c", "core.hooksPath=/dev/null"}, args...)
+}
+
 func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
@@ -145,7 +162,7 @@ func run(ctx context.Context, dir string, extraEnv []string, stdin string, args 
 	var stdout, stderr bytes.Buffer
 	// Direct: no supervisor for git (proc.Cmd.Direct): it doubles the cost
 	// of a short call, and a git killed halfway leaves index.lock behind.
-	c := proc.Cmd{Path: "git", Args: args, Dir: dir, Env: Env(extraEnv...),
+	c := proc.Cmd{Path: "git", Args: noHooks(args), Dir: dir, Env: Env(extraEnv...),
 		Stdout: &stdout, Stderr: &stderr, Grace: Grace, Log: hclog.L().Named("gitint"), Direct: true}
 	if stdin != "" {
 		c.Stdin = strings.NewReader(stdin)

@@ -61,6 +61,15 @@ type Cmd struct {
 	// lasts as long as the step's tree). Without a supervisor cadence
 	// holds them, as the caller does anyway.
 	Hold []*os.File
+	// Marks are environment entries ("KEY=value", also in Env) that every
+	// process of the step carries (cadence's CADENCE_WAVE_ID and
+	// CADENCE_LOT). When the supervisor is killed before it reports (a
+	// step that kills its own supervisor), its subreaper duty dies with it:
+	// Run then ends, besides the step's process group, every process still
+	// carrying all of them (EndMarked), so that what the step started does
+	// not outlive the step. A process that also dropped the marks and left
+	// the group is out of reach (README "Signals").
+	Marks []string
 	// Direct runs the process without the supervisor: for short calls
 	// whose kill halfway would do more harm than their running on for a
 	// moment after cadence died (git: a killed git leaves index.lock).

@@ -154,8 +154,14 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 	}
 	if !reported {
 		// The supervisor itself was killed: say how it ended, and make
-		// sure of the step's group.
+		// sure of the step's group and of whatever still carries the
+		// step's marks (orphans the dead subreaper no longer holds).
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		if len(c.Marks) > 0 {
+			if n, merr := EndMarked(c.Marks, 0); n > 0 && log.IsDebug() {
+				log.Debug("supervisor killed: ended marked leftovers", "argv", argv(c), "ended", n, "error", merr)
+			}
+		}
 		res.ExitCode = cmd.ProcessState.ExitCode()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal()
