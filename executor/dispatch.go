@@ -360,16 +360,23 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 		}
 	}
 	r.o.Store.View(func(st *state.State) {
+		planned := make(map[string]bool, len(r.o.Plan.Lots))
 		for _, lp := range r.o.Plan.Lots {
+			planned[lp.ID] = true
 			if l := st.Lots[lp.ID]; l != nil {
 				res.Lots[l.Status]++
 			} else {
 				res.Lots[state.LotQueued]++
 			}
 		}
+		for _, l := range r.o.Config.Lots {
+			if sl := st.Lots[l.ID]; !planned[l.ID] && (sl == nil || sl.Status != state.LotDone) {
+				res.Outside++
+			}
+		}
 	})
 	res.Status = state.WaveEnd(state.RunEnd{Interrupted: interrupted, Suspended: suspendAs,
-		Lots: res.Lots, Total: len(r.o.Plan.Lots), Outside: r.o.Plan.Totals.Outside})
+		Lots: res.Lots, Total: len(r.o.Plan.Lots), Outside: res.Outside})
 	if res.Status == suspendAs {
 		res.ResetAt = r.budget.resetAt
 	}

@@ -163,6 +163,10 @@ type Result struct {
 	Status state.WaveStatus
 	// Lots counts the lots per status at the end (lots of this plan).
 	Lots map[state.LotStatus]int
+	// Outside counts the lots of the wave file that -target left out of the
+	// plan and that are not done (lots done by an earlier run count as
+	// done: a wave whose every lot is done is done, however it got there).
+	Outside int
 	// ResetAt is when a usage limit resets (suspended-quota).
 	ResetAt *time.Time
 	// Incident says why the wave stopped on a push, if it did.

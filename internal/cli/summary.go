@@ -20,7 +20,7 @@ import (
 func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Result) {
 	done := res.Lots[state.LotDone]
 	fmt.Fprintf(e.stdout, "\nWave %q: %d of %d lots done", w.cfg.Wave.Name, done, len(p.Lots))
-	for _, left := range state.Left(res.Lots, p.Totals.Outside) {
+	for _, left := range state.Left(res.Lots, res.Outside) {
 		fmt.Fprintf(e.stdout, "; %s", left)
 	}
 	fmt.Fprintf(e.stdout, " (%s).\n\n", res.Status)
@@ -49,7 +49,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			fmt.Fprintln(e.stdout, "Lots waiting for an answer go on once it is given (cadence answer).")
 		}
 	case state.WavePartial:
-		fmt.Fprintf(e.stdout, "Every selected lot is done; %d lot(s) of the wave were not selected by -target: cadence apply %s runs them.\n", p.Totals.Outside, w.file)
+		fmt.Fprintf(e.stdout, "Every selected lot is done; %d lot(s) of the wave were not selected by -target: cadence apply %s runs them.\n", res.Outside, w.file)
 	}
 	for _, lp := range p.Lots {
 		l := st.Lots[lp.ID]

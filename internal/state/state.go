@@ -277,13 +277,19 @@ func Read(path string) (*State, string, error) {
 // it).
 func Decode(b []byte) (*State, error) {
 	var head struct {
-		FormatVersion int `json:"format_version"`
+		FormatVersion int             `json:"format_version"`
+		Lots          json.RawMessage `json:"lots"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	if head.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("format_version %d; this cadence reads %d", head.FormatVersion, FormatVersion)
+	}
+	// The schema requires "lots", an object: a state without it would
+	// read as "no lot has run", and apply would run done lots again.
+	if l := bytes.TrimSpace(head.Lots); len(l) == 0 || l[0] != '{' {
+		return nil, errors.New(`"lots" must be an object (the schema requires it; {} when no lot has run)`)
 	}
 	var s State
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -22,7 +22,9 @@ func TestReadRefusesBadStates(t *testing.T) {
 		{"bad severity", `"lots":{"a":{"status":"queued","findings":[{"severity":"huge","text":"x"}]}}}`, `severity "huge"`},
 		{"negative usage", `"lots":{"a":{"status":"queued","steps":[{"kind":"run","status":"ok","started":"2024-01-01T00:00:00Z","usage":{"input":-1,"cache_write":0,"cache_read":0,"output":0},"cost_micro_usd":0}]}}}`, "negative"},
 		{"unknown field", `"lots":{},"colour":"blue"}`, `unknown field "colour"`},
-		{"lots not an object", `"lots":[1]}`, "cannot unmarshal"},
+		{"lots not an object", `"lots":[1]}`, `"lots" must be an object`},
+		{"lots null", `"lots":null}`, `"lots" must be an object`},
+		{"lots missing", `"budget":0}`, `"lots" must be an object`},
 		{"trailing data", `"lots":{}} {}`, "not valid JSON"},
 		{"bad wave status", `"lots":{}}`, ""},
 	} {
