@@ -269,8 +269,12 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	case res.Stopped:
 		msg := "timed out; last output:\n" + tail.String()
 		return false, msg, lr.endStep(i, state.StepTimedOut, "timed out", nil)
-	case res.ExitCode != 0:
-		return false, fmt.Sprintf("exit %d; last output:\n%s", res.ExitCode, tail.String()), lr.endStep(i, state.StepFailed, fmt.Sprintf("exit %d", res.ExitCode), nil)
+	case res.ExitCode != 0 || res.Signal != 0:
+		how := fmt.Sprintf("exit %d", res.ExitCode)
+		if res.Signal != 0 {
+			how = "killed by signal " + res.Signal.String()
+		}
+		return false, how + "; last output:\n" + tail.String(), lr.endStep(i, state.StepFailed, how, nil)
 	}
 	var head string
 	if kind == state.StepTest {
