@@ -343,3 +343,63 @@ func TestWorktreeClearsStaleLocks(t *testing.T) {
 	}
 	gittest.Git(t, a, "commit", "-q", "--allow-empty", "-m", "a: works again (a)")
 }
+
+// TestWorktreeRetriesStaleBranchLock: a `git worktree add -b` killed with
+// cadence can leave the lot branch's ref lock; making the worktree again
+// removes that lock (and only the lot's own) and succeeds.
+func TestWorktreeRetriesStaleBranchLock(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
+	lock := filepath.Join(common, "refs", "heads", "cadence", "w", "b.lock")
+	other := filepath.Join(common, "refs", "heads", "main.lock")
+	for _, p := range []string{lock, other} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "wt", "b")
+	if _, err := g.Worktree(context.Background(), repo, dir, "cadence/w/b", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Error("the lot branch's stale lock is still there")
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the base's lock was removed: %v", err)
+	}
+	if got := gittest.Git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); got != "cadence/w/b" {
+		t.Errorf("worktree on %q", got)
+	}
+}
+
+func TestStaleOwnLock(t *testing.T) {
+	dir := t.TempDir()
+	gd := filepath.Join(t.TempDir(), "repo", ".git", "worktrees", "b1")
+	os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+gd+"\n"), 0o644)
+	msg := func(p string) error {
+		return fmt.Errorf("fatal: Unable to create '%s': File exists.", p)
+	}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{msg("/r/.git/refs/heads/cadence/w/b.lock"), true},
+		{msg("/r/.git/refs/heads/cadence/w/bb.lock"), false},
+		{msg("/r/.git/refs/heads/main.lock"), false},
+		{msg(filepath.Join(gd, "index.lock")), true},
+		{msg(filepath.Join(filepath.Dir(gd), "b", "index.lock")), false},
+		{msg("/r/.git/index.lock"), false},
+		{fmt.Errorf("fatal: something else"), false},
+		{nil, false},
+	} {
+		if got := staleOwnLock(c.err, dir, "cadence/w/b") != ""; got != c.want {
+			t.Errorf("staleOwnLock(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -48,6 +49,56 @@ func (g *Repos) Worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	// A git killed with cadence may have left lock files of the lot's own
+	// (clearStaleLocks, staleOwnLock): remove them and try again; a few
+	// rounds, as each attempt reports one.
+	for round := 0; ; round++ {
+		start, err := g.worktree(ctx, repo, dir, branch, fresh)
+		lock := staleOwnLock(err, dir, branch)
+		if lock == "" || round == 3 {
+			return start, err
+		}
+		if rerr := os.Remove(lock); rerr != nil && !os.IsNotExist(rerr) {
+			return start, err
+		}
+	}
+}
+
+// staleLock matches git's refusal to take a lock another (here: killed) git
+// left behind.
+var staleLock = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+
+// staleOwnLock returns the lock file err names when it is one of the lot's
+// own: its branch's ref lock (…/refs/heads/<branch>.lock) or a lock in its
+// worktree's private git dir (…/worktrees/<name>/…, the one dir/.git
+// names). Locks of any other ref or worktree are never named. "" when err is not such a refusal.
+func staleOwnLock(err error, dir, branch string) string {
+	if err == nil {
+		return ""
+	}
+	m := staleLock.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	p := filepath.Clean(m[1])
+	if strings.HasSuffix(filepath.ToSlash(p), "/refs/heads/"+branch+".lock") {
+		return p
+	}
+	// The worktree's private git dir is the one its .git file names (git
+	// picks the name, with a suffix when another worktree has the same).
+	b, rerr := os.ReadFile(filepath.Join(dir, ".git"))
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if rerr != nil || !ok || !filepath.IsAbs(gd) {
+		return ""
+	}
+	if rel, err := filepath.Rel(filepath.Clean(gd), p); err == nil && !strings.HasPrefix(rel, "..") && filepath.Base(filepath.Dir(filepath.Clean(gd))) == "worktrees" {
+		return p
+	}
+	return ""
+}
+
+// worktree is Worktree's one attempt, under the repository's write lock.
+func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (string, error) {
 	if err := clearStaleLocks(ctx, dir, branch); err != nil {
 		return "", err
 	}
