@@ -53,7 +53,13 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		if len(f.Dirty) > 0 {
 			return "", fmt.Errorf("%s has %s checked out with uncommitted changes to %s: commit or stash them, then apply again", wt, repo.Base, strings.Join(f.Dirty, ", "))
 		}
-		if _, err := Run(ctx, wt, "merge", "--ff-only", "--quiet", tip); err != nil {
+		// Once begun, the fast-forward of the lead's checkout runs to its
+		// end (bounded by DefaultTimeout): git does not update a checkout
+		// atomically, and a merge stopped by cadence's own cancel (a
+		// Ctrl-C) left tracked files half updated, which the next apply
+		// refused as a dirty checkout. (A kill -9 of cadence does not stop
+		// it either: git runs outside the supervisor.)
+		if _, err := Run(context.WithoutCancel(ctx), wt, "merge", "--ff-only", "--quiet", tip); err != nil {
 			return "", err
 		}
 		return tip, nil
@@ -82,7 +88,9 @@ func (g *Repos) Rewind(ctx context.Context, repo *spec.Repo, sha, old string) er
 		if err != nil || len(f.Dirty) > 0 || f.BaseSHA != sha {
 			return fmt.Errorf("cannot put %s back to %.12s: it moved or has changes", repo.Base, old)
 		}
-		_, err = Run(ctx, wt, "reset", "--keep", old)
+		// Like the fast-forward, the reset of the lead's checkout is not
+		// stopped halfway by cadence's cancel.
+		_, err = Run(context.WithoutCancel(ctx), wt, "reset", "--keep", old)
 		return err
 	}
 	_, err = Run(ctx, repo.Path, "update-ref", "-m", "cadence: undo integration", "refs/heads/"+repo.Base, old, sha)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/spec"
@@ -401,5 +402,48 @@ func TestStaleOwnLock(t *testing.T) {
 		if got := staleOwnLock(c.err, dir, "cadence/w/b") != ""; got != c.want {
 			t.Errorf("staleOwnLock(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// TestAdvanceFinishesTheCheckout: cadence's cancel (a Ctrl-C) arriving
+// while the lead's checkout of the base is being fast-forwarded does not
+// stop git halfway (which left tracked files half updated, and the next
+// apply refused the checkout as dirty): the base and the checkout end at
+// the lot's tip, clean.
+func TestAdvanceFinishesTheCheckout(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n", ".gitattributes": "*.txt filter=slow\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	dir := startLot(t, g, repo, "a", map[string]string{"a.txt": "a1\n", "b.txt": "b1\n"})
+	tip := gittest.Git(t, dir, "rev-parse", "HEAD")
+	// The smudge filter says when git is checking out, then takes its time.
+	mark := filepath.Join(t.TempDir(), "smudging")
+	script := filepath.Join(t.TempDir(), "smudge.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ntouch "+mark+"\nsleep 1\ncat\n"), 0o755)
+	gittest.Git(t, path, "config", "filter.slow.smudge", script)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for i := 0; i < 6000; i++ {
+			if _, err := os.Stat(mark); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	got, err := g.Advance(ctx, repo, "cadence/w/a")
+	if err != nil {
+		t.Fatalf("Advance: %v", err)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatal("the filter never ran: the test proves nothing")
+	}
+	if got != tip || gittest.Git(t, path, "rev-parse", "main") != tip {
+		t.Errorf("base at %s, want %s", gittest.Git(t, path, "rev-parse", "main"), tip)
+	}
+	if st := gittest.Git(t, path, "status", "--porcelain"); st != "" {
+		t.Errorf("the lead's checkout is not clean:\n%s", st)
 	}
 }
