@@ -84,22 +84,17 @@ func staleOwnLock(err error, dir, branch string) string {
 	if strings.HasSuffix(filepath.ToSlash(p), "/refs/heads/"+branch+".lock") {
 		return p
 	}
-	// The worktree's private git dir is the one its .git file names (git
-	// picks the name, with a suffix when another worktree has the same).
-	b, rerr := os.ReadFile(filepath.Join(dir, ".git"))
-	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if rerr != nil || !ok || !filepath.IsAbs(gd) {
-		return ""
-	}
-	if rel, err := filepath.Rel(filepath.Clean(gd), p); err == nil && !strings.HasPrefix(rel, "..") && filepath.Base(filepath.Dir(filepath.Clean(gd))) == "worktrees" {
-		return p
+	if gd, _, ok := linkedGitDir(dir); ok {
+		if rel, err := filepath.Rel(gd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return p
+		}
 	}
 	return ""
 }
 
 // worktree is Worktree's one attempt, under the repository's write lock.
 func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch string, fresh bool) (string, error) {
-	if err := clearStaleLocks(ctx, dir, branch); err != nil {
+	if err := clearStaleLocks(dir, branch); err != nil {
 		return "", err
 	}
 	// A rebase cadence started and never finished (it was killed while
@@ -163,24 +158,10 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 // live git can own them. Locks of any other worktree or ref (the lead's
 // checkout among them) are never touched. A dir that is not a linked
 // worktree is left alone.
-func clearStaleLocks(ctx context.Context, dir, branch string) error {
-	if _, err := os.Stat(dir); err != nil {
-		return nil
-	}
-	out, err := Run(ctx, dir, "rev-parse", "--absolute-git-dir", "--git-common-dir")
-	if err != nil {
-		return nil // not a usable worktree: Worktree decides what to do
-	}
-	f := strings.Fields(out)
-	if len(f) != 2 {
-		return nil
-	}
-	gitDir, common := f[0], f[1]
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(dir, common)
-	}
-	if filepath.Dir(gitDir) != filepath.Join(filepath.Clean(common), "worktrees") {
-		return nil
+func clearStaleLocks(dir, branch string) error {
+	gitDir, common, ok := linkedGitDir(dir)
+	if !ok {
+		return nil // not a linked worktree: Worktree decides what to do
 	}
 	for _, p := range []string{
 		filepath.Join(gitDir, "index.lock"),
@@ -192,6 +173,30 @@ func clearStaleLocks(ctx context.Context, dir, branch string) error {
 		}
 	}
 	return nil
+}
+
+// linkedGitDir reads the .git file of the linked worktree dir ("gitdir:
+// <common>/worktrees/<name>", gitrepository-layout(5)) without starting git:
+// the worktree's private git dir (git picks <name>, with a suffix when
+// another worktree has the same) and the common git dir. ok is false when
+// dir is not a linked worktree.
+func linkedGitDir(dir string) (gitDir, common string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return "", "", false
+	}
+	gd, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !found || gd == "" {
+		return "", "", false
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(dir, gd)
+	}
+	gd = filepath.Clean(gd)
+	if filepath.Base(filepath.Dir(gd)) != "worktrees" {
+		return "", "", false
+	}
+	return gd, filepath.Dir(filepath.Dir(gd)), true
 }
 
 // startOf is where an existing lot branch started: its merge base with the
