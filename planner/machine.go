@@ -53,6 +53,10 @@ type AgentFacts struct {
 	// no minimum); Install says how to get the CLI when it is missing. Both
 	// come from the adapter (executor/agent.Tool), through the Machine.
 	MinVersion, Install string
+	// SandboxMissing says why the agent's OS sandbox cannot be used on this
+	// machine ("bubblewrap (bwrap) not found", "not Linux", …); "" when it
+	// can. The adapter decides (executor/agent), through the Machine.
+	SandboxMissing string
 }
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)

@@ -8,7 +8,7 @@ import (
 )
 
 // agentCommon are the attributes of an agent block of every kind.
-var agentCommon = []hcl.AttributeSchema{{Name: "kind"}, {Name: "command"}}
+var agentCommon = []hcl.AttributeSchema{{Name: "kind"}, {Name: "command"}, {Name: "sandbox"}}
 
 // agentKindAttrs are the attributes each kind adds to agentCommon, and
 // decodeKind reads them. A kind that is not listed takes the common
@@ -57,6 +57,9 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 	d.values.diags = append(d.values.diags, diags...)
 	if s, ok := d.str(c.Attributes["command"]); ok {
 		a.Command = s
+	}
+	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
+		a.NoSandbox = !on
 	}
 	d.decodeKind(a, c.Attributes)
 }

@@ -108,6 +108,11 @@ type Agent struct {
 	Command string
 	// Claude holds the settings of kind "claude" (zero for other kinds).
 	Claude ClaudeAgent
+	// NoSandbox is set by `sandbox = false`: the agent's sessions run
+	// without the agent CLI's own OS sandbox even where the machine has one
+	// (pushes are then only detected, not prevented; DESIGN.md §5). The
+	// default (false) is to use the sandbox wherever it works.
+	NoSandbox bool
 	// Builtin is true when the agent was not declared in the file.
 	Builtin bool
 	// DeclRange is the range of the block header (empty for a built-in).
