@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -10,7 +11,9 @@ import (
 )
 
 // IDPattern is the form of lot ids and wave names: they name branches, folders
-// and state keys.
+// and state keys. A name of this form must also pass git's rules for ref
+// names and fit in a file name (names.go: no "..", no ".lock" or, for a
+// lot, "." at the end, at most NameMax-NameReserve bytes).
 var IDPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
 var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -58,6 +61,8 @@ type decoder struct {
 	lotAttrs   map[*Lot]hcl.Attributes
 	lotAgent   map[*Lot]*hcl.Attribute
 	lotBudget  map[*Lot]hcl.Range
+	// lotCase and repoCase find names that differ only in case.
+	lotCase, repoCase caseFold
 }
 
 func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
@@ -100,6 +105,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		d.decodeAgent(b)
 	}
 	d.cfg.reposByName = map[string]*Repo{}
+	d.lotCase, d.repoCase = caseFold{}, caseFold{}
 	for _, b := range byType["repo"] {
 		d.decodeRepo(b)
 	}
@@ -128,6 +134,8 @@ func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
 	w.Name, w.DeclRange = b.Labels[0], b.DefRange
 	if !IDPattern.MatchString(w.Name) {
 		d.errorf(b.LabelRanges[0], "Invalid wave name", "%q cannot name branches and folders: use letters, digits, '_', '.' and '-', starting with a letter.", w.Name)
+	} else {
+		d.checkName(waveName, w.Name, b.LabelRanges[0])
 	}
 	c, diags := b.Body.Content(waveSchema)
 	d.values.diags = append(d.values.diags, diags...)
@@ -165,6 +173,7 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 		d.duplicate(b.DefRange, "repo", name, prev.DeclRange)
 		return
 	}
+	d.repoCase.check(d, "repo name", name, b.LabelRanges[0])
 	r := &Repo{Name: name, Base: DefaultBase, Parallel: 1, DeclRange: b.DefRange}
 	d.cfg.Repos = append(d.cfg.Repos, r)
 	d.cfg.reposByName[name] = r
@@ -181,7 +190,8 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 		r.Base = s
 	}
 	if s, ok := d.str(c.Attributes["test"]); ok {
-		r.Test = s
+		r.Test = commandLineEnds(s)
+		d.warnLongCommand(c.Attributes["test"], fmt.Sprintf("Repo %q's test", name), r.Test)
 	}
 	if n, ok := d.whole(c.Attributes["parallel"], 1); ok {
 		r.Parallel = n
@@ -197,10 +207,14 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 		d.errorf(b.LabelRanges[0], "Invalid lot id", "%q cannot be a lot id: ids name branches, folders and state keys, so they use letters, digits, '_', '.' and '-', starting with a letter.", id)
 		return
 	}
+	if !d.checkName(lotName, id, b.LabelRanges[0]) {
+		return
+	}
 	if prev := d.cfg.lotsByID[id]; prev != nil {
 		d.duplicate(b.DefRange, "lot", id, prev.DeclRange)
 		return
 	}
+	d.lotCase.check(d, "lot id", id, b.LabelRanges[0])
 	l := &Lot{ID: id, Index: len(d.cfg.Lots), Title: id, DeclRange: b.DefRange}
 	d.cfg.Lots = append(d.cfg.Lots, l)
 	d.cfg.lotsByID[id] = l
@@ -231,7 +245,8 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 		l.Brief = brief
 	}
 	if hasRun {
-		l.Run = run
+		l.Run = commandLineEnds(run)
+		d.warnLongCommand(c.Attributes["run"], fmt.Sprintf("Lot %q's run", id), l.Run)
 	}
 	if (hasBrief && brief == "") || (hasRun && run == "") {
 		d.errorf(b.DefRange, "Empty lot", "Lot %q has an empty %s.", id, map[bool]string{true: "brief", false: "run command"}[hasBrief])

@@ -58,8 +58,10 @@ func (l *Loader) Files() map[string]*hcl.File {
 	return files
 }
 
-// parseHCL parses native syntax and remembers the source.
+// parseHCL parses native syntax, with CRLF line ends read as LF (see
+// normalizeLineEnds), and remembers the source it parsed.
 func (l *Loader) parseHCL(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	src = normalizeLineEnds(src)
 	l.native[filename] = src
 	return parseNative(src, filename)
 }
@@ -82,7 +84,10 @@ func (l *Loader) LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) 
 }
 
 // LoadBytes decodes src as the wave file named filename (which decides the
-// syntax and the folder that relative paths start from).
+// syntax and the folder that relative paths start from). A native-syntax
+// file with CRLF line ends decodes exactly like the same file with LF ones;
+// its diagnostics' byte offsets then count its line ends as one byte each
+// (lines and columns are the file's; see normalizeLineEnds).
 func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics) {
 	var file *hcl.File
 	var diags hcl.Diagnostics
@@ -187,7 +192,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		if IsJSON(vf) {
 			f, diags = l.parser.ParseJSON(src, vf)
 		} else {
-			f, diags = l.parser.ParseHCL(src, vf)
+			f, diags = l.parser.ParseHCL(normalizeLineEnds(src), vf)
 		}
 		d.values.diags = append(d.values.diags, diags...)
 		if diags.HasErrors() {

@@ -138,6 +138,7 @@ func (d *decoder) resolve() {
 				d.errorf(r.rng, "Own repo in also", "repo.%s is lot %q's own repo; also lists the other repositories it edits.", r.name, l.ID)
 			default:
 				l.Also = append(l.Also, repo)
+				d.checkAlsoName(l, repo.Name, r.rng)
 			}
 		}
 		if len(l.Also) > 0 && l.Kind == CommandLot {
