@@ -134,6 +134,12 @@ type RepoPlan struct {
 	Parallel     int
 	// Lots is the number of lots whose own repo this is.
 	Lots int
+	// Pushes says whether a push from the repository's pending lots is
+	// prevented or only detected (PushesNone when no pending lot works in
+	// it); PushesReason says why it is not prevented: "command lot gen;
+	// agent claude: sandbox = false" ("" when prevented).
+	Pushes       Pushes
+	PushesReason string
 }
 
 // Totals sum up a plan.
@@ -178,6 +184,12 @@ const (
 	WarnWaveChanged  WarningKind = "wave-changed"
 	WarnStaleState   WarningKind = "stale-state"
 	WarnOffline      WarningKind = "offline"
+	// WarnNoSandbox: an agent of pending lots runs its sessions without
+	// its sandbox (sandbox = false, or missing on this machine).
+	WarnNoSandbox WarningKind = "no-sandbox"
+	// WarnLongCommand: a pending lot's run or a repository's test is too
+	// long to be one argument of /bin/sh -c (spec.MaxArgBytes).
+	WarnLongCommand WarningKind = "long-command"
 )
 
 // Warning is something the lead should know. Refuses is true when apply

@@ -47,15 +47,20 @@ func (b *builder) preflight(m Machine) {
 		}
 		b.plan.Repos = append(b.plan.Repos, rp)
 	}
+	b.longCommands(used)
 	if m == nil {
 		b.warn(Warning{Kind: WarnOffline, Message: "offline plan: repositories and the agent CLI were not checked"})
+		b.pushes(nil)
 		return
 	}
+	facts := map[*spec.Agent]AgentFacts{}
+	defer b.pushes(facts)
 	for _, a := range b.cfg.Agents {
 		if !agents[a] {
 			continue
 		}
 		f := m.Agent(a)
+		facts[a] = f
 		if a.Name == spec.BuiltinAgent || b.plan.Agent.Command == "" {
 			b.plan.Agent = f
 		}

@@ -22,8 +22,9 @@ import (
 //   - dollar amounts are exact decimal strings without "$", with cents and
 //     more digits only when needed: "40.00", "3.125" (budget_usd, spent_usd);
 //     "0.00" means no dollar ceiling;
-//   - actions, lot kinds, step kinds and warning kinds are strings (enums in
-//     the schema);
+//   - actions, lot kinds, step kinds, warning kinds and a repository's
+//     pushes ("prevented", "detected", "unknown" offline, "" when no
+//     pending lot works in it) are strings (enums in the schema);
 //   - repository paths are relative to the wave file's folder (see the
 //     package documentation).
 //
@@ -85,6 +86,8 @@ type jsonRepo struct {
 	ProbableTest string `json:"probable_test"`
 	Parallel     int    `json:"parallel"`
 	Lots         int    `json:"lots"`
+	Pushes       string `json:"pushes"`
+	PushesReason string `json:"pushes_reason"`
 }
 
 type jsonTotals struct {
@@ -165,7 +168,8 @@ func toJSON(p *planner.Plan) *jsonPlan {
 	}
 	for i, r := range p.Repos {
 		out.Repos[i] = jsonRepo{Name: r.Name, Path: repoPath(p, r.Path), Base: r.Base, BaseSHA: r.BaseSHA,
-			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots}
+			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots,
+			Pushes: string(r.Pushes), PushesReason: r.PushesReason}
 	}
 	t := p.Totals
 	out.Totals = jsonTotals{

@@ -277,7 +277,55 @@ func totalsLines(p *planner.Plan) []totalsLine {
 		out = append(out, totalsLine{"Time", "critical path " + spec.FormatDuration(t.CriticalPath) +
 			"; about " + spec.FormatDuration(t.Estimate) + " " + capsLabel(t)})
 	}
+	if pushes := pushesSummary(p); pushes != "" {
+		out = append(out, totalsLine{"Pushes", pushes})
+	}
 	return out
+}
+
+// maxPushRepos is how many repositories a group of the pushes line names.
+const maxPushRepos = 10
+
+// pushesSummary says per repository whether a push from its lots is
+// prevented or only detected: "prevented in api; only detected in ops
+// (command lot c)"; "" when no pending lot works in any repository. A
+// detected repository gives its reason; an offline plan says "unknown
+// (offline)" where only the machine could tell.
+func pushesSummary(p *planner.Plan) string {
+	groups := []struct {
+		pushes planner.Pushes
+		label  string
+	}{
+		{planner.PushesPrevented, "prevented in "},
+		{planner.PushesDetected, "only detected in "},
+		{planner.PushesUnknown, "unknown (offline) in "},
+	}
+	var parts []string
+	for _, g := range groups {
+		var names []string
+		n := 0
+		for _, r := range p.Repos {
+			if r.Pushes != g.pushes {
+				continue
+			}
+			n++
+			if len(names) == maxPushRepos {
+				continue
+			}
+			name := r.Name
+			if g.pushes == planner.PushesDetected && r.PushesReason != "" {
+				name += " (" + r.PushesReason + ")"
+			}
+			names = append(names, name)
+		}
+		if n > len(names) {
+			names = append(names, "and "+plural(n-len(names), "more", "more"))
+		}
+		if len(names) > 0 {
+			parts = append(parts, g.label+strings.Join(names, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // capsLabel names the caps the duration estimate assumes: "at a cap of 2

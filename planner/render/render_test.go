@@ -64,6 +64,7 @@ func (fakeMachine) Agent(a *spec.Agent) planner.AgentFacts {
 		Install: "install Claude Code: npm install -g @anthropic-ai/claude-code, or set CADENCE_CLAUDE_BIN"}
 	if a.Name == "codex" {
 		need.Command, need.Path, need.Version = "codex", "/usr/local/bin/codex", "codex 0.9.0"
+		need.SandboxMissing = "socat not found"
 		return need
 	}
 	need.Command = a.Command
@@ -137,6 +138,9 @@ var cases = []testCase{
 			Machine:     fakeMachine{},
 			Options:     planner.Options{Jobs: 2, Replace: []string{"again"}, WaveDigest: "sha256:new"},
 		})
+	}},
+	{"guards", func(t testing.TB) *planner.Plan {
+		return build(t, planner.Input{Config: load(t, "testdata/guards/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
 	}},
 }
 
@@ -236,6 +240,8 @@ func TestSchemaRejects(t *testing.T) {
 		"warning kind":     {`"kind": "stale-state"`, `"kind": "stale"`},
 		"version":          {`"format_version": 1`, `"format_version": 99`},
 		"resume pass":      {`"pass": 2`, `"pass": -2`},
+		"pushes":           {`"pushes": "detected"`, `"pushes": "maybe"`},
+		"no pushes reason": {"\"pushes\": \"prevented\",\n      \"pushes_reason\": \"\"", `"pushes": "prevented"`},
 	}
 	for name, br := range breaks {
 		if !strings.Contains(good, br[0]) {
@@ -266,7 +272,8 @@ func TestActions(t *testing.T) {
 		kinds[w.Kind] = true
 	}
 	for _, k := range []planner.WarningKind{planner.WarnNoTestGate, planner.WarnDirty, planner.WarnAgentMissing,
-		planner.WarnAgentOld, planner.WarnOverlap, planner.WarnBudget, planner.WarnWaveChanged, planner.WarnStaleState} {
+		planner.WarnAgentOld, planner.WarnOverlap, planner.WarnBudget, planner.WarnWaveChanged, planner.WarnStaleState,
+		planner.WarnNoSandbox} {
 		if !kinds[k] {
 			t.Errorf("no %s warning", k)
 		}
@@ -364,5 +371,45 @@ func TestEmptyWave(t *testing.T) {
 		if f.ext == "txt" && !strings.Contains(buf.String(), "No lots in the plan.") {
 			t.Errorf("txt:\n%s", buf.String())
 		}
+	}
+}
+
+// TestGuards: every format says per repository whether pushes are prevented
+// or only detected, and warns about an agent without its sandbox and a run
+// too long for one argument.
+func TestGuards(t *testing.T) {
+	p := cases[6].plan(t)
+	outs := map[string]string{}
+	for _, f := range formats {
+		var buf bytes.Buffer
+		if err := f.render(&buf, p); err != nil {
+			t.Fatal(err)
+		}
+		outs[f.ext] = buf.String()
+	}
+	for ext, want := range map[string][]string{
+		"txt": {
+			"Pushes:    prevented in app; only detected in tools (command lot gen; agent nobox: sandbox = false)",
+			"⚠ agent nobox has sandbox = false: a push from its sessions (lot script) is only detected after the session, not prevented",
+			"⚠ lot gen: its run command is 131,074 bytes, more than one argument may have (131,071 bytes on Linux)",
+		},
+		"json": {`"pushes": "prevented",`, `"pushes": "detected",`, `"pushes_reason": "command lot gen; agent nobox: sandbox = false"`, `"kind": "no-sandbox"`, `"kind": "long-command"`},
+		"md":   {"**Pushes:** prevented in app; only detected in tools", "- ⚠ agent nobox has sandbox = false"},
+	} {
+		for _, s := range want {
+			if !strings.Contains(outs[ext], s) {
+				t.Errorf("%s lacks %q:\n%s", ext, s, outs[ext])
+			}
+		}
+	}
+	// Offline, a lot whose agent has its sandbox on is "unknown" in the
+	// repository's line: only the machine can tell.
+	off := build(t, planner.Input{Config: load(t, "testdata/guards/wave.hcl")})
+	var text bytes.Buffer
+	if err := Text(&text, off, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := "Pushes:    only detected in tools (command lot gen; agent nobox: sandbox = false); unknown (offline) in app"; !strings.Contains(text.String(), s) {
+		t.Errorf("offline text lacks %q:\n%s", s, text.String())
 	}
 }

@@ -1,0 +1,37 @@
+# A wave for the renderer tests of the push guards and long commands: with
+# the fake machine of render_test.go, a push from repo app's lots is
+# prevented (its one lot's agent has its sandbox), from repo tools' lots
+# only detected (a command lot, and an agent with sandbox = false), and lot
+# gen's run is too long for one argument of /bin/sh -c.
+
+wave "guards" {}
+
+agent "nobox" {
+  sandbox = false
+}
+
+repo "app" {
+  path = "repos/app"
+  test = "make test"
+}
+
+repo "tools" {
+  path = "repos/tools"
+  test = "make test"
+}
+
+lot "feature" {
+  repo  = repo.app
+  brief = "Add the feature."
+}
+
+lot "script" {
+  repo  = repo.tools
+  agent = agent.nobox
+  brief = "Write the release script."
+}
+
+lot "gen" {
+  repo = repo.tools
+  run  = format(": %0131072d", 0)
+}
