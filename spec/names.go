@@ -139,8 +139,8 @@ func (d *decoder) checkName(kind nameKind, name string, rng hcl.Range) bool {
 		return false
 	}
 	if n := len(name); n > NameMax-NameReserve {
-		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (cadence/%s/%s.lock), and a file name has at most %d bytes, %d of which git may append: use at most %d.",
-			quoteName(name), n, kind, wave, lot, NameMax, NameReserve, NameMax-NameReserve)
+		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (refs/heads/cadence/<wave>/<lot>.lock), and a file name has at most %d bytes, %d of which git may append: use at most %d.",
+			quoteName(name), n, kind, NameMax, NameReserve, NameMax-NameReserve)
 		return false
 	}
 	return true
