@@ -34,10 +34,9 @@ const (
 	PushesNone Pushes = ""
 )
 
-// The status counts the lots' steps by the rule the lead set for issue 10:
-// a repository's test gate, which runs outside the sandbox like a command,
-// does not make it "detected", and a command lot without a repo counts for
-// none.
+// The status counts the lots, not the test gate: a repository's test gate
+// runs outside the sandbox (like a command) yet does not make it
+// "detected", and a command lot without a repo counts for no repository.
 
 // pushes sets each repository's Pushes and PushesReason from the pending
 // lots and, when the Machine was asked, the facts of their agents (facts
