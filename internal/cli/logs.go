@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -60,6 +61,7 @@ func runLogs(e *env, args []string) int {
 		}
 		fmt.Fprintln(e.stdout)
 	}
+	lotWorktrees(e, l)
 	for i, s := range l.Steps {
 		dur := ""
 		if s.Ended != nil {
@@ -104,4 +106,24 @@ func runLogs(e *env, args []string) int {
 		}
 	}
 	return ExitOK
+}
+
+// lotWorktrees prints the lot's worktrees whole (the path to cd into; under
+// the cadence home it is long): its own, the one the state records, and
+// its neighbour worktrees beside it (layout.AlsoWorktree) that are there.
+// A recorded worktree that is not there is named with what happens to it,
+// unless the lot is done (integration removes it).
+func lotWorktrees(e *env, l *state.Lot) {
+	if l.Worktree == "" {
+		return
+	}
+	if _, err := os.Stat(l.Worktree); err == nil {
+		fmt.Fprintf(e.stdout, "Worktree %s\n", l.Worktree)
+	} else if l.Status != state.LotDone {
+		fmt.Fprintf(e.stdout, "Worktree %s (not there now: cadence apply makes it again from the branch)\n", l.Worktree)
+	}
+	also, _ := filepath.Glob(layout.AlsoWorktree(l.Worktree, "*"))
+	for _, a := range also {
+		fmt.Fprintf(e.stdout, "Worktree %s\n", a)
+	}
 }
