@@ -111,16 +111,17 @@ func runLogs(e *env, args []string) int {
 // lotWorktrees prints the lot's worktrees whole (the path to cd into; under
 // the cadence home it is long): its own, the one the state records, and
 // its neighbour worktrees beside it (layout.AlsoWorktree) that are there.
-// A recorded worktree that is not there is named with what happens to it,
-// unless the lot is done (integration removes it).
+// A recorded worktree that is not there is named with where the lot's
+// work is, unless the lot is done (integration removes it) or never got
+// its branch.
 func lotWorktrees(e *env, l *state.Lot) {
 	if l.Worktree == "" {
 		return
 	}
 	if _, err := os.Stat(l.Worktree); err == nil {
 		fmt.Fprintf(e.stdout, "Worktree %s\n", l.Worktree)
-	} else if l.Status != state.LotDone {
-		fmt.Fprintf(e.stdout, "Worktree %s (not there now: cadence apply makes it again from the branch)\n", l.Worktree)
+	} else if l.Status != state.LotDone && l.Branch != "" {
+		fmt.Fprintf(e.stdout, "Worktree %s (its folder is gone; branch %s keeps the lot's commits)\n", l.Worktree, l.Branch)
 	}
 	also, _ := filepath.Glob(layout.AlsoWorktree(l.Worktree, "*"))
 	for _, a := range also {
