@@ -33,6 +33,7 @@ func TestPaths(t *testing.T) {
 		{"ReplacedGlob", w.ReplacedGlob("a"), "waves/.cadence/w/a/replaced-*"},
 		{"WorktreesDir", w.WorktreesDir(), "/home/u/.cadence/worktrees"},
 		{"WorktreesDir attribute", w.WithWorktrees("/wt").WorktreesDir(), "/wt"},
+		{"WorktreesDir no home", layout.New("w.hcl", "w", "").WorktreesDir(), filepath.Join(os.TempDir(), "cadence", "worktrees")},
 		{"AlsoWorktree", layout.AlsoWorktree("/wt/app-x/w-y/a", "lib"), "/wt/app-x/w-y/a@lib"},
 		{"OldWorktreeRoot", w.OldWorktreeRoot(), filepath.Join(wd, "waves/.cadence/worktrees/w")},
 		{"SlotsDir", w.SlotsDir(), "/home/u/.cadence/slots"},

@@ -19,12 +19,14 @@ func (w Wave) WithWorktrees(dir string) Wave {
 }
 
 // WorktreesDir is the folder that holds the lots' worktrees: the wave's
-// `worktrees` attribute when set, else <home>/worktrees.
+// `worktrees` attribute when set, else <home>/worktrees (with no home, the
+// one [Home] gives a user without a home folder: never the current
+// folder, which may be inside a repository).
 func (w Wave) WorktreesDir() string {
 	if w.worktrees != "" {
 		return w.worktrees
 	}
-	return filepath.Join(w.home, "worktrees")
+	return filepath.Join(Home(w.home, ""), "worktrees")
 }
 
 // WaveWorktrees is the folder of the wave's worktrees in the repository
