@@ -196,10 +196,7 @@ func (r *runner) replace(n *node) error {
 	if n.lot.Repo != nil {
 		ctx := context.Background()
 		branch := BranchName(r.o.Config.Wave.Name, id)
-		dirs := map[*spec.Repo]string{n.lot.Repo: r.o.Layout.Worktree(id)}
-		for _, also := range n.lot.Also {
-			dirs[also] = r.o.Layout.AlsoWorktree(id, also.Name)
-		}
+		_, dirs, _ := r.worktreesOf(n.lot)
 		for _, rp := range n.lot.Repos() {
 			ref, err := r.o.Git.SetAside(ctx, rp, dirs[rp], branch, r.o.Config.Wave.Name, id)
 			if err != nil {

@@ -213,7 +213,7 @@ func (h *harness) run(ctx context.Context, opts planner.Options) (Result, error)
 	bs, _ := briefs.Load("")
 	budget := int64(p.Totals.Budget)
 	return Run(ctx, Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
-		Layout: layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, ""), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: budget,
+		Layout: layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, filepath.Join(h.dir, "home")), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: budget,
 		Env: []string{"PATH=" + os.Getenv("PATH")}})
 }
 

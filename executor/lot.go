@@ -52,10 +52,9 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	})
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
-		lr.dir = r.o.Layout.Worktree(lr.id)
-		lr.dirs = map[*spec.Repo]string{repo: lr.dir}
-		for _, also := range n.lot.Also {
-			lr.dirs[also] = r.o.Layout.AlsoWorktree(lr.id, also.Name)
+		var err error
+		if lr.dir, lr.dirs, err = r.lotWorktrees(n.lot); err != nil {
+			return "", err
 		}
 		if integrated {
 			// Integrated before cadence stopped (maybe in the middle of

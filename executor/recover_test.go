@@ -81,13 +81,15 @@ lot "c" {
 }
 `)
 	ctx, cancel := context.WithCancel(context.Background())
-	wt := filepath.Join(h.dir, ".cadence", "worktrees", "w", "c")
 	go func() {
 		// The run step has started when its pid is recorded; the
-		// "command" then commits (the fake git's counter) and is killed.
+		// "command" then commits (the fake git's counter, in the worktree
+		// the state records) and is killed.
+		wt := ""
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			st, _, err := state.Read(filepath.Join(h.dir, "wave.state.json"))
 			if err == nil && st.Lots["c"] != nil && len(st.Lots["c"].Steps) > 0 && st.Lots["c"].Steps[0].PID > 0 {
+				wt = st.Lots["c"].Worktree
 				break
 			}
 		}

@@ -77,7 +77,7 @@ func TestSessionsRouteByAgentKind(t *testing.T) {
 	bs, _ := briefs.Load("")
 	router := &agent.Router{Command: func(a *spec.Agent) string { return "/resolved/" + a.Command }}
 	res, err := Run(context.Background(), Options{Config: cfg, Plan: p, Store: store, Agent: router, Git: g, Briefs: bs,
-		Layout: layout.New(filepath.Join(dir, "wave.hcl"), cfg.Wave.Name, ""), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs,
+		Layout: layout.New(filepath.Join(dir, "wave.hcl"), cfg.Wave.Name, filepath.Join(dir, "home")), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs,
 		Env: []string{"PATH=" + os.Getenv("PATH")}})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/cadence-run/cadence/spec"
@@ -18,44 +17,60 @@ type Leftover struct {
 	// Path is the worktree folder, branch name or hook file.
 	Path string
 	// Keep is why it must stay ("" when it can go): commits not in the
-	// base, uncommitted changes.
+	// base, uncommitted changes, a worktree that stays has the branch
+	// checked out.
 	Keep string
+	// Gone says a worktree's folder is not there any more: git only keeps
+	// its record (locked by cadence, so never pruned by git). Removing it
+	// drops that record; its branch, with its commits, stays.
+	Gone bool
 }
 
-// Leftovers lists a wave's worktrees under worktreeRoot, its branches
-// cadence/<wave>/*, its backup refs (always kept), and a cadence pre-push
-// hook, in one repository, each
-// with the reason it must be kept, if any: a branch holding commits that
-// are not in the base, a worktree with uncommitted changes or on such a
-// branch.
-func Leftovers(ctx context.Context, repo *spec.Repo, wave, worktreeRoot string) ([]Leftover, error) {
+// Leftovers lists, in one repository, a wave's worktrees (those on its
+// branches cadence/<wave>/* for which known(path) is true: the state records
+// them, or they are where the wave's layout puts them; and those whose
+// folder is gone and whose lock reason names cadence and the lot), its
+// branches cadence/<wave>/*, its backup refs (always kept), and a cadence
+// pre-push hook, each with the reason it must be kept, if any: a branch
+// holding commits that are not in the base, or checked out in a worktree
+// that stays (any worktree of the repository but a wave's worktree that
+// clean removes); a worktree with uncommitted changes or on a branch that
+// must stay. git runs in the repository, and in a worktree only when its
+// folder is there.
+func Leftovers(ctx context.Context, repo *spec.Repo, wave string, known func(path string) bool) ([]Leftover, error) {
 	var out []Leftover
 	base := "refs/heads/" + repo.Base
-	list, err := Run(ctx, repo.Path, "worktree", "list", "--porcelain", "-z")
+	list, err := worktreeList(ctx, repo.Path)
 	if err != nil {
 		return nil, err
 	}
-	var path string
-	for _, f := range strings.Split(list, "\x00") {
+	// staying: the worktrees that stay whatever clean does, by the branch
+	// they have checked out.
+	staying := map[string]string{}
+	for _, e := range list {
+		mine := strings.HasPrefix(e.Branch, "cadence/"+wave+"/")
 		switch {
-		case strings.HasPrefix(f, "worktree "):
-			path = strings.TrimPrefix(f, "worktree ")
-		case strings.HasPrefix(f, "branch refs/heads/cadence/"+wave+"/"):
-			if !strings.HasPrefix(path, filepath.Clean(worktreeRoot)+string(filepath.Separator)) {
-				continue
+		case mine && e.gone() && (known(e.Path) || (e.Locked && ownLock(e.Reason, e.Branch))):
+			l := Leftover{Kind: "worktree", Path: e.Path, Gone: true}
+			if e.Locked && !ownLock(e.Reason, e.Branch) {
+				l.Keep = fmt.Sprintf("its folder is gone, but git's record of it is locked by something other than cadence (%q)", e.Reason)
 			}
-			l := Leftover{Kind: "worktree", Path: path}
-			if dirty, err := dirtyFiles(ctx, path); err != nil {
+			out = append(out, l)
+		case mine && !e.gone() && known(e.Path):
+			l := Leftover{Kind: "worktree", Path: e.Path}
+			if dirty, err := dirtyFiles(ctx, e.Path); err != nil {
 				l.Keep = "cannot read its status: " + err.Error()
 			} else if len(dirty) > 0 {
 				l.Keep = fmt.Sprintf("uncommitted changes to %s", strings.Join(first(dirty, 5), ", "))
 			}
 			out = append(out, l)
+		case e.Branch != "":
+			staying[e.Branch] = e.Path
 		}
 	}
 	refs, err := Run(ctx, repo.Path, "for-each-ref", "--format=%(refname)", "refs/heads/cadence/"+wave+"/")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list the branches of wave %s: %w", wave, err)
 	}
 	for _, ref := range strings.Fields(refs) {
 		l := Leftover{Kind: "branch", Path: strings.TrimPrefix(ref, "refs/heads/")}
@@ -66,7 +81,9 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, worktreeRoot string) 
 		}
 		out = append(out, l)
 	}
-	// A worktree on a branch that must stay, stays too.
+	// A worktree on a branch that must stay, stays too; then a branch
+	// checked out in a worktree that stays, stays too (git would let it be
+	// deleted, and the worktree would show "No commits yet").
 	keepBranch := map[string]string{}
 	for _, l := range out {
 		if l.Kind == "branch" && l.Keep != "" {
@@ -74,15 +91,25 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, worktreeRoot string) 
 		}
 	}
 	for i, l := range out {
-		if l.Kind == "worktree" && l.Keep == "" {
-			if b, err := Run(ctx, l.Path, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && keepBranch[strings.TrimSpace(b)] != "" {
-				out[i].Keep = "its branch has " + keepBranch[strings.TrimSpace(b)]
+		if l.Kind == "worktree" && !l.Gone && l.Keep == "" {
+			if b := branchAt(list, l.Path); keepBranch[b] != "" {
+				out[i].Keep = "its branch has " + keepBranch[b]
 			}
+		}
+	}
+	for _, l := range out {
+		if l.Kind == "worktree" && !l.Gone && l.Keep != "" {
+			staying[branchAt(list, l.Path)] = l.Path
+		}
+	}
+	for i, l := range out {
+		if p, ok := staying[l.Path]; ok && l.Kind == "branch" && l.Keep == "" {
+			out[i].Keep = "checked out in the worktree " + p + ", which stays"
 		}
 	}
 	backups, err := BackupRefs(ctx, repo.Path, wave, "")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list the backup refs of wave %s: %w", wave, err)
 	}
 	for _, ref := range backups {
 		out = append(out, Leftover{Kind: "backup", Path: ref,
@@ -101,9 +128,23 @@ func first(xs []string, n int) []string {
 	return xs
 }
 
+// branchAt is the branch checked out in the worktree at path ("" when
+// none, or when list has no such worktree).
+func branchAt(list []worktreeEntry, path string) string {
+	for _, e := range list {
+		if samePath(e.Path, path) {
+			return e.Branch
+		}
+	}
+	return ""
+}
+
 // RemoveLeftover removes one leftover that has no reason to stay. Worktrees
-// go first (a branch checked out in one cannot be deleted); a branch is
-// deleted only if it is still in the base.
+// go first (a branch checked out in one cannot be deleted); a worktree whose
+// folder is gone has only git's record dropped (its branch stays); a branch
+// is deleted only if it is still in the base and no worktree has it checked
+// out (looked up again: a worktree clean could not remove keeps its branch).
+// The error says what was being done.
 func (g *Repos) RemoveLeftover(ctx context.Context, repo *spec.Repo, l Leftover) error {
 	if l.Keep != "" {
 		return fmt.Errorf("%s %s is kept: %s", l.Kind, l.Path, l.Keep)
@@ -112,16 +153,7 @@ func (g *Repos) RemoveLeftover(ctx context.Context, repo *spec.Repo, l Leftover)
 	case "worktree":
 		return g.RemoveWorktree(ctx, repo, l.Path)
 	case "branch":
-		ref := "refs/heads/" + l.Path
-		sha, err := Run(ctx, repo.Path, "rev-parse", "--verify", ref)
-		if err != nil {
-			return err
-		}
-		if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", ref, "refs/heads/"+repo.Base); err != nil {
-			return fmt.Errorf("branch %s is not in %s any more: kept", l.Path, repo.Base)
-		}
-		_, err = Run(ctx, repo.Path, "update-ref", "-d", ref, strings.TrimSpace(sha))
-		return err
+		return g.removeBranch(ctx, repo, l.Path)
 	case "hook":
 		return RemoveGuard(l.Path)
 	}
@@ -133,4 +165,34 @@ func Prune(ctx context.Context, repo string) {
 	if _, err := os.Stat(repo); err == nil {
 		_, _ = Run(ctx, repo, "worktree", "prune")
 	}
+}
+
+// removeBranch deletes the lot branch branch when it is in the repo's base
+// and checked out nowhere, with a compare-and-swap on the value it was
+// checked at.
+func (g *Repos) removeBranch(ctx context.Context, repo *spec.Repo, branch string) error {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	ref := "refs/heads/" + branch
+	sha, err := Run(ctx, repo.Path, "rev-parse", "--verify", ref)
+	if err != nil {
+		return fmt.Errorf("read branch %s: %w", branch, err)
+	}
+	if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", ref, "refs/heads/"+repo.Base); err != nil {
+		return fmt.Errorf("branch %s is not in %s any more: kept", branch, repo.Base)
+	}
+	list, err := worktreeList(ctx, repo.Path)
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		if e.Branch == branch {
+			return fmt.Errorf("branch %s is checked out in the worktree %s: kept", branch, e.Path)
+		}
+	}
+	if _, err := Run(ctx, repo.Path, "update-ref", "-d", ref, strings.TrimSpace(sha)); err != nil {
+		return fmt.Errorf("delete branch %s: %w", branch, err)
+	}
+	return nil
 }

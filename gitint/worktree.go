@@ -97,20 +97,22 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	if err := clearStaleLocks(dir, branch); err != nil {
 		return "", err
 	}
-	// A rebase cadence started and never finished (it was killed while
-	// integrating): abort it, which puts the branch and the worktree back
-	// exactly as they were before it.
-	if rebaseInProgress(ctx, dir) {
-		if err := abortRebase(ctx, dir, branch); err != nil {
-			return "", err
-		}
-	}
-	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
-		if _, serr := Run(ctx, dir, "status", "--porcelain"); serr == nil {
-			return startOf(ctx, repo, branch), nil
-		}
-	}
+	// git runs in dir only while dir is there: started in a missing
+	// folder it fails as "fork/exec …/git: no such file or directory".
 	if _, serr := os.Stat(dir); serr == nil {
+		// A rebase cadence started and never finished (it was killed while
+		// integrating): abort it, which puts the branch and the worktree
+		// back exactly as they were before it.
+		if rebaseInProgress(ctx, dir) {
+			if err := abortRebase(ctx, dir, branch); err != nil {
+				return "", err
+			}
+		}
+		if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
+			if _, serr := Run(ctx, dir, "status", "--porcelain"); serr == nil {
+				return startOf(ctx, repo, branch), nil
+			}
+		}
 		if !fresh {
 			return "", fmt.Errorf("%s is not a usable worktree of %s on %s; move it aside", dir, repo.Path, branch)
 		}
@@ -124,14 +126,21 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		}
 		_, _ = Run(ctx, repo.Path, "worktree", "prune")
 	}
+	// The folder is not there: git may still keep the record of a worktree
+	// of the lot whose folder was deleted (locked, so never pruned), which
+	// makes `worktree add` refuse. The branch is made again from below.
+	if err := dropGone(ctx, repo.Path, dir, branch); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
 	if err := ensureIgnored(dir); err != nil {
 		return "", err
 	}
+	reason := LockReason(branch)
 	if _, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", "cadence lot", dir, branch); err != nil {
+		if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, dir, branch); err != nil {
 			return "", err
 		}
 		return startOf(ctx, repo, branch), nil
@@ -141,7 +150,7 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
 	base = strings.TrimSpace(base)
-	if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", "cadence lot", "-b", branch, dir, base); err != nil {
+	if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err != nil {
 		return "", err
 	}
 	return base, nil
@@ -307,15 +316,28 @@ func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, er
 
 // RemoveWorktree removes a lot's worktree; the branch is kept. A worktree
 // with uncommitted changes is not removed (git refuses, and cadence never
-// forces it).
+// forces it): it stays, locked as before. A worktree whose folder is gone
+// has only git's record of it dropped (dropGone); one git does not know is
+// nothing to remove.
 func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error {
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return dropGone(ctx, repo.Path, dir, "")
+	}
+	reason := legacyLockReason
+	if list, err := worktreeList(ctx, repo.Path); err == nil {
+		for _, e := range list {
+			if samePath(e.Path, dir) && e.Locked {
+				reason = e.Reason
+			}
+		}
+	}
 	_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
 	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
-		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", "cadence lot", dir)
-		return err
+		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
+		return fmt.Errorf("remove the worktree %s: %w", dir, err)
 	}
 	return nil
 }

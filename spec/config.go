@@ -87,6 +87,10 @@ type Wave struct {
 	// Templates is the folder of brief templates overriding the built-in ones
 	// (absolute, or empty for none).
 	Templates string
+	// Worktrees is the folder that holds the lots' worktrees (absolute;
+	// empty: the default, $CADENCE_HOME/worktrees). It should be outside
+	// every repository (DESIGN.md §5).
+	Worktrees string
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 	// BudgetRange is the range of the budget attribute's value, if set.

@@ -28,6 +28,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 
 var waveSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "budget"}, {Name: "budget_usd"}, {Name: "max_sessions"}, {Name: "on_quota"}, {Name: "templates"},
+	{Name: "worktrees"},
 }}
 
 // lotSettings are the attributes a lot shares with the defaults block.
@@ -153,6 +154,9 @@ func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
 	}
 	if s, ok := d.str(c.Attributes["templates"]); ok {
 		w.Templates = d.abs(s)
+	}
+	if s, ok := d.str(c.Attributes["worktrees"]); ok && s != "" {
+		w.Worktrees = d.abs(s)
 	}
 }
 

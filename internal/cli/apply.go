@@ -109,7 +109,7 @@ func runApply(e *env, args []string) int {
 			return code
 		}
 	}
-	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).Abs())
+	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs())
 }
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot

@@ -2,17 +2,21 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
 func runClean(e *env, args []string) int {
-	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees,\nlot branches, and a leftover push guard. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
+	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, and a leftover\npush guard. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
 	dry := fs.Bool("dry-run", true, "only show what would be removed")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
@@ -35,7 +39,11 @@ func runClean(e *env, args []string) int {
 	}
 	defer l.Release()
 	ctx := context.Background()
-	root := lay.Abs().WorktreeRoot()
+	known, err := waveWorktrees(lay.WithWorktrees(w.cfg.Wave.Worktrees), w.cfg.Repos)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence clean: %v\n", err)
+		return ExitError
+	}
 	g := gitint.NewRepos()
 	status := ExitOK
 	found := 0
@@ -44,7 +52,7 @@ func runClean(e *env, args []string) int {
 			continue
 		}
 		gitint.Prune(ctx, repo.Path)
-		lefts, err := gitint.Leftovers(ctx, repo, w.cfg.Wave.Name, root)
+		lefts, err := gitint.Leftovers(ctx, repo, w.cfg.Wave.Name, known)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "cadence clean: repo %s: %v\n", repo.Name, err)
 			status = ExitError
@@ -61,14 +69,14 @@ func runClean(e *env, args []string) int {
 				case lo.Keep != "":
 					fmt.Fprintf(e.stdout, "keep    %s %s %s: %s\n", repo.Name, lo.Kind, lo.Path, lo.Keep)
 				case *dry:
-					fmt.Fprintf(e.stdout, "remove  %s %s %s\n", repo.Name, lo.Kind, lo.Path)
+					fmt.Fprintf(e.stdout, "remove  %s %s %s%s\n", repo.Name, lo.Kind, lo.Path, goneNote(lo, "git still lists it; clean unlocks and prunes that record"))
 				default:
 					if err := g.RemoveLeftover(ctx, repo, lo); err != nil {
 						fmt.Fprintf(e.stdout, "keep    %s %s %s: %v\n", repo.Name, lo.Kind, lo.Path, err)
 						status = ExitError
 						continue
 					}
-					fmt.Fprintf(e.stdout, "removed %s %s %s\n", repo.Name, lo.Kind, lo.Path)
+					fmt.Fprintf(e.stdout, "removed %s %s %s%s\n", repo.Name, lo.Kind, lo.Path, goneNote(lo, "git's record of it unlocked and pruned"))
 				}
 			}
 		}
@@ -80,4 +88,46 @@ func runClean(e *env, args []string) int {
 		fmt.Fprintln(e.stdout, "\nDry run: nothing was removed. cadence clean -dry-run=false "+file+" removes what is marked remove.")
 	}
 	return status
+}
+
+// goneNote is what clean adds to the line of a worktree whose folder is
+// gone: what happens to git's record (what), and that the branch stays.
+func goneNote(lo gitint.Leftover, what string) string {
+	if !lo.Gone {
+		return ""
+	}
+	return ": its folder is gone; " + what + " (its branch stays)"
+}
+
+// waveWorktrees says which worktree folders are the wave's (for
+// gitint.Leftovers): those its state records (a lot's own worktree, and
+// its neighbour worktrees beside it, layout.AlsoWorktree), and those where
+// lay puts the wave's worktrees (lay.HoldsWorktree: the current scheme and
+// the old .cadence/worktrees/<wave>). A wave with no state yet has only
+// the latter.
+func waveWorktrees(lay layout.Wave, repos []*spec.Repo) (func(string) bool, error) {
+	recorded := map[string]bool{}
+	st, _, err := state.Read(lay.StateFile())
+	switch {
+	case errors.Is(err, state.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		add := func(p string) {
+			recorded[filepath.Clean(p)] = true
+			if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+				recorded[filepath.Join(r, filepath.Base(p))] = true
+			}
+		}
+		for _, l := range st.Lots {
+			if l.Worktree == "" {
+				continue
+			}
+			add(l.Worktree)
+			for _, r := range repos {
+				add(layout.AlsoWorktree(l.Worktree, r.Name))
+			}
+		}
+	}
+	return func(p string) bool { return recorded[filepath.Clean(p)] || lay.HoldsWorktree(p) }, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -60,6 +61,7 @@ func runLogs(e *env, args []string) int {
 		}
 		fmt.Fprintln(e.stdout)
 	}
+	lotWorktrees(e, l)
 	for i, s := range l.Steps {
 		dur := ""
 		if s.Ended != nil {
@@ -104,4 +106,25 @@ func runLogs(e *env, args []string) int {
 		}
 	}
 	return ExitOK
+}
+
+// lotWorktrees prints the lot's worktrees whole (the path to cd into; under
+// the cadence home it is long): its own, the one the state records, and
+// its neighbour worktrees beside it (layout.AlsoWorktree) that are there.
+// A recorded worktree that is not there is named with where the lot's
+// work is, unless the lot is done (integration removes it) or never got
+// its branch.
+func lotWorktrees(e *env, l *state.Lot) {
+	if l.Worktree == "" {
+		return
+	}
+	if _, err := os.Stat(l.Worktree); err == nil {
+		fmt.Fprintf(e.stdout, "Worktree %s\n", l.Worktree)
+	} else if l.Status != state.LotDone && l.Branch != "" {
+		fmt.Fprintf(e.stdout, "Worktree %s (its folder is gone; branch %s keeps the lot's commits)\n", l.Worktree, l.Branch)
+	}
+	also, _ := filepath.Glob(layout.AlsoWorktree(l.Worktree, "*"))
+	for _, a := range also {
+		fmt.Fprintf(e.stdout, "Worktree %s\n", a)
+	}
 }

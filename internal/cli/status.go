@@ -73,6 +73,7 @@ func runStatus(e *env, args []string) int {
 		}
 		fmt.Fprintln(e.stdout)
 		stateTable(e, st, h == nil)
+		worktreeTable(e, st)
 		fmt.Fprintf(e.stdout, "\nBudget: %s counted tokens spent", spec.Tokens(st.Consumed.Counted))
 		if st.Budget > 0 {
 			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
@@ -196,6 +197,31 @@ func stateTable(e *env, st *state.State, stopped bool) {
 			note += "earlier attempts kept under " + strings.Join(l.Backups, ", ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, shownStatus(l, stopped), step, commits, spec.Tokens(l.Usage().Counted()), note)
+	}
+	tw.Flush()
+}
+
+// worktreeTable lists the lots whose worktree (the one the state records)
+// is there, with its path whole: what the lead cds into to see a lot's
+// work. Nothing when no lot has one.
+func worktreeTable(e *env, st *state.State) {
+	ids := make([]string, 0, len(st.Lots))
+	for id, l := range st.Lots {
+		if l.Worktree == "" {
+			continue
+		}
+		if _, err := os.Stat(l.Worktree); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	sort.Strings(ids)
+	fmt.Fprintln(e.stdout, "\nWorktrees:")
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, id := range ids {
+		fmt.Fprintf(tw, "  %s\t%s\n", id, st.Lots[id].Worktree)
 	}
 	tw.Flush()
 }

@@ -1,15 +1,16 @@
-// Package layout names every path cadence reads or writes (DESIGN.md §6 and
-// §8): a wave's state file, its journal and lock, the .cadence work folder
-// beside the wave file (logs, reports, the run journal, lot worktrees), the
-// machine's slot and registry folders under $CADENCE_HOME, and the locks
-// cadence keeps in a repository's git common dir. Nothing else builds these
-// paths by hand.
+// Package layout names every path cadence reads or writes (DESIGN.md §5,
+// §6 and §8): a wave's state file, its journal and lock, the .cadence work
+// folder beside the wave file (logs, reports, the run journal), the lots'
+// worktrees (outside every repository, under the cadence home unless the
+// wave says where), the machine's slot and registry folders under
+// $CADENCE_HOME, and the locks cadence keeps in a repository's git common
+// dir. Nothing else builds these paths by hand.
 //
 // A [Wave] is built once per wave from plain strings (the wave file's
-// path, the wave's name, the cadence home); it never reads the environment
-// and imports nothing of cadence. Apart from [Wave.MakeWorkDir] and
-// [IgnoreSelf], which create the work folder and its .gitignore, it touches
-// no file.
+// path, the wave's name, the cadence home, the wave's worktrees folder);
+// it never reads the environment and imports nothing of cadence. Apart
+// from [Wave.MakeWorkDir] and [IgnoreSelf], which create the work folder
+// and its .gitignore, it touches no file.
 //
 // The tree beside a wave file wave.hcl of wave "w":
 //
@@ -20,13 +21,32 @@
 //	.cadence/w/journal.log          the run's progress lines (JournalLog)
 //	.cadence/w/<lot>/<n>-<kind>.json|.err|.log   step n's files (StepFile)
 //	.cadence/w/<lot>/replaced-<k>/  the files of the k-th run set aside by -replace
-//	.cadence/worktrees/w/<lot>      the lot's worktree (Worktree)
-//	.cadence/worktrees/w/<lot>@<repo>   its worktree of a neighbour repo
 //
-// and under the cadence home ($CADENCE_HOME, else ~/.cadence, see [Home]):
+// under the cadence home ($CADENCE_HOME, else ~/.cadence, see [Home]):
 //
 //	slots/slot-<n>                  the machine's session slots (SlotsDir)
 //	waves/<pid>.json|.lock          the registry of live waves (RegistryDir)
+//	worktrees/                      the lots' worktrees (WorktreesDir)
+//
+// and in the worktrees folder (<home>/worktrees, or the wave's `worktrees`
+// attribute, see [Wave.WithWorktrees]), for a lot of repository "app":
+//
+//	app-<h(repo)>/w-<h(state)>/<lot>          the lot's worktree (Worktree)
+//	app-<h(repo)>/w-<h(state)>/<lot>@<repo>   its worktree of a neighbour repo (AlsoWorktree)
+//
+// h(x) is the first 8 hex digits of the SHA-256 of the absolute path x:
+// h(repo) of the repository's folder, h(state) of the wave's state file.
+// So two clones of one repository, or two waves of one name in two
+// folders, never share a folder; the names in front keep the path
+// readable. Worktrees live outside the repositories because tools that
+// look for configuration in parent folders (cargo and npm workspaces,
+// go.work, lint and tsconfig lookups) must see a lot as they see the
+// checkout (DESIGN.md §5). The state file records each lot's worktree:
+// once made, a worktree is found from the state (see [AlsoWorktree]),
+// never by computing its path again, so a change of the home or of this
+// scheme loses none. Before this scheme worktrees were
+// .cadence/worktrees/<wave>/<lot> beside the wave file
+// ([Wave.OldWorktreeRoot]); those recorded in a state are used as they are.
 package layout
 
 import (
@@ -47,6 +67,8 @@ const ignoreAll = "*\n"
 // build it with [New].
 type Wave struct {
 	file, name, home string
+	// worktrees is the wave's worktrees folder ("" : <home>/worktrees).
+	worktrees string
 }
 
 // New returns the layout of the wave whose file is waveFile (as given:
@@ -64,15 +86,26 @@ func (w Wave) Named(name string) Wave {
 	return w
 }
 
-// Abs returns the same layout with the wave file's path made absolute
-// (against the current folder): what is handed to git and to child
-// processes (worktrees, step files, the work folder) must not depend on
-// the folder they run in. Messages keep the paths as the user gave them.
+// Abs returns the same layout with the wave file's path, the home and the
+// worktrees folder made absolute (against the current folder): what is
+// handed to git and to child processes (worktrees, step files, the work
+// folder) must not depend on the folder they run in. Messages keep the
+// paths as the user gave them.
 func (w Wave) Abs() Wave {
-	if a, err := filepath.Abs(w.file); err == nil {
-		w.file = a
-	}
+	w.file, w.home, w.worktrees = abs(w.file), abs(w.home), abs(w.worktrees)
 	return w
+}
+
+// abs is p made absolute; "" stays "", and so does p when the current
+// folder is unknown.
+func abs(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // Home is the cadence home: cadenceHome (the value of $CADENCE_HOME) when
@@ -172,17 +205,6 @@ func (w Wave) ReplacedDir(lot string, k int) string {
 func (w Wave) ReplacedGlob(lot string) string {
 	return filepath.Join(w.LotDir(lot), "replaced-*")
 }
-
-// WorktreeRoot holds the wave's lot worktrees: .cadence/worktrees/<wave>.
-func (w Wave) WorktreeRoot() string { return filepath.Join(w.WorkDir(), "worktrees", w.name) }
-
-// Worktree is a lot's worktree in its own repository:
-// .cadence/worktrees/<wave>/<lot>.
-func (w Wave) Worktree(lot string) string { return filepath.Join(w.WorktreeRoot(), lot) }
-
-// AlsoWorktree is a lot's worktree in the neighbour repository repo (an
-// "also" repo): <Worktree>@<repo>.
-func (w Wave) AlsoWorktree(lot, repo string) string { return w.Worktree(lot) + "@" + repo }
 
 // Home is the cadence home the layout was built with.
 func (w Wave) Home() string { return w.home }

@@ -3,6 +3,8 @@ package layout_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/cadence-run/cadence/internal/layout"
@@ -29,14 +31,17 @@ func TestPaths(t *testing.T) {
 		{"StepGlob", w.StepGlob("a", 12), "waves/.cadence/w/a/12-*"},
 		{"ReplacedDir", w.ReplacedDir("a", 2), "waves/.cadence/w/a/replaced-2"},
 		{"ReplacedGlob", w.ReplacedGlob("a"), "waves/.cadence/w/a/replaced-*"},
-		{"WorktreeRoot", w.WorktreeRoot(), "waves/.cadence/worktrees/w"},
-		{"Worktree", w.Worktree("a"), "waves/.cadence/worktrees/w/a"},
-		{"AlsoWorktree", w.AlsoWorktree("a", "lib"), "waves/.cadence/worktrees/w/a@lib"},
+		{"WorktreesDir", w.WorktreesDir(), "/home/u/.cadence/worktrees"},
+		{"WorktreesDir attribute", w.WithWorktrees("/wt").WorktreesDir(), "/wt"},
+		{"WorktreesDir no home", layout.New("w.hcl", "w", "").WorktreesDir(), filepath.Join(os.TempDir(), "cadence", "worktrees")},
+		{"AlsoWorktree", layout.AlsoWorktree("/wt/app-x/w-y/a", "lib"), "/wt/app-x/w-y/a@lib"},
+		{"OldWorktreeRoot", w.OldWorktreeRoot(), filepath.Join(wd, "waves/.cadence/worktrees/w")},
 		{"SlotsDir", w.SlotsDir(), "/home/u/.cadence/slots"},
 		{"RegistryDir", w.RegistryDir(), "/home/u/.cadence/waves"},
 		{"RepoLock", layout.RepoLock("/r/.git"), "/r/.git/cadence/repo.lock"},
 		{"IntegrateLock", layout.IntegrateLock("/r/.git"), "/r/.git/cadence/integrate.lock"},
-		{"Abs", w.Abs().Worktree("a"), filepath.Join(wd, "waves/.cadence/worktrees/w/a")},
+		{"Abs", w.Abs().StateFile(), filepath.Join(wd, "waves/big.state.json")},
+		{"Abs home", layout.New("w.hcl", "w", "ch").Abs().SlotsDir(), filepath.Join(wd, "ch/slots")},
 		{"Abs keeps", layout.New("/abs/w.hcl", "w", "").Abs().StateFile(), "/abs/w.state.json"},
 		{"Named", w.Named("v").LotDir("a"), "waves/.cadence/v/a"},
 		{"Home env", layout.Home("/ch", "/home/u"), "/ch"},
@@ -89,5 +94,68 @@ func TestMakeWorkDir(t *testing.T) {
 	}
 	if err := w.MakeWorkDir(); err != nil {
 		t.Fatalf("second MakeWorkDir: %v", err)
+	}
+}
+
+// A lot's worktree is outside the wave file's folder, under the worktrees
+// folder, in a folder named after the repository and one named after the
+// wave, each with a key of its path: two clones, or two waves of one name
+// in two folders, never share one. No test asserts on a key's value.
+func TestWorktree(t *testing.T) {
+	w := layout.New("/src/app/wave.hcl", "w", "/home/u/.cadence")
+	got := w.Worktree("app", "/src/app", "a")
+	shape := regexp.MustCompile(`^/home/u/\.cadence/worktrees/app-[0-9a-f]{8}/w-[0-9a-f]{8}/a$`)
+	if !shape.MatchString(got) {
+		t.Fatalf("Worktree = %q, want the shape %s", got, shape)
+	}
+	if again := layout.New("/src/app/wave.hcl", "w", "/home/u/.cadence").Worktree("app", "/src/app/", "a"); again != got {
+		t.Errorf("the same wave and repository gave %q, then %q", got, again)
+	}
+	if d := filepath.Dir(got); d != w.WaveWorktrees("app", "/src/app") {
+		t.Errorf("WaveWorktrees = %q, want the worktree's folder %q", w.WaveWorktrees("app", "/src/app"), d)
+	}
+	for name, other := range map[string]string{
+		"another clone":                 w.Worktree("app", "/src/app2", "a"),
+		"a wave of that name elsewhere": layout.New("/src/other/wave.hcl", "w", "/home/u/.cadence").Worktree("app", "/src/app", "a"),
+		"another wave file beside it":   layout.New("/src/app/wave2.hcl", "w", "/home/u/.cadence").Worktree("app", "/src/app", "a"),
+		"another lot":                   w.Worktree("app", "/src/app", "b"),
+	} {
+		if other == got {
+			t.Errorf("%s shares the worktree %s", name, got)
+		}
+	}
+	attr := w.WithWorktrees("/scratch/wt").Worktree("app", "/src/app", "a")
+	if !strings.HasPrefix(attr, "/scratch/wt/app-") || filepath.Base(attr) != "a" {
+		t.Errorf("with a worktrees attribute: %q", attr)
+	}
+	// A relative home and wave file give an absolute worktree path (git
+	// runs it from the repository's folder).
+	if rel := layout.New("wave.hcl", "w", "ch").Worktree("app", "app", "a"); !filepath.IsAbs(rel) {
+		t.Errorf("relative layout: worktree %q is not absolute", rel)
+	}
+}
+
+// HoldsWorktree recognises the wave's worktrees, its neighbour worktrees
+// and those of the old layout, and nothing of another wave.
+func TestHoldsWorktree(t *testing.T) {
+	w := layout.New("/src/app/wave.hcl", "w", "/home/u/.cadence")
+	own := w.Worktree("app", "/src/app", "a")
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{own, true},
+		{layout.AlsoWorktree(own, "lib"), true},
+		{w.Worktree("lib", "/src/lib", "b"), true},
+		{"/src/app/.cadence/worktrees/w/a", true},
+		{"/src/app/.cadence/worktrees/v/a", false},
+		{layout.New("/src/other/wave.hcl", "w", "/home/u/.cadence").Worktree("app", "/src/app", "a"), false},
+		{layout.New("/src/app/wave.hcl", "v", "/home/u/.cadence").Worktree("app", "/src/app", "a"), false},
+		{filepath.Dir(own), false},
+		{"/elsewhere/a", false},
+	} {
+		if got := w.HoldsWorktree(c.path); got != c.want {
+			t.Errorf("HoldsWorktree(%q) = %v, want %v", c.path, got, c.want)
+		}
 	}
 }
