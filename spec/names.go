@@ -31,6 +31,12 @@ const NameMax = 255
 // NameMax - NameReserve bytes.
 const NameReserve = 5
 
+// WaveNameReserve is what cadence appends to a wave's name in one file
+// name: the folder of the wave's worktrees is <wave>-<8 hex digits>
+// (internal/layout's worktree key), so a wave name has at most
+// NameMax - WaveNameReserve bytes.
+const WaveNameReserve = 9
+
 // RefNameError says why git refuses a ref name.
 type RefNameError struct {
 	// Ref is the name checked, as given.
@@ -138,9 +144,13 @@ func (d *decoder) checkName(kind nameKind, name string, rng hcl.Range) bool {
 			quoteName(name), kind, wave, lot, kind, strings.TrimPrefix(rule, "it "))
 		return false
 	}
-	if n := len(name); n > NameMax-NameReserve {
-		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (refs/heads/cadence/<wave>/<lot>.lock), and a file name has at most %d bytes, %d of which git may append: use at most %d.",
-			quoteName(name), n, kind, NameMax, NameReserve, NameMax-NameReserve)
+	reserve := NameReserve
+	if kind != lotName {
+		reserve = WaveNameReserve
+	}
+	if n := len(name); n > NameMax-reserve {
+		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (refs/heads/cadence/<wave>/<lot>.lock, the worktrees' folder <wave>-<key>), and a file name has at most %d bytes, %d of which git or cadence may append: use at most %d.",
+			quoteName(name), n, kind, NameMax, reserve, NameMax-reserve)
 		return false
 	}
 	return true
