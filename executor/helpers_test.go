@@ -108,12 +108,14 @@ func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    {
 
 // The guarded refs of the fake: one set for every repository, moved by
 // tests through moveRef; worktrees are always on their lot's branch.
-func (g *fakeGit) Refs(context.Context, *spec.Repo, string) (gitint.Refs, error) {
+func (g *fakeGit) Refs(_ context.Context, _ *spec.Repo, skip string) (gitint.Refs, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := gitint.Refs{}
 	for k, v := range g.refs {
-		out[k] = v
+		if !strings.HasPrefix(k, skip) {
+			out[k] = v
+		}
 	}
 	return out, nil
 }
