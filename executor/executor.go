@@ -185,7 +185,8 @@ type Result struct {
 	Outside int
 	// ResetAt is when a usage limit resets (suspended-quota).
 	ResetAt *time.Time
-	// Incident says why the wave stopped on a push, if it did.
+	// Incident says why the wave stopped on an incident, if it did: a
+	// push, or a guarded ref or worktree HEAD moved (and put back).
 	Incident string
 	// State is a copy of the state at the end; Apply sets it (Run does not).
 	State *state.State
