@@ -117,10 +117,13 @@ type remoteFake struct {
 	calls int
 }
 
-func (g *remoteFake) RemoteState(context.Context, *spec.Repo) string {
+func (g *remoteFake) RemoteState(ctx context.Context, _ *spec.Repo) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.calls++
+	if ctx.Err() != nil {
+		return "" // as gitint: an ended context starts no git
+	}
 	return g.state
 }
 
@@ -142,7 +145,8 @@ func TestRemoteWatch(t *testing.T) {
 		return &lotRun{id: id, n: &node{lot: &spec.Lot{ID: id, Repo: rp, Kind: kind}}}
 	}
 	a, b, c := lr("a", cmd, spec.CommandLot), lr("b", cmd, spec.CommandLot), lr("c", agentOnly, spec.AgentLot)
-	var w remoteWatch
+	r := &runner{o: Options{Git: g}}
+	w := &r.remotes
 	w.start(context.Background(), g, []*node{a.n, b.n, c.n})
 	if g.calls != 1 || w.repos[agentOnly] != nil {
 		t.Fatalf("start read %d remotes; agent-only repo watched: %v", g.calls, w.repos[agentOnly] != nil)
@@ -170,5 +174,29 @@ func TestRemoteWatch(t *testing.T) {
 	w.ended(b)
 	if msg := w.compare(ctx, g, w.all()); msg != "" {
 		t.Errorf("the same push reported twice: %q", msg)
+	}
+
+	// A comparison with the run's context ended (SIGINT) compares nothing:
+	// the wave's end does, whatever the context.
+	w.started(a)
+	w.ended(a)
+	g.set("s2")
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	if msg := w.compare(stopped, g, []*spec.Repo{cmd}); msg != "" {
+		t.Errorf("a stopped comparison: %q", msg)
+	}
+	r.compareRemotesAtEnd(stopped)
+	if !strings.Contains(r.incidentMsg, "at the end of the wave, the remotes of repo cmd changed") || !strings.Contains(r.incidentMsg, "lot(s) a ran") {
+		t.Errorf("the wave's end: %q", r.incidentMsg)
+	}
+
+	// A wave stopped while its start read the remotes compares nothing.
+	var w2 remoteWatch
+	w2.start(stopped, g, []*node{a.n})
+	w2.started(a)
+	w2.ended(a)
+	if msg := w2.compare(ctx, g, w2.all()); msg != "" {
+		t.Errorf("compared against a cancelled read: %q", msg)
 	}
 }

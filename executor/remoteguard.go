@@ -44,7 +44,9 @@ type remoteRecord struct {
 // start reads the remotes of every repository that a command or test step
 // of the run's lots may use: every repository of a command lot, and of an
 // agent lot with a test gate in any of its repositories (a gate may run in
-// any of them at integration). One Git.RemoteState per repository.
+// any of them at integration). One Git.RemoteState per repository. A read
+// cut short by ctx (the run is being stopped) is not recorded: that
+// repository is not compared (a cancelled read would pass for a change).
 func (w *remoteWatch) start(ctx context.Context, g Git, nodes []*node) {
 	w.repos = map[*spec.Repo]*remoteRecord{}
 	for _, n := range nodes {
@@ -52,9 +54,15 @@ func (w *remoteWatch) start(ctx context.Context, g Git, nodes []*node) {
 			continue
 		}
 		for _, rp := range n.lot.Repos() {
-			if w.repos[rp] == nil {
-				w.repos[rp] = &remoteRecord{state: g.RemoteState(ctx, rp), running: map[string]int{}}
+			if _, seen := w.repos[rp]; seen {
+				continue
 			}
+			st := g.RemoteState(ctx, rp)
+			if ctx.Err() != nil {
+				w.repos[rp] = nil
+				continue
+			}
+			w.repos[rp] = &remoteRecord{state: st, running: map[string]int{}}
 		}
 	}
 }
@@ -105,10 +113,14 @@ func (w *remoteWatch) ended(lr *lotRun) {
 // an incident's text naming the repository and the lots ("" when none),
 // and records the new state so that one push is reported once. A
 // comparison that finds no change forgets only the steps that had ended
-// when it began; a step that ends meanwhile is compared next time.
+// when it began; a step that ends meanwhile is compared next time. With
+// ctx ended it compares nothing (the wave's end compares what is left).
 func (w *remoteWatch) compare(ctx context.Context, g Git, repos []*spec.Repo) string {
 	var msgs []string
 	for _, rp := range repos {
+		if ctx.Err() != nil {
+			break
+		}
 		w.mu.Lock()
 		rec := w.repos[rp]
 		w.mu.Unlock()
@@ -124,6 +136,10 @@ func (w *remoteWatch) compare(ctx context.Context, g Git, repos []*spec.Repo) st
 			continue
 		}
 		now := g.RemoteState(ctx, rp)
+		if ctx.Err() != nil {
+			rec.cmp.Unlock()
+			break
+		}
 		w.mu.Lock()
 		if now == rec.state {
 			rec.ran = rec.ran[n:]

@@ -159,7 +159,10 @@ func (lr *lotRun) remoteStates(ctx context.Context) map[*spec.Repo]string {
 }
 
 // pushedTo names a repository whose remotes changed since before, or "".
+// It reads them whatever the context: a session stopped by a signal is
+// checked too, and a cancelled read would pass for a change.
 func (lr *lotRun) pushedTo(ctx context.Context, before map[*spec.Repo]string) string {
+	ctx = context.WithoutCancel(ctx)
 	for _, rp := range lr.n.lot.Repos() {
 		if lr.r.o.Git.RemoteState(ctx, rp) != before[rp] {
 			return rp.Name
