@@ -78,9 +78,13 @@ func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position,
 var okOutcome = state.Outcome{Kind: state.OutcomeOK}
 
 // stopOutcome is the outcome of a command step that cadence's shutdown or a
-// machine error interrupted (an *interruptedErr), or the error when the
-// step could not be recorded.
+// machine error interrupted (an *interruptedErr), or that ended on an
+// incident (an *incidentErr: failed), or the error when the step could not
+// be recorded.
 func stopOutcome(ctx context.Context, err error) (state.Outcome, error) {
+	if o, ok := incidentOutcome(err); ok {
+		return o, nil
+	}
 	var ie *interruptedErr
 	switch {
 	case errors.As(err, &ie):

@@ -45,12 +45,19 @@ type runner struct {
 	// running lots per repository
 	repoBusy map[*spec.Repo]int
 	jobsBusy int
-	// incidentMsg, once set, stops the wave: a push happened.
+	// incidentMsg, once set, stops the wave: a push happened, or a guarded
+	// ref or a worktree's HEAD moved.
 	incidentMu  sync.Mutex
 	incidentMsg string
+	// refs records cadence's own moves of guarded refs (refguard.go);
+	// remotes, the remotes that command and test steps are compared
+	// against (remoteguard.go).
+	refs    refLedger
+	remotes remoteWatch
 }
 
-// incident records a push detected during a session: no new lot starts.
+// incident records what stops the wave (a push, a foreign ref move): no
+// new lot starts.
 func (r *runner) incident(msg string) {
 	r.incidentMu.Lock()
 	defer r.incidentMu.Unlock()
@@ -88,7 +95,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := r.build(); err != nil {
 		return Result{}, err
 	}
+	r.remotes.start(ctx, o.Git, r.nodes)
 	err := r.loop(ctx)
+	r.compareRemotesAtEnd(ctx)
 	return r.result(ctx, err)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -88,6 +89,21 @@ type Git interface {
 	// SessionEnv returns environment entries that make pushes from the
 	// repositories fail, added to base.
 	SessionEnv(ctx context.Context, repos []*spec.Repo, base []string) []string
+
+	// Refs reads the repository's guarded refs (refs/heads, refs/tags) but
+	// those under the prefix skip, with one git call (gitint.SnapshotRefs).
+	Refs(ctx context.Context, repo *spec.Repo, skip string) (gitint.Refs, error)
+	// RestoreRefs puts foreign moves of guarded refs back, each by
+	// compare-and-swap to its Old value, keeping each foreign value under
+	// the lot's next rescue ref first (gitint.RestoreRefs).
+	RestoreRefs(ctx context.Context, repo *spec.Repo, wave, lot string, moves []gitint.RefMove) []gitint.PutBack
+	// WorktreeHead is what the worktree at dir has checked out ("refs/heads/x",
+	// or a commit when detached), read from its files (gitint.WorktreeHead).
+	WorktreeHead(dir string) (string, error)
+	// PutOnBranch puts the worktree at dir back on branch, keeping a
+	// detached HEAD's commit under the lot's next rescue ref first, and says
+	// what it did (gitint.PutOnBranch).
+	PutOnBranch(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot string) (string, error)
 }
 
 // Conflict is what an integration conflict says: the files.
@@ -169,7 +185,8 @@ type Result struct {
 	Outside int
 	// ResetAt is when a usage limit resets (suspended-quota).
 	ResetAt *time.Time
-	// Incident says why the wave stopped on a push, if it did.
+	// Incident says why the wave stopped on an incident, if it did: a
+	// push, or a guarded ref or worktree HEAD moved (and put back).
 	Incident string
 	// State is a copy of the state at the end; Apply sets it (Run does not).
 	State *state.State

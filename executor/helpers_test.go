@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -29,6 +31,10 @@ type fakeGit struct {
 	worktreeErr error
 	// resets and asides record ResetForReplay and SetAside calls.
 	resets, asides []string
+	// refs are the guarded refs (moveRef); restored, the moves RestoreRefs
+	// put back.
+	refs     gitint.Refs
+	restored []gitint.RefMove
 }
 
 func newFakeGit() *fakeGit {
@@ -99,6 +105,51 @@ func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, 
 func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              { return "" }
 func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
 func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    { return nil }
+
+// The guarded refs of the fake: one set for every repository, moved by
+// tests through moveRef; worktrees are always on their lot's branch.
+func (g *fakeGit) Refs(_ context.Context, _ *spec.Repo, skip string) (gitint.Refs, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := gitint.Refs{}
+	for k, v := range g.refs {
+		if !strings.HasPrefix(k, skip) {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string, moves []gitint.RefMove) []gitint.PutBack {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []gitint.PutBack
+	for _, m := range moves {
+		g.restored = append(g.restored, m)
+		if g.refs[m.Ref] == m.New {
+			g.refs[m.Ref] = m.Old
+		}
+		out = append(out, gitint.PutBack{RefMove: m, Rescue: fmt.Sprintf("%s%s/%s/%d", gitint.RescuePrefix, wave, lot, len(g.restored))})
+	}
+	return out
+}
+func (g *fakeGit) WorktreeHead(string) (string, error) { return "", errors.New("fake: no HEAD") }
+func (g *fakeGit) PutOnBranch(context.Context, *spec.Repo, string, string, string, string) (string, error) {
+	return "", nil
+}
+
+// moveRef moves a guarded ref of the fake ("" deletes it).
+func (g *fakeGit) moveRef(ref, sha string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.refs == nil {
+		g.refs = gitint.Refs{}
+	}
+	if sha == "" {
+		delete(g.refs, ref)
+		return
+	}
+	g.refs[ref] = sha
+}
 
 // span is one recorded session.
 type span struct {

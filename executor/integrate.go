@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -98,6 +99,11 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		}
 		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
 			green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, lr.dirs[rp])
+			if o, ok := incidentOutcome(err); ok {
+				// The gate moved a guarded ref: the lot fails, nothing is
+				// integrated.
+				return o, nil, lr.endStep(i, state.StepFailed, o.Detail, nil)
+			}
 			if err != nil || ctx.Err() != nil {
 				o, err := stopOutcome(ctx, err)
 				return o, nil, err
@@ -106,6 +112,13 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 				return fail(fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))
 			}
 		}
+	}
+	// A push from a command or a test gate since the remotes were last
+	// compared stops the wave before anything is integrated; the lot waits
+	// at integrate (whether it pushed is the lead's to find out).
+	if msg := lr.r.remotes.compare(ctx, lr.r.o.Git, repos); msg != "" {
+		lr.r.incident("before the integration of lot " + lr.id + ", " + msg)
+		return wait("incident: " + msg)
 	}
 	// A replaced lot whose change is the one it integrated before (same
 	// patch-id) is on the base already: it is not put there twice.
@@ -119,11 +132,10 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	}
 	var done []moved
 	for _, rp := range repos {
-		before, berr := lr.baseSHA(ctx, rp)
-		sha, err := lr.r.o.Git.Advance(ctx, rp, lr.branch)
+		before, sha, berr, err := lr.advance(ctx, rp)
 		if err != nil || berr != nil {
 			for k := len(done) - 1; k >= 0; k-- {
-				if rerr := lr.r.o.Git.Rewind(ctx, done[k].repo, done[k].new, done[k].old); rerr != nil {
+				if rerr := lr.rewind(ctx, done[k].repo, done[k].new, done[k].old); rerr != nil {
 					lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "could not undo the integration into " + done[k].repo.Name + ": " + rerr.Error()})
 				}
 			}
@@ -237,6 +249,35 @@ func (lr *lotRun) tested(ctx context.Context, dir string) bool {
 		}
 	})
 	return ok
+}
+
+// advance moves the repository's base to the lot's branch (Git.Advance),
+// recorded in the wave's ref ledger as cadence's own move so that no
+// step's guard takes it for a foreign one. It returns the base before and
+// after, and the errors of reading the base and of the advance.
+func (lr *lotRun) advance(ctx context.Context, rp *spec.Repo) (before, sha string, berr, err error) {
+	lr.r.refs.own(rp, lr.id, func() gitint.RefMove {
+		before, berr = lr.baseSHA(ctx, rp)
+		sha, err = lr.r.o.Git.Advance(ctx, rp, lr.branch)
+		if berr != nil || err != nil {
+			return gitint.RefMove{}
+		}
+		return gitint.RefMove{Ref: "refs/heads/" + rp.Base, Old: before, New: sha}
+	})
+	return before, sha, berr, err
+}
+
+// rewind undoes an advance (Git.Rewind: the base from sha back to old),
+// recorded in the ledger like it.
+func (lr *lotRun) rewind(ctx context.Context, rp *spec.Repo, sha, old string) error {
+	var err error
+	lr.r.refs.own(rp, lr.id, func() gitint.RefMove {
+		if err = lr.r.o.Git.Rewind(ctx, rp, sha, old); err != nil {
+			return gitint.RefMove{}
+		}
+		return gitint.RefMove{Ref: "refs/heads/" + rp.Base, Old: sha, New: old}
+	})
+	return err
 }
 
 // startBase is the base commit the lot started from.

@@ -239,6 +239,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		defer cancel()
 	}
 	var pidErr error
+	watch := lr.watchStep(ctx, kind)
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
 		Env:    append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...),
@@ -253,6 +254,9 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	}
 	if out := tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
 		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: out})
+	}
+	if err := lr.checkStep(ctx, watch, i); err != nil {
+		return false, err.Error(), err
 	}
 	switch {
 	case rerr != nil:

@@ -88,6 +88,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sess.Env = lr.guardEnv
 	remotes := lr.remoteStates(ctx)
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
+	watch := lr.watchStep(ctx, kind)
 	out := r.o.Agent.Run(ctx, sess)
 	if pidErr != nil {
 		return out, state.Outcome{}, pidErr, false
@@ -96,6 +97,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		out.Status, out.Cause = state.StepFailed, "a push happened during the session: the remotes of repo "+pushed+" changed"
 		r.incident("lot " + lr.id + ": " + out.Cause)
 	}
+	out.Status, out.Cause = withIncident(out.Status, out.Cause, lr.checkRefs(ctx, watch))
 	counted, micros, cacheRead := r.budget.add(out.Usage, out.CostMicros)
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
 		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead}
@@ -157,7 +159,10 @@ func (lr *lotRun) remoteStates(ctx context.Context) map[*spec.Repo]string {
 }
 
 // pushedTo names a repository whose remotes changed since before, or "".
+// It reads them whatever the context: a session stopped by a signal is
+// checked too, and a cancelled read would pass for a change.
 func (lr *lotRun) pushedTo(ctx context.Context, before map[*spec.Repo]string) string {
+	ctx = context.WithoutCancel(ctx)
 	for _, rp := range lr.n.lot.Repos() {
 		if lr.r.o.Git.RemoteState(ctx, rp) != before[rp] {
 			return rp.Name

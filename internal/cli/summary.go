@@ -41,7 +41,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again %s.\n", reset)
 	case state.WaveInterrupted:
 		if res.Incident != "" {
-			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remote before you apply again.\n", res.Incident)
+			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remotes and the refs it names before you apply again.\n", res.Incident)
 			break
 		}
 		fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
@@ -79,7 +79,13 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 				fmt.Fprintf(e.stdout, "  [%s]%s %s\n", f.Severity, loc, firstLine(f.Text))
 			}
 			if l.Branch != "" {
-				fmt.Fprintf(e.stdout, "  its work is on branch %s", l.Branch)
+				if strings.Contains(l.Cause, executor.IncidentCause) {
+					// What the step did outside its branch was put back:
+					// the branch may hold none of it (executor/refguard.go).
+					fmt.Fprintf(e.stdout, "  its branch %s holds only what was committed on it; what its step moved elsewhere is kept under the rescue refs named above", l.Branch)
+				} else {
+					fmt.Fprintf(e.stdout, "  its work is on branch %s", l.Branch)
+				}
 				if l.Worktree != "" {
 					fmt.Fprintf(e.stdout, " (worktree %s)", l.Worktree)
 				}

@@ -1,0 +1,300 @@
+package gitint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// RescuePrefix is where cadence keeps what a foreign ref update pointed a
+// guarded ref at before it put the ref back:
+// refs/cadence/rescue/<wave>/<lot>/<n>, n = 1, 2, … per lot. cadence never
+// deletes them (`git update-ref -d` removes one).
+const RescuePrefix = "refs/cadence/rescue/"
+
+// GuardedRefs are the namespaces whose refs no step may move (DECISIONS10
+// "Guarded refs"): branches and tags.
+var GuardedRefs = []string{"refs/heads", "refs/tags"}
+
+// Refs is a snapshot of a repository's guarded refs: ref name → the object
+// it points at (40 hex digits; for an annotated tag, the tag object).
+type Refs map[string]string
+
+// RefMove is a guarded ref that changed between two snapshots. Old is the
+// value before ("" when the ref was created), New the value after ("" when
+// it was deleted).
+type RefMove struct {
+	Ref, Old, New string
+}
+
+// String says what happened to the ref: "refs/heads/main moved from a to b",
+// "… was created at b", "… was deleted (was a)", shas shortened to 12.
+func (m RefMove) String() string {
+	switch {
+	case m.Old == "":
+		return fmt.Sprintf("%s was created at %s", m.Ref, short12(m.New))
+	case m.New == "":
+		return fmt.Sprintf("%s was deleted (it was at %s)", m.Ref, short12(m.Old))
+	}
+	return fmt.Sprintf("%s moved from %s to %s", m.Ref, short12(m.Old), short12(m.New))
+}
+
+func short12(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// SnapshotRefs reads the guarded refs of the repository at repo (refs/heads
+// and refs/tags) with one `git for-each-ref`, leaving out the refs under
+// skip (a prefix such as "refs/heads/cadence/<wave>/": the wave's own lot
+// branches; "" skips nothing). The error is git's.
+func SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) {
+	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, GuardedRefs...)
+	out, err := Run(ctx, repo, args...)
+	if err != nil {
+		return nil, err
+	}
+	return parseRefs(out, skip), nil
+}
+
+// parseRefs reads "<sha> <ref>" lines, leaving out refs under skip.
+func parseRefs(out, skip string) Refs {
+	refs := Refs{}
+	for _, line := range strings.Split(out, "\n") {
+		sha, ref, ok := strings.Cut(line, " ")
+		if !ok || (skip != "" && strings.HasPrefix(ref, skip)) {
+			continue
+		}
+		refs[ref] = sha
+	}
+	return refs
+}
+
+// Diff lists the refs that differ from before to after (created, moved,
+// deleted), sorted by ref name.
+func (before Refs) Diff(after Refs) []RefMove {
+	var moves []RefMove
+	for ref, old := range before {
+		if now := after[ref]; now != old {
+			moves = append(moves, RefMove{Ref: ref, Old: old, New: now})
+		}
+	}
+	for ref, now := range after {
+		if _, ok := before[ref]; !ok {
+			moves = append(moves, RefMove{Ref: ref, New: now})
+		}
+	}
+	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })
+	return moves
+}
+
+// PutBack is what RestoreRefs did with one foreign move.
+type PutBack struct {
+	RefMove
+	// Rescue is the ref that keeps the foreign value (m.New), "" for a
+	// deleted ref (nothing foreign to keep) or when it could not be made.
+	Rescue string
+	// Err says why the ref was not put back (the compare-and-swap found it
+	// moved again, or git failed); nil when it is back at Old.
+	Err error
+}
+
+// String says what happened, for an incident: the move, where its value is
+// kept, and whether the ref is back.
+func (p PutBack) String() string {
+	s := p.RefMove.String()
+	if p.Rescue != "" {
+		s += " (kept under " + p.Rescue + ")"
+	}
+	switch {
+	case p.Err != nil:
+		return s + "; NOT put back: " + p.Err.Error()
+	case p.Old == "":
+		return s + "; deleted again"
+	}
+	return s + "; put back to " + short12(p.Old)
+}
+
+// RestoreRefs puts foreign moves of guarded refs back, each on its own:
+// first the foreign value (m.New) is kept under the lot's next rescue ref
+// (RescuePrefix<wave>/<lot>/<n>, created, never overwritten), then the ref
+// is put back with a compare-and-swap: `update-ref <ref> <old> <new>` for a
+// moved ref, `update-ref -d <ref> <new>` for a created one, `update-ref
+// <ref> <old> ""` for a deleted one. A ref that moved again since (the swap
+// finds another value) is left as it is and said so in its Err: cadence
+// never forces a ref. Call it with the repository's write lock held.
+func RestoreRefs(ctx context.Context, repo, wave, lot string, moves []RefMove) []PutBack {
+	next := nextRescue(ctx, repo, wave, lot)
+	out := make([]PutBack, 0, len(moves))
+	for _, m := range moves {
+		p := PutBack{RefMove: m}
+		if m.New != "" {
+			ref, err := keepRescue(ctx, repo, wave, lot, next, m.New, m.Ref+" moved")
+			next++
+			if err != nil {
+				p.Err = fmt.Errorf("%w, so it is left as it is", err)
+				out = append(out, p)
+				continue
+			}
+			p.Rescue = ref
+		}
+		msg := "cadence: put back " + m.Ref + " moved during lot " + lot
+		var err error
+		switch {
+		case m.Old == "":
+			_, err = Run(ctx, repo, "update-ref", "-m", msg, "-d", m.Ref, m.New)
+		default:
+			_, err = Run(ctx, repo, "update-ref", "-m", msg, m.Ref, m.Old, m.New)
+		}
+		if err != nil {
+			p.Err = casError(ctx, repo, m, err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// keepRescue stores sha under the lot's rescue ref number n (created, never
+// overwritten) and returns the ref.
+func keepRescue(ctx context.Context, repo, wave, lot string, n int, sha, what string) (string, error) {
+	ref := fmt.Sprintf("%s%s/%s/%d", RescuePrefix, wave, lot, n)
+	if _, err := Run(ctx, repo, "update-ref", "-m", "cadence: rescue ("+what+" during lot "+lot+")", ref, sha, ""); err != nil {
+		return "", fmt.Errorf("cannot keep %s under %s: %w", short12(sha), ref, err)
+	}
+	return ref, nil
+}
+
+// casError explains a failed put-back: the ref moved again (its value now),
+// or git's error.
+func casError(ctx context.Context, repo string, m RefMove, err error) error {
+	now, rerr := Run(ctx, repo, "rev-parse", "--verify", "--quiet", m.Ref)
+	now = strings.TrimSpace(now)
+	switch {
+	case rerr != nil && m.New != "":
+		return errors.New("it was deleted again meanwhile")
+	case rerr == nil && now != m.New:
+		return fmt.Errorf("it moved again meanwhile (now at %s)", short12(now))
+	}
+	return err
+}
+
+// nextRescue is the lot's next free rescue number (1 when it has none).
+func nextRescue(ctx context.Context, repo, wave, lot string) int {
+	out, _ := Run(ctx, repo, "for-each-ref", "--format=%(refname)", RescuePrefix+wave+"/"+lot+"/")
+	n := 0
+	for _, r := range strings.Fields(out) {
+		if k, err := strconv.Atoi(r[strings.LastIndexByte(r, '/')+1:]); err == nil {
+			n = max(n, k)
+		}
+	}
+	return n + 1
+}
+
+// RescueRefs lists the rescue refs of a lot (lot "": of every lot of the
+// wave), sorted by name.
+func RescueRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
+	prefix := RescuePrefix + wave + "/"
+	if lot != "" {
+		prefix += lot + "/"
+	}
+	out, err := Run(ctx, repo, "for-each-ref", "--format=%(refname)", "--sort=refname", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// WorktreeHead says what the linked worktree at dir has checked out, read
+// from its HEAD file (no git process): the ref ("refs/heads/x") or, when
+// HEAD is detached, its commit. A detached HEAD in the middle of a rebase
+// (rebase-merge or rebase-apply) is reported as the branch being rebased,
+// which is where git puts HEAD back when the rebase ends. The error says
+// dir is not a linked worktree or its files cannot be read.
+func WorktreeHead(dir string) (string, error) {
+	gitDir, _, ok := linkedGitDir(dir)
+	if !ok {
+		return "", fmt.Errorf("%s is not a linked worktree (no .git file naming a worktrees/ folder)", dir)
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return "", err
+	}
+	head := strings.TrimSpace(string(b))
+	if ref, ok := strings.CutPrefix(head, "ref: "); ok {
+		return strings.TrimSpace(ref), nil
+	}
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if b, err := os.ReadFile(filepath.Join(gitDir, d, "head-name")); err == nil {
+			if name := strings.TrimSpace(string(b)); strings.HasPrefix(name, "refs/") {
+				return name, nil
+			}
+		}
+	}
+	return head, nil
+}
+
+// PutOnBranch puts the linked worktree at dir of the repository at repo
+// back on branch (a short name such as "cadence/w/a") after something moved
+// its HEAD elsewhere. A detached HEAD's commit is first kept under the
+// lot's next rescue ref (RescuePrefix<wave>/<lot>/<n>), so that commits
+// made there stay reachable. A clean worktree is then checked out (`git
+// checkout`: files and index follow the branch); one with uncommitted
+// changes only gets its HEAD pointed back (`git symbolic-ref`): its files
+// and index are left as they are and show as changes against the branch.
+// It says what it did.
+func PutOnBranch(ctx context.Context, repo, dir, branch, wave, lot string) (string, error) {
+	var did []string
+	if head, err := WorktreeHead(dir); err == nil && !strings.HasPrefix(head, "refs/") && head != "" {
+		ref, err := keepRescue(ctx, repo, wave, lot, nextRescue(ctx, repo, wave, lot), head, "detached HEAD of "+dir)
+		if err != nil {
+			return "", err
+		}
+		did = append(did, "its detached HEAD "+short12(head)+" kept under "+ref)
+	}
+	dirty, err := dirtyFiles(ctx, dir)
+	if err == nil && len(dirty) == 0 {
+		if _, err := Run(ctx, dir, "checkout", "-q", branch, "--"); err == nil {
+			return strings.Join(append(did, "checked out "+branch+" again"), "; "), nil
+		}
+	}
+	if _, err := Run(ctx, dir, "symbolic-ref", "-m", "cadence: back on the lot's branch", "HEAD", "refs/heads/"+branch); err != nil {
+		return strings.Join(did, "; "), err
+	}
+	return strings.Join(append(did, "HEAD pointed back at "+branch+" with git symbolic-ref (the uncommitted files are left as they were and now show as changes against "+branch+")"), "; "), nil
+}
+
+// Refs implements the executor's view: the guarded refs of a repository
+// (SnapshotRefs).
+func (g *Repos) Refs(ctx context.Context, repo *spec.Repo, skip string) (Refs, error) {
+	return SnapshotRefs(ctx, repo.Path, skip)
+}
+
+// RestoreRefs implements the executor's view (RestoreRefs), under the
+// repository's write lock.
+func (g *Repos) RestoreRefs(ctx context.Context, repo *spec.Repo, wave, lot string, moves []RefMove) []PutBack {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	return RestoreRefs(ctx, repo.Path, wave, lot, moves)
+}
+
+// WorktreeHead implements the executor's view (WorktreeHead).
+func (g *Repos) WorktreeHead(dir string) (string, error) { return WorktreeHead(dir) }
+
+// PutOnBranch implements the executor's view (PutOnBranch), under the
+// repository's write lock.
+func (g *Repos) PutOnBranch(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot string) (string, error) {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	return PutOnBranch(ctx, repo.Path, dir, branch, wave, lot)
+}
