@@ -447,3 +447,34 @@ func TestAdvanceFinishesTheCheckout(t *testing.T) {
 		t.Errorf("the lead's checkout is not clean:\n%s", st)
 	}
 }
+
+// A rebase killed before git wrote its head-name (an empty rebase-merge
+// folder in the lot's worktree) is dropped when the worktree is taken
+// again, not left for the lead (found by the SIGINT-moments test).
+func TestWorktreeDropsRebaseKilledAtItsStart(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
+	tip := gittest.Git(t, a, "rev-parse", "HEAD")
+	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")
+	if err := os.Mkdir(filepath.Join(gitDir, "rebase-merge"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !rebaseInProgress(context.Background(), a) {
+		t.Fatal("git does not see the rebase: the test proves nothing")
+	}
+	if _, err := g.Worktree(context.Background(), repo, a, "cadence/w/a", false); err != nil {
+		t.Fatal(err)
+	}
+	if rebaseInProgress(context.Background(), a) {
+		t.Error("the rebase is still there")
+	}
+	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip {
+		t.Errorf("HEAD = %s, want the lot's tip %s", got, tip)
+	}
+	if got := gittest.Git(t, a, "symbolic-ref", "HEAD"); got != "refs/heads/cadence/w/a" {
+		t.Errorf("HEAD is %s", got)
+	}
+}

@@ -224,7 +224,8 @@ func startOf(ctx context.Context, repo *spec.Repo, branch string) string {
 // the rebase is dropped and the worktree checked out afresh from the
 // branch, which still points at the lot's commits: what is lost is only
 // the rebase's own half-applied copy of them (integration starts from a
-// clean tree). A rebase of any other branch is not touched.
+// clean tree). A rebase of any other branch is not touched; one whose
+// branch git had not yet written down is taken for the lot's.
 func abortRebase(ctx context.Context, dir, branch string) error {
 	if _, err := Run(ctx, dir, "rebase", "--abort"); err == nil {
 		return nil
@@ -239,7 +240,11 @@ func abortRebase(ctx context.Context, dir, branch string) error {
 			headName = strings.TrimSpace(string(b))
 		}
 	}
-	if headName != "refs/heads/"+branch {
+	// An empty head-name is a rebase killed while git was still writing
+	// its state (found by the SIGINT-moments test under load): in the
+	// lot's own worktree that can only be cadence's rebase of the lot's
+	// branch, which git had not touched yet.
+	if headName != "refs/heads/"+branch && headName != "" {
 		return fmt.Errorf("%s: an unfinished rebase (of %q) could not be aborted; finish or abort it by hand", dir, headName)
 	}
 	if _, err := Run(ctx, dir, "rebase", "--quit"); err != nil {
