@@ -312,10 +312,12 @@ func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string)
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	forget := unguardWorktree(dir)
 	_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
 	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
 		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", "cadence lot", dir)
 		return err
 	}
+	forget()
 	return nil
 }
