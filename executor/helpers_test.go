@@ -100,6 +100,8 @@ func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              {
 func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
 func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    { return nil }
 
+func (g *fakeGit) GuardWorktree(context.Context, *spec.Repo, string, string) error { return nil }
+
 // span is one recorded session.
 type span struct {
 	lot        string
