@@ -93,14 +93,17 @@ func PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
 
 // urlVariants returns the forms a push to the remote URL u may take: u
 // itself, and for a local repository its absolute path (relative paths are
-// the repository's, at repo), with links resolved, and as file:// URLs.
+// the repository's, at repo, and are not kept as written: elsewhere they
+// name other repositories), with links resolved, and as file:// URLs.
 func urlVariants(repo, u string) []string {
-	out := []string{u}
 	p, local := localPath(u)
 	if !local {
-		return out
+		return []string{u}
 	}
-	if !filepath.IsAbs(p) {
+	var out []string
+	if filepath.IsAbs(p) || strings.HasPrefix(u, "file://") {
+		out = append(out, u)
+	} else {
 		p = filepath.Join(repo, p)
 	}
 	p = filepath.Clean(p)

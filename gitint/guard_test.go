@@ -331,3 +331,37 @@ func TestGuardRewritesOwnPushURL(t *testing.T) {
 	}
 	_ = remote
 }
+
+func TestURLVariants(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want []string
+	}{
+		{"https://example.com/a/b.git", []string{"https://example.com/a/b.git"}},
+		{"git@example.com:a/b.git", []string{"git@example.com:a/b.git"}},
+		{"ssh://git@example.com/a/b.git", []string{"ssh://git@example.com/a/b.git"}},
+		{"/srv/git/b.git", []string{"/srv/git/b.git", "/srv/git/b.git", "file:///srv/git/b.git"}},
+		{"../b.git", []string{"/work/b.git", "file:///work/b.git"}},
+		{"file:///srv/git/b.git", []string{"file:///srv/git/b.git", "/srv/git/b.git", "file:///srv/git/b.git"}},
+		{"./a:b", []string{"/work/repo/a:b", "file:///work/repo/a:b"}},
+	} {
+		if got := urlVariants("/work/repo", tc.url); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestGuardWorktreeNeedsTheGuard(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, nil)
+	wt := filepath.Join(t.TempDir(), "a")
+	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err == nil || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("err = %v", err)
+	}
+	if err := GuardWorktree(ctx, repo, repo, "cadence/w/a"); err == nil || !strings.Contains(err.Error(), "not a linked worktree") {
+		t.Errorf("err = %v", err)
+	}
+}
