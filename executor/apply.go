@@ -59,8 +59,9 @@ func (e *SetupError) Unwrap() error { return e.Err }
 
 // Apply runs a plan the way `cadence apply` does, owning everything around
 // the run. In order, it takes the one-wave-per-repository lock of every
-// repository the plan's pending lots use, installs cadence's push guard in
-// each, opens the state store (recording the wave's name, digest and, the
+// repository the plan's pending lots use, installs cadence's guard in each
+// (Host.InstallGuard: the hooks and push-blocking config every lot
+// worktree gets; runLot puts each worktree under it as it is made), opens the state store (recording the wave's name, digest and, the
 // first time, a lineage), joins the machine's session slot pool (size
 // Plan.Totals.MaxSessions) and its registry of live waves, loads the
 // briefs, makes the work folder, and runs the plan (Run). Whatever way it

@@ -86,8 +86,9 @@ type Git interface {
 	// RemoteState describes the repository's remotes; a change across a
 	// session means something was pushed.
 	RemoteState(ctx context.Context, repo *spec.Repo) string
-	// SessionEnv returns environment entries that make pushes from the
-	// repositories fail, added to base.
+	// SessionEnv returns the guard environment of a step (command, test
+	// gate, session) working with the repositories: entries added to base
+	// that make pushes fail and foreign ref updates refused.
 	SessionEnv(ctx context.Context, repos []*spec.Repo, base []string) []string
 
 	// Refs reads the repository's guarded refs (refs/heads, refs/tags) but
@@ -104,6 +105,10 @@ type Git interface {
 	// detached HEAD's commit under the lot's next rescue ref first, and says
 	// what it did (gitint.PutOnBranch).
 	PutOnBranch(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot string) (string, error)
+	// GuardWorktree puts the lot worktree at dir, on branch, under its
+	// repository's guard (installed by the Host for the wave), whatever
+	// the environment of the git processes working there.
+	GuardWorktree(ctx context.Context, repo *spec.Repo, dir, branch string) error
 }
 
 // Conflict is what an integration conflict says: the files.

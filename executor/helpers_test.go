@@ -150,6 +150,7 @@ func (g *fakeGit) moveRef(ref, sha string) {
 	}
 	g.refs[ref] = sha
 }
+func (g *fakeGit) GuardWorktree(context.Context, *spec.Repo, string, string) error { return nil }
 
 // span is one recorded session.
 type span struct {

@@ -22,8 +22,9 @@ type Host interface {
 	// LockRepo takes the one-wave-per-repository lock of repo for holder,
 	// without waiting; the error of a held lock names the holder.
 	LockRepo(ctx context.Context, repo *spec.Repo, holder flock.Holder) (release func(), err error)
-	// InstallGuard puts cadence's pre-push hook in repo; remove takes it
-	// out again.
+	// InstallGuard installs cadence's guard in repo for the wave (hooks
+	// and push-blocking config that lot worktrees get; the lead's checkout
+	// is not touched); remove takes it out again.
 	InstallGuard(ctx context.Context, repo *spec.Repo) (remove func() error, err error)
 	// OpenStore opens the state store of the state file at path.
 	OpenStore(path string) (*state.Store, error)

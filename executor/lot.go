@@ -21,7 +21,9 @@ type lotRun struct {
 	logDir string
 	// dirs are the worktrees of the lot's repositories (own and also).
 	dirs map[*spec.Repo]string
-	// guardEnv makes pushes from the lot's steps fail.
+	// guardEnv is the guard environment of every step of the lot (every
+	// repository of the wave: pushes fail, foreign ref updates are
+	// refused; gitint.PushBlockEnv), added to the step's environment.
 	guardEnv []string
 	// conflictFixed is set once a fix session resolved an integration
 	// conflict (on_conflict = "fix" tries once).
@@ -67,6 +69,9 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		var base string
 		for _, rp := range n.lot.Repos() {
 			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
+			if err == nil {
+				err = r.o.Git.GuardWorktree(ctx, rp, lr.dirs[rp], lr.branch)
+			}
 			if err != nil {
 				cause := fmt.Sprintf("cannot make the worktree of repo %s: %v", rp.Name, err)
 				if ctx.Err() != nil || machineError(err) {
@@ -88,8 +93,8 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}); err != nil {
 			return "", err
 		}
-		lr.guardEnv = r.o.Git.SessionEnv(ctx, n.lot.Repos(), r.o.Env)
 	}
+	lr.guardEnv = r.o.Git.SessionEnv(ctx, r.o.Config.Repos, r.o.Env)
 	return lr.run(ctx)
 }
 
@@ -242,7 +247,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	watch := lr.watchStep(ctx, kind)
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
-		Env:    append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...),
+		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.guardEnv...),
 		Marks:  lr.r.stepMarks(lr.id),
 		Stdout: f, Stderr: f,
 		Started: func(pid int) {

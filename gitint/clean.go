@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/spec"
 )
 
 // Leftover is something a wave left in a repository that clean may remove.
 type Leftover struct {
-	// Kind is "worktree", "branch", "hook" or "backup" (a backup ref of an
-	// earlier attempt, always kept).
+	// Kind is "worktree", "branch", "guard" (cadence's guard folder and
+	// its include entry in the repository's config), "hook" (a pre-push
+	// hook of an older cadence) or "backup" (a backup ref of an earlier
+	// attempt, always kept).
 	Kind string
 	// Path is the worktree folder, branch name or hook file.
 	Path string
@@ -30,8 +35,9 @@ type Leftover struct {
 // branches cadence/<wave>/* for which known(path) is true: the state records
 // them, or they are where the wave's layout puts them; and those whose
 // folder is gone and whose lock reason names cadence and the lot), its
-// branches cadence/<wave>/*, its backup refs (always kept), and a cadence
-// pre-push hook, each with the reason it must be kept, if any: a branch
+// branches cadence/<wave>/*, its backup refs (always kept), cadence's guard
+// (kept while a wave holds the repository) and a pre-push hook of an older
+// cadence, each with the reason it must be kept, if any: a branch
 // holding commits that are not in the base, or checked out in a worktree
 // that stays (any worktree of the repository but a wave's worktree that
 // clean removes); a worktree with uncommitted changes or on a branch that
@@ -118,7 +124,27 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave string, known func(pat
 	if hook, ours, err := GuardHook(ctx, repo.Path); err == nil && ours {
 		out = append(out, Leftover{Kind: "hook", Path: hook})
 	}
+	if common, err := commonDir(ctx, repo.Path); err == nil && GuardInstalled(ctx, common) {
+		l := Leftover{Kind: "guard", Path: layout.RepoGuard(common)}
+		if release, err := holdRepo(common, wave); err != nil {
+			l.Keep = err.Error()
+		} else {
+			release()
+		}
+		out = append(out, l)
+	}
 	return out, nil
+}
+
+// holdRepo takes the repository's one-wave lock (layout.RepoLock) for
+// clean: the guard of a repository is its running wave's, whatever wave
+// clean was asked about.
+func holdRepo(common, wave string) (func(), error) {
+	l, err := flock.TryAcquire(layout.RepoLock(common), flock.Holder{Wave: wave, What: "clean"})
+	if err != nil {
+		return nil, fmt.Errorf("the repository is used by a running wave (%w)", err)
+	}
+	return func() { _ = l.Release() }, nil
 }
 
 func first(xs []string, n int) []string {
@@ -156,6 +182,17 @@ func (g *Repos) RemoveLeftover(ctx context.Context, repo *spec.Repo, l Leftover)
 		return g.removeBranch(ctx, repo, l.Path)
 	case "hook":
 		return RemoveGuard(l.Path)
+	case "guard":
+		common := filepath.Dir(filepath.Dir(l.Path))
+		if layout.RepoGuard(common) != l.Path {
+			return fmt.Errorf("%s is not a guard folder", l.Path)
+		}
+		release, err := holdRepo(common, "")
+		if err != nil {
+			return err
+		}
+		defer release()
+		return RemoveGuardDir(ctx, common)
 	}
 	return fmt.Errorf("unknown leftover %s", l.Kind)
 }

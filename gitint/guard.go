@@ -7,133 +7,338 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/layout"
 )
 
-// hookScript is the pre-push hook cadence installs for a wave's duration:
-// it refuses every push made while CADENCE_WAVE is set (agent sessions and
-// command lots have it; the lead's own shell does not).
-const hookScript = `#!/bin/sh
-` + HookMarker + ` (removed when the wave ends; see cadence clean)
-if [ -n "$CADENCE_WAVE" ]; then
-  echo "cadence: no push during wave $CADENCE_WAVE (lot ${CADENCE_LOT:-?}): integration is local, pushing is the lead's call" >&2
-  exit 1
-fi
-exit 0
-`
+// The guard of a repository is a folder cadence owns in the repository's
+// git common dir, there while a wave runs (layout.RepoGuard):
+//
+//	<common>/cadence/guard/
+//	  hooks/<name>                  one per hook git knows (hookScript)
+//	  bin/git-remote-cadence-no-push the helper refused pushes end in
+//	  repo.config                   the guard config (guardConfig)
+//	  lots.config                   includeIf entries, one per lot worktree
+//	  worktrees/<id>.config         a lot worktree's entry: repo.config and
+//	                                its wave, lot and branch
+//
+// and one entry in the repository's config (<common>/config), written with
+// git config: includeIf "gitdir:<common>/worktrees/" path = lots.config.
+// lots.config names each lot worktree's own git dir exactly
+// (<common>/worktrees/<id>), so the guard config reaches every git process
+// that works in a lot worktree, whatever its environment (`env -u`), and
+// never the lead's checkout nor any other worktree. The step environment
+// (PushBlockEnv) adds the same config for every worktree of the repository
+// (`git -C <the lead's checkout>` from a step) and blocks pushes to the
+// repository's remote URLs from anywhere.
 
-// InstallGuard installs cadence's pre-push hook in a repository (where git
-// looks for hooks, honouring core.hooksPath) and returns its removal. A
-// pre-push hook of someone else's is never overwritten: that is an error
-// (preflight refuses such a repository first). A leftover cadence hook (a
-// wave that was killed) is simply taken over.
-func InstallGuard(ctx context.Context, repo string) (func() error, error) {
-	common, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return nil, err
-	}
-	hook, err := hookPath(ctx, repo, strings.TrimSpace(common))
-	if err != nil {
-		return nil, err
-	}
-	if b, err := os.ReadFile(hook); err == nil && !strings.Contains(string(b), HookMarker) {
-		return nil, fmt.Errorf("%s has a pre-push hook of its own (%s); cadence does not overwrite it", repo, hook)
-	}
-	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
-		return nil, err
-	}
-	// Written aside and renamed into place: a cadence killed mid-write must
-	// never leave a half hook (without the marker, it would pass for a
-	// foreign one and refuse the repository from then on).
-	tmp, err := os.CreateTemp(filepath.Dir(hook), ".cadence-pre-push-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(hookScript); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp.Name(), hook); err != nil {
-		return nil, err
-	}
-	return func() error { return RemoveGuard(hook) }, nil
+// guardLocks serialises the writes to one guard folder within the process
+// (several lots of a repository start at once); one wave per repository
+// (the repository lock) keeps other processes out.
+var guardLocks sync.Map // common dir -> *sync.Mutex
+
+func guardLock(common string) *sync.Mutex {
+	m, _ := guardLocks.LoadOrStore(common, &sync.Mutex{})
+	return m.(*sync.Mutex)
 }
 
-// RemoveGuard removes a pre-push hook if, and only if, it is cadence's.
-func RemoveGuard(hook string) error {
-	b, err := os.ReadFile(hook)
-	if errors.Is(err, os.ErrNotExist) {
+// commonDir returns the repository's git common dir, absolute, with
+// symbolic links resolved (git matches includeIf gitdir against both).
+func commonDir(ctx context.Context, repo string) (string, error) {
+	out, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	c := filepath.Clean(strings.TrimSpace(out))
+	if real, err := filepath.EvalSymlinks(c); err == nil {
+		c = real
+	}
+	if strings.ContainsAny(c, "\n\r") {
+		return "", fmt.Errorf("%s: a git folder whose path has a line break cannot be guarded", repo)
+	}
+	return c, nil
+}
+
+// InstallGuard installs cadence's guard in the repository at repo (see
+// above) and returns its removal (RemoveGuardDir). The repository's own
+// files are never touched: its hooks folder, its core.hooksPath, a hook of
+// its own (which lots still run, chained), its remotes. Only its config
+// gains the one include entry. A guard left by a killed cadence (the folder
+// and the entry, or a legacy pre-push hook of older versions) is taken
+// over: made afresh. The caller holds the repository's lock (one wave per
+// repository).
+func InstallGuard(ctx context.Context, repo string) (func() error, error) {
+	common, err := commonDir(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	remotes, err := remoteURLs(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	m := guardLock(common)
+	m.Lock()
+	defer m.Unlock()
+	if hook, ours, err := GuardHook(ctx, repo); err == nil && ours {
+		_ = RemoveGuard(hook)
+	}
+	guard := layout.RepoGuard(common)
+	if err := os.MkdirAll(filepath.Dir(guard), 0o755); err != nil {
+		return nil, err
+	}
+	// Made aside and renamed into place: a cadence killed here leaves a
+	// whole guard or none (and a .new folder the next install removes).
+	tmp, err := os.MkdirTemp(filepath.Dir(guard), "guard.new-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeGuard(tmp, guard, common, remotes); err != nil {
+		return nil, fmt.Errorf("write the guard of %s: %w", repo, err)
+	}
+	if err := os.RemoveAll(guard); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, guard); err != nil {
+		return nil, err
+	}
+	removeStaleNew(filepath.Dir(guard))
+	if err := addInclude(ctx, common); err != nil {
+		_ = os.RemoveAll(guard)
+		return nil, fmt.Errorf("include the guard in the config of %s: %w", repo, err)
+	}
+	return func() error { return RemoveGuardDir(context.WithoutCancel(ctx), common) }, nil
+}
+
+// writeGuard writes the guard folder's files into dir, for the folder's
+// final place guard.
+func writeGuard(dir, guard, common string, remotes []remoteURL) error {
+	for _, sub := range []string{"hooks", "bin", "worktrees"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, name := range hookNames {
+		if err := os.WriteFile(filepath.Join(dir, "hooks", name), []byte(hookScript(guard, common, name)), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "git-remote-"+noPushScheme), []byte(pushHelper(guard, common)), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "repo.config"), []byte(guardConfig(guard, remotes)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "lots.config"), []byte(GuardMarker+" (no lot worktree yet)\n"), 0o644)
+}
+
+// removeStaleNew removes guard.new-* folders a killed install left.
+func removeStaleNew(dir string) {
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), "guard.new-") {
+			_ = os.RemoveAll(filepath.Join(dir, de.Name()))
+		}
+	}
+}
+
+// RemoveGuardDir removes cadence's guard of the repository whose git common
+// dir is common: the include entry in its config, then the guard folder.
+// Nothing there is no error.
+func RemoveGuardDir(ctx context.Context, common string) error {
+	m := guardLock(common)
+	m.Lock()
+	defer m.Unlock()
+	err := removeInclude(ctx, common)
+	if rerr := os.RemoveAll(layout.RepoGuard(common)); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	removeStaleNew(filepath.Dir(layout.RepoGuard(common)))
+	return err
+}
+
+// GuardInstalled reports whether the repository whose git common dir is
+// common has cadence's guard (its folder or its include entry): during a
+// wave, or left by a killed one.
+func GuardInstalled(ctx context.Context, common string) bool {
+	if _, err := os.Stat(layout.RepoGuard(common)); err == nil {
+		return true
+	}
+	out, _ := Run(ctx, common, "config", "--file", filepath.Join(common, "config"), "--get-all", includeKey(common))
+	return strings.TrimSpace(out) != ""
+}
+
+// includeKey is the config key of cadence's entry in the repository's
+// config: includeIf.gitdir:<common>/worktrees/.path, matching linked
+// worktrees only (lots.config then picks the lots' own, exactly).
+func includeKey(common string) string {
+	return "includeIf.gitdir:" + globEscape(common) + "/worktrees/.path"
+}
+
+// addInclude adds cadence's entry to the repository's config, once.
+func addInclude(ctx context.Context, common string) error {
+	cfg, key := filepath.Join(common, "config"), includeKey(common)
+	val := filepath.Join(layout.RepoGuard(common), "lots.config")
+	if out, err := gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--get-all", key, val); err == nil && strings.TrimSpace(out) != "" {
 		return nil
 	}
+	_, err := gitConfig(ctx, common, "--file", cfg, "--add", key, val)
+	return err
+}
+
+// removeInclude removes cadence's entry from the repository's config, and
+// its section when nothing else is left in it.
+func removeInclude(ctx context.Context, common string) error {
+	cfg, key := filepath.Join(common, "config"), includeKey(common)
+	if _, err := os.Stat(cfg); err != nil {
+		return nil
+	}
+	val := filepath.Join(layout.RepoGuard(common), "lots.config")
+	if _, err := gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--unset-all", key, val); err != nil && !isExit(err, 5) {
+		return err
+	}
+	names, err := gitConfig(ctx, common, "--file", cfg, "--name-only", "--list")
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(string(b), HookMarker) {
-		return nil
-	}
-	return os.Remove(hook)
-}
-
-// GuardHook returns where the pre-push hook of a repository is, and whether
-// it is a cadence hook left there.
-func GuardHook(ctx context.Context, repo string) (string, bool, error) {
-	common, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return "", false, err
-	}
-	hook, err := hookPath(ctx, repo, strings.TrimSpace(common))
-	if err != nil {
-		return "", false, err
-	}
-	b, err := os.ReadFile(hook)
-	return hook, err == nil && strings.Contains(string(b), HookMarker), nil
-}
-
-// PushBlockEnv returns environment entries that give every remote of the
-// repositories a push URL that cannot work, through git's GIT_CONFIG_COUNT
-// mechanism (the user's configuration is never edited). Tool rules can be
-// bypassed (`git -C . push`, `bash -c 'git push'`); these entries reach
-// every git the session runs. base is the session's environment, whose own
-// GIT_CONFIG_* entries are kept and continued.
-func PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
-	n := 0
-	for _, kv := range base {
-		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
-			n, _ = strconv.Atoi(v)
+	section := strings.TrimSuffix(key, ".path")
+	prefix := "includeif" + strings.TrimPrefix(section, "includeIf") + "."
+	for _, n := range strings.Split(names, "\n") {
+		if strings.HasPrefix(n, prefix) {
+			return nil // someone else's key in the same section: kept
 		}
 	}
-	seen := map[string]bool{}
-	var env []string
-	for _, repo := range repos {
-		out, err := Run(ctx, repo, "remote")
-		if err != nil {
+	if _, err := gitConfig(ctx, common, "--file", cfg, "--remove-section", section); err != nil && !isExit(err, 128) {
+		return err
+	}
+	return nil
+}
+
+// gitConfig runs git config, trying again a few times while another git
+// holds the config's lock (git fails at once then).
+func gitConfig(ctx context.Context, dir string, args ...string) (string, error) {
+	for try := 0; ; try++ {
+		out, err := Run(ctx, dir, append([]string{"config"}, args...)...)
+		var ge *Error
+		if err == nil || try == 20 || !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "could not lock config file") {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func isExit(err error, code int) bool {
+	var ge *Error
+	return errors.As(err, &ge) && ge.ExitCode == code
+}
+
+// globEscape escapes the wildmatch characters of a path for an includeIf
+// gitdir pattern.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// cfgQuote quotes a value or subsection name for a git config file.
+func cfgQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\t", `\t`).Replace(s) + `"`
+}
+
+// remoteURL is one url or pushurl of a remote.
+type remoteURL struct {
+	Remote string
+	Push   bool // a pushurl
+	URL    string
+}
+
+// remoteURLs lists the URLs and push URLs of the repository's remotes.
+func remoteURLs(ctx context.Context, repo string) ([]remoteURL, error) {
+	out, err := Run(ctx, repo, "config", "-z", "--get-regexp", `^remote\..*\.(url|pushurl)$`)
+	if err != nil && !isExit(err, 1) {
+		return nil, err
+	}
+	var urls []remoteURL
+	for _, e := range strings.Split(out, "\x00") {
+		k, v, ok := strings.Cut(e, "\n")
+		if !ok || strings.ContainsAny(v, "\n\r") {
 			continue
 		}
-		for _, r := range strings.Fields(out) {
-			if seen[r] {
-				continue
-			}
-			seen[r] = true
-			env = append(env,
-				fmt.Sprintf("GIT_CONFIG_KEY_%d=remote.%s.pushurl", n, r),
-				fmt.Sprintf("GIT_CONFIG_VALUE_%d=cadence-no-push://blocked-during-wave/%s", n, r))
-			n++
+		name := strings.TrimPrefix(k, "remote.")
+		switch {
+		case strings.HasSuffix(name, ".pushurl"):
+			urls = append(urls, remoteURL{Remote: strings.TrimSuffix(name, ".pushurl"), Push: true, URL: v})
+		case strings.HasSuffix(name, ".url"):
+			urls = append(urls, remoteURL{Remote: strings.TrimSuffix(name, ".url"), URL: v})
 		}
 	}
-	if len(env) == 0 {
-		return nil
+	return urls, nil
+}
+
+// guardConfig is repo.config, the config of every git process working in a
+// lot worktree of the repository (and, from a step, in any of its
+// worktrees):
+//   - core.hooksPath: cadence's hooks (pre-push refuses,
+//     reference-transaction refuses foreign ref updates, the rest chain);
+//   - an empty url.cadence-no-push::.pushInsteadOf, which sends every push
+//     without a push URL (a remote's URL, an absolute path, a file:// or
+//     https URL) to cadence's helper, which refuses it; fetches are left
+//     alone;
+//   - remote.<name>.pushurl = cadence-no-push::<name> for every remote;
+//   - url.cadence-no-push::<P>.insteadOf = <P> for a push URL P of the
+//     repository's own (git pushes to every push URL of a remote, and
+//     pushInsteadOf does not apply to them), unless P begins a fetch URL
+//     (then rewriting it would break fetches: the hook and the detection
+//     are left);
+//   - protocol.ext.allow = never.
+func guardConfig(guard string, remotes []remoteURL) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the config of lot worktrees (removed when the wave ends; see cadence clean)\n", GuardMarker)
+	fmt.Fprintf(&b, "[core]\n\thooksPath = %s\n", cfgQuote(filepath.Join(guard, "hooks")))
+	fmt.Fprintf(&b, "[protocol \"ext\"]\n\tallow = never\n")
+	fmt.Fprintf(&b, "[url %s]\n\tpushInsteadOf = \"\"\n", cfgQuote(noPushScheme+"::"))
+	seen := map[string]bool{}
+	for _, r := range remotes {
+		if !r.Push || seen[r.URL] || beginsFetchURL(r.URL, remotes) {
+			continue
+		}
+		seen[r.URL] = true
+		fmt.Fprintf(&b, "[url %s]\n\tinsteadOf = %s\n", cfgQuote(noPushScheme+"::"+r.URL), cfgQuote(r.URL))
 	}
-	return append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
+	var names []string
+	for _, r := range remotes {
+		if !seen["remote "+r.Remote] {
+			seen["remote "+r.Remote] = true
+			names = append(names, r.Remote)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "[remote %s]\n\tpushurl = %s\n", cfgQuote(n), cfgQuote(noPushScheme+"::"+n))
+	}
+	return b.String()
+}
+
+// beginsFetchURL says whether p is a prefix of a fetch URL of a remote.
+func beginsFetchURL(p string, remotes []remoteURL) bool {
+	for _, r := range remotes {
+		if !r.Push && strings.HasPrefix(r.URL, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // RemoteState describes what the remotes of a repository hold, as far as

@@ -2,13 +2,16 @@ package gitint
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cadence-run/cadence/gitint/gittest"
+	"github.com/cadence-run/cadence/internal/layout"
 )
 
 // withRemote makes a repository with a bare remote "origin" it pushed to.
@@ -32,9 +35,11 @@ func push(t *testing.T, dir string, env []string, script string) error {
 	return err
 }
 
+// The step environment alone (no guard installed) blocks pushes to the
+// repository's remote URLs.
 func TestPushGuards(t *testing.T) {
 	ctx := context.Background()
-	repo, remote := withRemote(t)
+	repo, _ := withRemote(t)
 	gittest.Commit(t, repo, "local work", map[string]string{"w.txt": "w\n"})
 	before := RemoteState(ctx, repo)
 	env := PushBlockEnv(ctx, []string{repo}, gittest.Env())
@@ -46,6 +51,7 @@ func TestPushGuards(t *testing.T) {
 		"git -C . push origin HEAD:refs/heads/b1",
 		"bash -c 'git push origin HEAD:refs/heads/b2'",
 		"cd . && env git push origin HEAD:refs/heads/b3",
+		"git -c core.hooksPath=/dev/null push --no-verify origin HEAD:refs/heads/b4",
 	} {
 		if err := push(t, repo, env, script); err == nil {
 			t.Errorf("%q pushed despite the guard", script)
@@ -54,62 +60,308 @@ func TestPushGuards(t *testing.T) {
 	if RemoteState(ctx, repo) != before {
 		t.Error("the remote changed")
 	}
-	// The pre-push hook refuses too, even with a working push URL.
-	remove, err := InstallGuard(ctx, repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := push(t, repo, []string{"CADENCE_WAVE=w", "CADENCE_LOT=a"}, "git push origin HEAD:refs/heads/b4"); err == nil {
-		t.Error("the pre-push hook let a session push")
-	}
 	if err := push(t, repo, nil, "git push -q origin HEAD:refs/heads/lead"); err != nil {
 		t.Errorf("the lead's own push was refused: %v", err)
 	}
 	if RemoteState(ctx, repo) == before {
 		t.Error("a push the state does not see")
 	}
-	if err := remove(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ours, _ := GuardHook(ctx, repo); ours {
-		t.Error("hook left after removal")
-	}
-	_ = remote
 }
 
-func TestGuardHonoursHooksPathAndForeignHooks(t *testing.T) {
+// InstallGuard writes nothing of the repository's own: not its hooks
+// folder (a relative core.hooksPath is tracked content), not a hook of its
+// own, and its config is back byte for byte after the removal. A foreign
+// pre-push hook is no reason to refuse the repository.
+func TestGuardLeavesTheRepositoryAlone(t *testing.T) {
 	ctx := context.Background()
-	repo := gittest.NewRepo(t, nil)
+	repo, _ := withRemote(t)
+	marks := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, ".githooks"), 0o755)
+	foreign := foreignHook(marks, "pre-push")
+	os.WriteFile(filepath.Join(repo, ".githooks", "pre-push"), []byte(foreign), 0o755)
+	gittest.Git(t, repo, "add", ".githooks")
+	gittest.Git(t, repo, "commit", "-q", "-m", "hooks")
 	gittest.Git(t, repo, "config", "core.hooksPath", ".githooks")
+	cfg := filepath.Join(repo, ".git", "config")
+	before, _ := os.ReadFile(cfg)
 	remove, err := InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook := filepath.Join(repo, ".githooks", "pre-push")
-	if b, err := os.ReadFile(hook); err != nil || !strings.Contains(string(b), HookMarker) {
-		t.Fatalf("hook not in core.hooksPath: %v", err)
+	if got := gittest.Git(t, repo, "status", "--porcelain", "--untracked-files=all"); got != "" {
+		t.Errorf("the checkout changed: %s", got)
 	}
-	remove()
-	os.WriteFile(hook, []byte("#!/bin/sh\necho mine\n"), 0o755)
-	if _, err := InstallGuard(ctx, repo); err == nil || !strings.Contains(err.Error(), "does not overwrite") {
-		t.Fatalf("foreign hook: %v", err)
+	if b, _ := os.ReadFile(filepath.Join(repo, ".githooks", "pre-push")); string(b) != foreign {
+		t.Error("the repository's pre-push hook was changed")
 	}
-	if b, _ := os.ReadFile(hook); string(b) != "#!/bin/sh\necho mine\n" {
-		t.Error("the foreign hook was changed")
+	// The lead's checkout is not guarded: its pushes work, its hooks run.
+	if err := push(t, repo, []string{"CADENCE_WAVE=w"}, "git push -q origin HEAD:refs/heads/lead"); err != nil {
+		t.Errorf("the lead's push: %v", err)
 	}
-	if err := RemoveGuard(hook); err != nil {
+	if _, err := os.Stat(filepath.Join(marks, "pre-push")); err != nil {
+		t.Error("the lead's pre-push hook did not run")
+	}
+	if err := remove(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(hook); err != nil {
-		t.Error("RemoveGuard removed a foreign hook")
+	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
+		t.Errorf("the config is not back:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	common := filepath.Join(repo, ".git")
+	if _, err := os.Stat(layout.RepoGuard(common)); !os.IsNotExist(err) {
+		t.Errorf("the guard folder is left: %v", err)
+	}
+	if GuardInstalled(ctx, common) {
+		t.Error("GuardInstalled after the removal")
+	}
+}
+
+// A guard a killed cadence left is a leftover for clean (kept while a wave
+// holds the repository) and is taken over by the next install; so is a
+// pre-push hook of an older cadence.
+func TestGuardLeftovers(t *testing.T) {
+	ctx := context.Background()
+	repo, _ := withRemote(t)
+	spec := repoSpec(repo)
+	cfg := filepath.Join(repo, ".git", "config")
+	before, _ := os.ReadFile(cfg)
+	legacy := filepath.Join(repo, ".git", "hooks", "pre-push")
+	os.WriteFile(legacy, []byte("#!/bin/sh\n"+HookMarker+"\nexit 1\n"), 0o755)
+	if _, err := InstallGuard(ctx, repo); err != nil { // killed: never removed
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Error("the legacy hook was not taken over")
+	}
+	if _, err := InstallGuard(ctx, repo); err != nil { // the next apply
+		t.Fatal(err)
+	}
+	if n := strings.Count(gittest.Git(t, repo, "config", "--list"), "cadence/guard/lots.config"); n != 1 {
+		t.Errorf("%d include entries", n)
+	}
+	lefts, err := Leftovers(ctx, spec, "w", func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var guard *Leftover
+	for i, l := range lefts {
+		if l.Kind == "guard" {
+			guard = &lefts[i]
+		}
+	}
+	if guard == nil || guard.Keep != "" {
+		t.Fatalf("leftovers = %+v", lefts)
+	}
+	// While a wave holds the repository, its guard stays.
+	common := filepath.Dir(filepath.Dir(guard.Path))
+	release, err := holdRepo(common, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRepos().RemoveLeftover(ctx, spec, *guard); err == nil {
+		t.Error("removed the guard of a running wave")
+	}
+	lefts, _ = Leftovers(ctx, spec, "w", func(string) bool { return false })
+	if len(lefts) == 0 || !strings.Contains(lefts[len(lefts)-1].Keep, "used by a running wave") {
+		t.Errorf("leftovers while held = %+v", lefts)
+	}
+	release()
+	if err := NewRepos().RemoveLeftover(ctx, spec, *guard); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
+		t.Errorf("the config is not back:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if lefts, _ := Leftovers(ctx, spec, "w", func(string) bool { return false }); len(lefts) != 0 {
+		t.Errorf("leftovers after clean = %+v", lefts)
+	}
+}
+
+// Lots of a repository start at once: every worktree gets its entry, and
+// each sees its own branch.
+func TestGuardWorktreeConcurrent(t *testing.T) {
+	ctx := context.Background()
+	repo, _ := withRemote(t)
+	remove, err := InstallGuard(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	g := NewRepos()
+	const n = 6
+	dirs := make([]string, n)
+	root := t.TempDir()
+	for i := range dirs {
+		dirs[i] = filepath.Join(root, fmt.Sprintf("l%d", i))
+		if _, err := g.Worktree(ctx, repoSpec(repo), dirs[i], fmt.Sprintf("cadence/w/l%d", i), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range dirs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = g.GuardWorktree(ctx, repoSpec(repo), dirs[i], fmt.Sprintf("cadence/w/l%d", i))
+		}(i)
+	}
+	wg.Wait()
+	for i, d := range dirs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if got := gittest.Git(t, d, "config", "cadence.branch"); got != fmt.Sprintf("cadence/w/l%d", i) {
+			t.Errorf("%s: cadence.branch = %q", d, got)
+		}
+	}
+	if got, _ := gittest.Try(repo, "config", "--get", "cadence.branch"); got != "" {
+		t.Errorf("the lead's checkout has cadence.branch %q", got)
+	}
+	// A worktree that is gone loses its entry at the next write; one made
+	// later, with the same id, is not guarded by the old entry.
+	if err := g.RemoveWorktree(ctx, repoSpec(repo), dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(t.TempDir(), "l0")
+	gittest.Git(t, repo, "worktree", "add", "-q", "-b", "mine", mine)
+	gittest.Commit(t, mine, "the lead's", map[string]string{"m": "m\n"})
+	if got, _ := gittest.Try(mine, "config", "--get", "cadence.branch"); got != "" {
+		t.Errorf("the lead's new worktree has cadence.branch %q", got)
+	}
+	// A worktree whose folder was deleted loses its entry at the next write.
+	os.RemoveAll(dirs[2])
+	gittest.Git(t, repo, "worktree", "unlock", dirs[2])
+	gittest.Git(t, repo, "worktree", "prune")
+	if err := g.GuardWorktree(ctx, repoSpec(repo), dirs[1], "cadence/w/l1"); err != nil {
+		t.Fatal(err)
+	}
+	lots, _ := os.ReadFile(filepath.Join(repo, ".git", "cadence", "guard", "lots.config"))
+	if strings.Contains(string(lots), "/worktrees/l0\"") || strings.Contains(string(lots), "/worktrees/l2\"") || strings.Count(string(lots), "[includeIf") != n-2 {
+		t.Errorf("lots.config:\n%s", lots)
+	}
+}
+
+// Paths with quotes, spaces and glob characters are written and matched
+// exactly.
+func TestGuardOddPaths(t *testing.T) {
+	ctx := context.Background()
+	parent := filepath.Join(t.TempDir(), `we"ird [x]* it's`)
+	os.MkdirAll(parent, 0o755)
+	repo := filepath.Join(parent, "repo")
+	gittest.Git(t, parent, "init", "-q", "-b", "main", repo)
+	gittest.Commit(t, repo, "init", map[string]string{"a": "a\n"})
+	remote := filepath.Join(parent, "origin.git")
+	gittest.Git(t, repo, "init", "-q", "--bare", remote)
+	gittest.Git(t, repo, "remote", "add", "origin", remote)
+	gittest.Git(t, repo, "checkout", "-q", "-b", "lead")
+	remove, err := InstallGuard(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	wt := filepath.Join(parent, "wt [1]")
+	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
+		t.Fatal(err)
+	}
+	env := append(gittest.Env(), "CADENCE_WAVE=w")
+	for _, script := range []string{"git push origin HEAD:refs/heads/x", "git update-ref refs/heads/main HEAD"} {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir, cmd.Env = wt, env
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "cadence") {
+			t.Errorf("%s: %v\n%s", script, err, out)
+		}
+	}
+	gittest.Commit(t, wt, "lot", map[string]string{"b": "b\n"})
 }
 
 func TestPushBlockEnvContinuesUserConfig(t *testing.T) {
 	repo, _ := withRemote(t)
-	env := PushBlockEnv(context.Background(), []string{repo}, []string{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
+	env := PushBlockEnv(context.Background(), []string{repo}, []string{"PATH=/bin", "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
 	got := strings.Join(env, " ")
-	if !strings.Contains(got, "GIT_CONFIG_KEY_2=remote.origin.pushurl") || !strings.Contains(got, "GIT_CONFIG_COUNT=3") {
+	if !strings.Contains(got, "GIT_CONFIG_KEY_2=url.cadence-no-push::") || strings.Contains(got, "GIT_CONFIG_KEY_0=") || strings.Contains(got, "PATH=") {
 		t.Errorf("env = %v", env)
+	}
+	remove, err := InstallGuard(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	env = PushBlockEnv(context.Background(), []string{repo}, []string{"PATH=/bin"})
+	got = strings.Join(env, " ")
+	for _, want := range []string{"GIT_CONFIG_KEY_0=url.cadence-no-push::", "/cadence/guard/repo.config", "protocol.ext.allow", "PATH=" + filepath.Join(repo, ".git", "cadence", "guard", "bin") + ":/bin"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in %v", want, env)
+		}
+	}
+}
+
+// A push URL of the repository's own is pushed to besides the ones git
+// derives, so cadence rewrites it too.
+func TestGuardRewritesOwnPushURL(t *testing.T) {
+	ctx := context.Background()
+	repo, remote := withRemote(t)
+	other := filepath.Join(t.TempDir(), "push.git")
+	gittest.Git(t, repo, "init", "-q", "--bare", other)
+	gittest.Git(t, repo, "config", "remote.origin.pushurl", other)
+	gittest.Git(t, repo, "checkout", "-q", "-b", "lead")
+	remove, err := InstallGuard(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	wt := filepath.Join(t.TempDir(), "a")
+	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := push(t, wt, nil, "git -c core.hooksPath=/dev/null push origin HEAD:refs/heads/x"); err == nil {
+		t.Error("pushed")
+	}
+	if got := gittest.Git(t, other, "for-each-ref"); got != "" {
+		t.Errorf("the push URL got %s", got)
+	}
+	if err := push(t, wt, nil, "git fetch -q origin"); err != nil {
+		t.Error("fetch from the remote failed")
+	}
+	_ = remote
+}
+
+func TestURLVariants(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want []string
+	}{
+		{"https://example.com/a/b.git", []string{"https://example.com/a/b.git"}},
+		{"git@example.com:a/b.git", []string{"git@example.com:a/b.git"}},
+		{"ssh://git@example.com/a/b.git", []string{"ssh://git@example.com/a/b.git"}},
+		{"/srv/git/b.git", []string{"/srv/git/b.git", "/srv/git/b.git", "file:///srv/git/b.git"}},
+		{"../b.git", []string{"/work/b.git", "file:///work/b.git"}},
+		{"file:///srv/git/b.git", []string{"file:///srv/git/b.git", "/srv/git/b.git", "file:///srv/git/b.git"}},
+		{"./a:b", []string{"/work/repo/a:b", "file:///work/repo/a:b"}},
+	} {
+		if got := urlVariants("/work/repo", tc.url); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestGuardWorktreeNeedsTheGuard(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, nil)
+	wt := filepath.Join(t.TempDir(), "a")
+	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err == nil || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("err = %v", err)
+	}
+	if err := GuardWorktree(ctx, repo, repo, "cadence/w/a"); err == nil || !strings.Contains(err.Error(), "not a linked worktree") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -339,10 +339,12 @@ func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string)
 			}
 		}
 	}
+	forget := unguardWorktree(dir)
 	_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
 	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
 		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
 		return fmt.Errorf("remove the worktree %s: %w", dir, err)
 	}
+	forget()
 	return nil
 }

@@ -32,7 +32,9 @@ type RepoFacts struct {
 	Dirty []string
 	// HeldBy describes another live wave holding the repository ("" if none).
 	HeldBy string
-	// ForeignPrePush is the path of a pre-push hook that is not cadence's.
+	// ForeignPrePush is the path of a pre-push hook that is not cadence's
+	// (informational: cadence's guard chains a repository's hooks and
+	// refuses no repository for one).
 	ForeignPrePush string
 	// ProbableTest is the test command the repository's files suggest.
 	ProbableTest string

@@ -208,7 +208,7 @@ func TestPreflight(t *testing.T) {
 		{"not git", fakeMachine{RepoFacts{Exists: true}, agent}, "Not a git repository", "", false},
 		{"no base", fakeMachine{RepoFacts{Exists: true, IsGit: true}, agent}, "Base branch not found", "", false},
 		{"held", fakeMachine{RepoFacts{Exists: true, IsGit: true, BaseSHA: "a", HeldBy: `wave "x" (pid 42)`}, agent}, "Repository held by another wave", "", false},
-		{"hook", fakeMachine{RepoFacts{Exists: true, IsGit: true, BaseSHA: "a", ForeignPrePush: "/r/.git/hooks/pre-push"}, agent}, "Foreign pre-push hook", "", false},
+		{"hook", fakeMachine{RepoFacts{Exists: true, IsGit: true, BaseSHA: "abc", ForeignPrePush: "/r/.git/hooks/pre-push"}, agent}, "", "", false}, // chained, not refused
 		{"broken", fakeMachine{RepoFacts{Err: errors.New("boom")}, agent}, "Cannot inspect repository", "", false},
 		{"dirty", fakeMachine{RepoFacts{Exists: true, IsGit: true, BaseSHA: "a", Dirty: []string{"x.go"}}, agent}, "", WarnDirty, true},
 		{"no agent", fakeMachine{good, AgentFacts{Command: "claude"}}, "", WarnAgentMissing, true},

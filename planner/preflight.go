@@ -100,9 +100,6 @@ func (b *builder) checkRepo(r *spec.Repo, f RepoFacts) {
 	if f.HeldBy != "" {
 		fail("Repository held by another wave", "repo %q is in use by %s; one wave per repository at a time.", r.Name, f.HeldBy)
 	}
-	if f.ForeignPrePush != "" {
-		fail("Foreign pre-push hook", "repo %q has a pre-push hook of its own (%s); cadence installs its own push guard there and never overwrites a hook. Move the hook aside for the wave.", r.Name, f.ForeignPrePush)
-	}
 	if len(f.Dirty) > 0 {
 		b.warn(Warning{Kind: WarnDirty, Subject: r.Name, Refuses: true, Files: f.Dirty,
 			Message: fmt.Sprintf("repo %s has uncommitted changes to %d tracked file(s): commit or stash them", r.Name, len(f.Dirty))})

@@ -172,7 +172,7 @@ func e2ePush(t *testing.T) {
 		"git push origin HEAD:refs/heads/x1",
 		"git -C . push origin HEAD:refs/heads/x2",
 		"bash -c 'git push origin HEAD:refs/heads/x3'",
-		"git -C . push " + remote + " HEAD:refs/heads/x4", // a URL: no push URL applies, the hook refuses
+		"git -C . push " + remote + " HEAD:refs/heads/x4", // a URL: pushInsteadOf applies
 	}
 	script := fakeapi.Script{commit("f.txt", "f")}
 	for _, c := range attempts {
@@ -194,9 +194,10 @@ func e2ePush(t *testing.T) {
 	if len(reqs) != len(attempts)+2 {
 		t.Fatalf("%d implement requests, want %d", len(reqs), len(attempts)+2)
 	}
-	// What stopped each attempt: the CLI's deny rule, the push URL cadence
-	// gives the remotes, its pre-push hook.
-	stoppedBy := []string{"has been denied", "remote-cadence-no-push", "remote-cadence-no-push", "cadence: no push during wave w (lot a)"}
+	// What stopped each attempt: the CLI's deny rule, then cadence's guard
+	// config (the push URLs and pushInsteadOf send every push to its
+	// helper, which says why).
+	stoppedBy := []string{"has been denied", "cadence: no push during wave w (lot a)", "cadence: no push during wave w (lot a)", "cadence: no push during wave w (lot a)"}
 	for i, c := range attempts {
 		tr := reqs[i+2].ToolResults()
 		res := tr[len(tr)-1]
@@ -220,9 +221,9 @@ func e2ePush(t *testing.T) {
 	}
 }
 
-// (k) A push that gets past every guard (core.hooksPath disables the hook,
-// a URL needs no push URL): cadence sees the remote change after the
-// session, fails the lot and stops the wave on the incident.
+// (k) A push that gets past every guard (git send-pack, plumbing: no hook,
+// no push URL): cadence sees the remote change after the session, fails
+// the lot and stops the wave on the incident.
 func e2ePushIncident(t *testing.T) {
 	remote := t.TempDir() + "/remote.git"
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
@@ -231,7 +232,7 @@ func e2ePushIncident(t *testing.T) {
 	e := newE2E(t, map[string]fakeapi.Script{
 		"a-implement0": {
 			commit("f.txt", "f"),
-			fakeapi.Bash("git -c core.hooksPath=/dev/null -C . push " + remote + " HEAD:refs/heads/sneaky"),
+			fakeapi.Bash("git send-pack " + remote + " HEAD:refs/heads/sneaky"),
 			writeDone("added f.txt"),
 		},
 		"a-review0":    {review("conform")},

@@ -59,7 +59,7 @@ func runClean(e *env, args []string) int {
 			continue
 		}
 		// Worktrees before branches: a checked-out branch cannot go.
-		for _, kind := range []string{"worktree", "hook", "branch", "backup"} {
+		for _, kind := range []string{"worktree", "guard", "hook", "branch", "backup"} {
 			for _, lo := range lefts {
 				if lo.Kind != kind {
 					continue

@@ -226,6 +226,12 @@ func IntegrateLock(commonDir string) string {
 	return filepath.Join(commonDir, "cadence", "integrate.lock")
 }
 
+// RepoGuard is cadence's guard folder of the repository whose git common
+// dir is commonDir, there while a wave runs (gitint.InstallGuard: hooks,
+// push-blocking config, the lot worktrees' entries):
+// <commonDir>/cadence/guard.
+func RepoGuard(commonDir string) string { return filepath.Join(commonDir, "cadence", "guard") }
+
 // EnclosingWorkDir returns the nearest folder named .cadence that holds
 // path (path itself included), or "" when there is none.
 func EnclosingWorkDir(path string) string {
