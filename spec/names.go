@@ -144,13 +144,13 @@ func (d *decoder) checkName(kind nameKind, name string, rng hcl.Range) bool {
 			quoteName(name), kind, wave, lot, kind, strings.TrimPrefix(rule, "it "))
 		return false
 	}
-	reserve := NameReserve
+	reserve, files, who := NameReserve, "refs/heads/cadence/<wave>/<lot>.lock", "git"
 	if kind != lotName {
-		reserve = WaveNameReserve
+		reserve, files, who = WaveNameReserve, "the worktrees' folder <wave>-<key>", "cadence"
 	}
 	if n := len(name); n > NameMax-reserve {
-		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (refs/heads/cadence/<wave>/<lot>.lock, the worktrees' folder <wave>-<key>), and a file name has at most %d bytes, %d of which git or cadence may append: use at most %d.",
-			quoteName(name), n, kind, NameMax, reserve, NameMax-reserve)
+		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (%s), and a file name has at most %d bytes, %d of which %s may append: use at most %d.",
+			quoteName(name), n, kind, files, NameMax, reserve, who, NameMax-reserve)
 		return false
 	}
 	return true
