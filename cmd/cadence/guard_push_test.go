@@ -49,6 +49,13 @@ func TestGuardPushMatrix(t *testing.T) {
 		{name: "all of them at once", push: "env -u CADENCE_WAVE -u GIT_CONFIG_COUNT git -c core.hooksPath=/dev/null push -q --no-verify file://ORIGIN HEAD:refs/heads/x"},
 		{name: "test gate, -c core.hooksPath=/dev/null", push: "git -c core.hooksPath=/dev/null push -q ORIGIN HEAD:refs/heads/x", gate: true},
 		{name: "bare repo that is not a remote", push: "git push -q OTHER HEAD:refs/heads/x", toOther: true},
+		// What lifts every git-level guard: an explicit push URL on the
+		// command line (git then ignores pushInsteadOf), hooks off.
+		{name: "-c remote.origin.pushurl=… --no-verify", push: "git -c core.hooksPath=/dev/null -c remote.origin.pushurl=ORIGIN push -q --no-verify origin HEAD:refs/heads/x"},
+		// Out of the lot's worktree (where the include holds) and out of
+		// the step's environment: from the lead's checkout.
+		{name: "env -u GIT_CONFIG_COUNT, from the lead's checkout", push: `env -u GIT_CONFIG_COUNT git -C "$(git rev-parse --path-format=absolute --git-common-dir)/.." push -q origin HEAD:refs/heads/x`},
+		{name: "git send-pack to a bare repo that is not a remote", push: "git send-pack OTHER HEAD:refs/heads/x", toOther: true},
 	}
 	var matrix []string
 	for _, f := range forms {
@@ -113,7 +120,7 @@ func TestGuardPushMatrix(t *testing.T) {
 			case changed:
 				verdict = "reached-undetected"
 			}
-			matrix = append(matrix, fmt.Sprintf("%-42s %s", f.name, verdict))
+			matrix = append(matrix, fmt.Sprintf("%-52s %s", f.name, verdict))
 			t.Logf("%s → %s (exit %d)", push, verdict, code)
 			switch {
 			case f.toOther:
