@@ -221,8 +221,9 @@ func e2ePush(t *testing.T) {
 }
 
 // (k) A push that gets past every guard (core.hooksPath disables the hook,
-// a URL needs no push URL): cadence sees the remote change after the
-// session, fails the lot and stops the wave on the incident.
+// a URL needs no push URL) from an agent without the sandbox (which would
+// refuse it: see e2e_sandbox_test.go): cadence sees the remote change
+// after the session, fails the lot and stops the wave on the incident.
 func e2ePushIncident(t *testing.T) {
 	remote := t.TempDir() + "/remote.git"
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
@@ -236,7 +237,7 @@ func e2ePushIncident(t *testing.T) {
 		},
 		"a-review0":    {review("conform")},
 		"b-implement0": implementScript(),
-	}, waveOpts{More: `
+	}, waveOpts{Agent: "  sandbox = false", More: `
 lot "b" {
   repo  = repo.app
   brief = "Add b.txt."
