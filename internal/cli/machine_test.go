@@ -12,9 +12,11 @@ import (
 // noSandbox is an adapter whose CLI has no sandbox.
 type noSandbox struct{}
 
-func (noSandbox) Run(context.Context, agent.Session, agent.Host) agent.Outcome { return agent.Outcome{} }
-func (noSandbox) Tool() agent.Tool                                              { return agent.Tool{} }
-func (noSandbox) KillLeftovers(string) int                                      { return 0 }
+func (noSandbox) Run(context.Context, agent.Session, agent.Host) agent.Outcome {
+	return agent.Outcome{}
+}
+func (noSandbox) Tool() agent.Tool         { return agent.Tool{} }
+func (noSandbox) KillLeftovers(string) int { return 0 }
 
 // TestAgentSandboxMissing: preflight learns from the agent's adapter why
 // its sandbox cannot run here, with the PATH the sessions get.
