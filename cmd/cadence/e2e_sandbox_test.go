@@ -110,6 +110,68 @@ func TestE2ESandbox(t *testing.T) {
 	}
 }
 
+// TestE2ESandboxNeighbour: a lot with a neighbour repository (also)
+// commits in both worktrees from the sandbox; the neighbour's git config
+// and hooks stay read-only; both bases get the work and neither checkout
+// keeps the sandbox's leftovers.
+func TestE2ESandboxNeighbour(t *testing.T) {
+	t.Parallel()
+	needSandbox(t)
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": {
+			commit("f.txt", "f"),
+			fakeapi.Bash("cd ../a@lib && echo l > l.txt && git add l.txt && git commit -q -m 'a: add l.txt (a)'"),
+			fakeapi.Bash("cd ../a@lib && touch \"$(git rev-parse --git-common-dir)/hooks/pre-commit\""),
+			fakeapi.Bash("cd ../a@lib && git config --file \"$(git rev-parse --git-common-dir)/config\" sandbox.escaped yes"),
+			writeDone("added f.txt and l.txt"),
+		},
+		"a-review0": {review("conform")},
+	}, waveOpts{Lot: "  also = [repo.lib]", More: `
+repo "lib" {
+  path = "lib"
+  test = "true"
+}
+`})
+	lib := filepath.Join(e.dir, "lib")
+	e.git(e.dir, "init", "-q", "-b", "main", lib)
+	e.writeFile(filepath.Join(lib, "README.md"), "# lib\n")
+	e.git(lib, "add", "README.md")
+	e.git(lib, "commit", "-qm", "init")
+	r := e.apply()
+	r.wantCode(t, 0)
+	reqs := e.turns("a-implement0")
+	if len(reqs) < 5 {
+		t.Fatalf("%d implement requests", len(reqs))
+	}
+	// The neighbour's config is read-only: git's rename of config.lock
+	// over it fails (EBUSY on the mount).
+	for i, want := range []string{"", "Read-only file system", "could not write config file"} {
+		tr := reqs[i+2].ToolResults()
+		res := tr[len(tr)-1]
+		t.Logf("call %d → error %v: %s", i+2, res.IsError, res.Text)
+		if want == "" && res.IsError || want != "" && (!res.IsError || !strings.Contains(res.Text, want)) {
+			t.Errorf("call %d: want %q, got error %v: %s", i+2, want, res.IsError, res.Text)
+		}
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(lib, ".git", "config")); strings.Contains(string(cfg), "escaped") {
+		t.Errorf("the neighbour's config was changed:\n%s", cfg)
+	}
+	if _, err := os.Stat(filepath.Join(lib, ".git", "config.lock")); err == nil {
+		t.Error("the neighbour's config.lock is left")
+	}
+	if got := e.git(lib, "show", "main:l.txt"); got != "l" {
+		t.Errorf("lib main:l.txt = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(lib, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("a hook was planted in the neighbour repository")
+	}
+	for _, repo := range []string{e.repo, lib} {
+		if _, err := os.Stat(filepath.Join(repo, ".claude")); err == nil {
+			t.Errorf("%s has a .claude folder", repo)
+		}
+	}
+}
+
 // pushForm is one way a session may try to push; cmd gets the paths of
 // the configured remote (origin) and of a bare repository that is no
 // remote of the repository.
