@@ -108,6 +108,12 @@ func TestE2ESandbox(t *testing.T) {
 	if got := e.git(e.repo, "status", "--porcelain", "--untracked-files=all"); got != "" {
 		t.Errorf("the repository's checkout is not clean:\n%s", got)
 	}
+	// What the sandbox leaves in the git dir goes too.
+	for _, f := range []string{"glab-cli", "config.worktree", "remotes", "objects/info/alternates", "info/.claude-sandbox-noreplace"} {
+		if _, err := os.Stat(filepath.Join(e.repo, ".git", f)); err == nil {
+			t.Errorf(".git/%s is left", f)
+		}
+	}
 }
 
 // TestE2ESandboxNeighbour: a lot with a neighbour repository (also)

@@ -20,10 +20,13 @@ import (
 // .claude/ claudePlaceholders), and a .claude/.cc-writes folder in them
 // and in the repository's main worktree. The CLI removes the placeholders
 // after each call (and on SIGTERM), but leaves .claude/.cc-writes, and a
-// SIGKILL leaves everything.
+// SIGKILL leaves everything. In the git dirs it protects it leaves, for
+// good, empty files and folders (gitDirPlaceholders).
 var (
 	placeholderNames   = []string{".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".gitconfig", ".gitmodules", ".mcp.json", ".ripgreprc", ".vscode", ".idea"}
 	claudePlaceholders = []string{".cc-writes", "settings.json", "settings.local.json", "skills", "hooks", "launch.json", "workflows", "routines", "output-styles", "scheduled_tasks.json", "loop.md", "commands", "agents"}
+	gitDirPlaceholders = []string{"config.worktree", "config.lock", "glab-cli", "remotes", "info/.claude-sandbox-noreplace",
+		"objects/info/alternates", "objects/info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace", "objects/info/commit-graphs"}
 )
 
 // leftovers removes what the sandbox left in the folders sessions ran in,
@@ -38,9 +41,17 @@ type leftovers struct {
 	roots map[string]*rootUse
 }
 
+// root is a folder a sandboxed session may leave things in: a worktree
+// (the lot's, or a repository's main worktree) or a git dir.
+type root struct {
+	path   string
+	gitDir bool
+}
+
 // rootUse is a folder in use by running sessions.
 type rootUse struct {
-	n int
+	n      int
+	gitDir bool
 	// absent are the candidates (relative paths) that did not exist when
 	// the first session began; claude is whether .claude/ was among them.
 	absent map[string]bool
@@ -50,23 +61,23 @@ type rootUse struct {
 // begin records the folders of a session that is about to start and
 // returns what to call when it has ended; pathList finds git for the
 // tracked-file check.
-func (l *leftovers) begin(roots []string, pathList string) (end func()) {
+func (l *leftovers) begin(roots []root, pathList string) (end func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.roots == nil {
 		l.roots = map[string]*rootUse{}
 	}
 	for _, r := range roots {
-		u := l.roots[r]
+		u := l.roots[r.path]
 		if u == nil {
-			u = &rootUse{absent: map[string]bool{}}
-			for _, c := range candidates() {
-				if _, err := os.Lstat(filepath.Join(r, c)); err != nil {
+			u = &rootUse{gitDir: r.gitDir, absent: map[string]bool{}}
+			for _, c := range candidates(r.gitDir) {
+				if _, err := os.Lstat(filepath.Join(r.path, c)); err != nil {
 					u.absent[c] = true
 				}
 			}
 			u.claude = u.absent[".claude"]
-			l.roots[r] = u
+			l.roots[r.path] = u
 		}
 		u.n++
 	}
@@ -75,22 +86,30 @@ func (l *leftovers) begin(roots []string, pathList string) (end func()) {
 		var done []string
 		uses := map[string]*rootUse{}
 		for _, r := range roots {
-			u := l.roots[r]
+			u := l.roots[r.path]
 			if u.n--; u.n == 0 {
-				delete(l.roots, r)
-				done = append(done, r)
-				uses[r] = u
+				delete(l.roots, r.path)
+				done = append(done, r.path)
+				uses[r.path] = u
 			}
 		}
 		l.mu.Unlock()
 		for _, r := range done {
-			cleanRoot(r, uses[r], pathList)
+			if uses[r].gitDir {
+				cleanGitDir(r, uses[r])
+			} else {
+				cleanRoot(r, uses[r], pathList)
+			}
 		}
 	}
 }
 
-// candidates are the relative paths the sandbox may leave in a folder.
-func candidates() []string {
+// candidates are the relative paths the sandbox may leave in a worktree,
+// or in a git dir.
+func candidates(gitDir bool) []string {
+	if gitDir {
+		return gitDirPlaceholders
+	}
 	out := append([]string{".claude"}, placeholderNames...)
 	for _, c := range claudePlaceholders {
 		out = append(out, filepath.Join(".claude", c))
@@ -98,7 +117,38 @@ func candidates() []string {
 	return out
 }
 
-// cleanRoot removes root's leftovers (see leftovers).
+// cleanGitDir removes the placeholders the sandbox left in a git dir:
+// those absent before and empty now (git tracks nothing there).
+func cleanGitDir(dir string, u *rootUse) {
+	var dirs []string
+	for _, c := range gitDirPlaceholders {
+		if !u.absent[c] {
+			continue
+		}
+		p := filepath.Join(dir, c)
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode().IsRegular() && fi.Size() == 0:
+			_ = os.Remove(p)
+		case fi.IsDir():
+			dirs = append(dirs, c)
+		}
+	}
+	removeDirs(dir, dirs)
+}
+
+// removeDirs removes the empty ones of dirs (relative to root), deepest
+// first, so that a folder emptied by the removals goes too; os.Remove
+// leaves a folder that is not empty.
+func removeDirs(root string, dirs []string) {
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	for _, d := range dirs {
+		_ = os.Remove(filepath.Join(root, d))
+	}
+}
+
+// cleanRoot removes a worktree's leftovers (see leftovers).
 func cleanRoot(root string, u *rootUse, pathList string) {
 	var files, dirs []string
 	consider := func(rel string) {
@@ -135,12 +185,7 @@ func cleanRoot(root string, u *rootUse, pathList string) {
 	for _, f := range untracked(root, files, pathList) {
 		_ = os.Remove(filepath.Join(root, f))
 	}
-	// Deepest first, so that a folder emptied by the removals goes too;
-	// os.Remove leaves a folder that is not empty.
-	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
-	for _, d := range dirs {
-		_ = os.Remove(filepath.Join(root, d))
-	}
+	removeDirs(root, dirs)
 }
 
 // untracked returns the files (relative to root) that git does not track
@@ -176,20 +221,22 @@ func untracked(root string, files []string, pathList string) []string {
 }
 
 // sandboxRoots are the folders a sandboxed session may leave things in:
-// its worktrees and their repositories' main worktrees.
-func sandboxRoots(ws []string) []string {
-	var out []string
+// its worktrees, their git dirs and their repositories' main worktrees.
+func sandboxRoots(ws []string) []root {
+	var out []root
 	seen := map[string]bool{}
-	add := func(p string) {
+	add := func(p string, gitDir bool) {
 		if p != "" && !seen[p] {
 			seen[p] = true
-			out = append(out, p)
+			out = append(out, root{p, gitDir})
 		}
 	}
 	for _, w := range ws {
-		add(w)
-		if _, common, ok := gitDirs(w); ok {
-			add(mainWorktree(common))
+		add(w, false)
+		if own, common, ok := gitDirs(w); ok {
+			add(mainWorktree(common), false)
+			add(own, true)
+			add(common, true)
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -30,7 +31,7 @@ func TestLeftoversRemovedWhenAbsentBefore(t *testing.T) {
 	w := filepath.Join(dir, "wt")
 	path := os.Getenv("PATH")
 	var l leftovers
-	end := l.begin([]string{w}, path)
+	end := l.begin([]root{{path: w}}, path)
 	sandboxMess(t, w)
 	// The agent's own: a file with content under .claude/, an empty file
 	// it committed, an empty file that is no placeholder.
@@ -59,7 +60,7 @@ func TestLeftoversRemovedWhenAbsentBefore(t *testing.T) {
 func TestLeftoversClaudeFolderGoesWhenEmpty(t *testing.T) {
 	w := t.TempDir()
 	var l leftovers
-	end := l.begin([]string{w}, os.Getenv("PATH"))
+	end := l.begin([]root{{path: w}}, os.Getenv("PATH"))
 	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
 	end()
 	if exists(w, ".claude") {
@@ -74,7 +75,7 @@ func TestLeftoversKeepWhatWasThere(t *testing.T) {
 	os.MkdirAll(filepath.Join(w, ".claude"), 0o755)
 	os.WriteFile(filepath.Join(w, ".profile"), nil, 0o644)
 	var l leftovers
-	end := l.begin([]string{w}, os.Getenv("PATH"))
+	end := l.begin([]root{{path: w}}, os.Getenv("PATH"))
 	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
 	end()
 	if !exists(w, ".claude") || !exists(w, ".profile") {
@@ -91,9 +92,9 @@ func TestLeftoversKeepWhatWasThere(t *testing.T) {
 func TestLeftoversLastSessionCleans(t *testing.T) {
 	w := t.TempDir()
 	var l leftovers
-	end1 := l.begin([]string{w}, "")
+	end1 := l.begin([]root{{path: w}}, "")
 	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
-	end2 := l.begin([]string{w}, "")
+	end2 := l.begin([]root{{path: w}}, "")
 	end1()
 	if !exists(w, ".claude/.cc-writes") {
 		t.Fatal("cleaned while a session still runs")
@@ -108,8 +109,37 @@ func TestSandboxRoots(t *testing.T) {
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := gitRepo(t, dir, "wt")
 	got := sandboxRoots([]string{filepath.Join(dir, "wt"), filepath.Join(dir, "none")})
-	want := []string{filepath.Join(dir, "wt"), repo, filepath.Join(dir, "none")}
-	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
-		t.Errorf("roots %q, want %q", got, want)
+	want := []root{{filepath.Join(dir, "wt"), false}, {repo, false}, {filepath.Join(repo, ".git", "worktrees", "wt"), true},
+		{filepath.Join(repo, ".git"), true}, {filepath.Join(dir, "none"), false}}
+	if !slices.Equal(got, want) {
+		t.Errorf("roots %v, want %v", got, want)
+	}
+}
+
+// TestLeftoversInGitDir: the placeholders the sandbox leaves in a git dir
+// go; what git keeps there, empty or not, stays.
+func TestLeftoversInGitDir(t *testing.T) {
+	g := t.TempDir()
+	os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755)
+	os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n"), 0o644)
+	var l leftovers
+	end := l.begin([]root{{path: g, gitDir: true}}, "")
+	for _, d := range []string{"glab-cli", "remotes", "info/.claude-sandbox-noreplace", "objects/info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace"} {
+		os.MkdirAll(filepath.Join(g, d), 0o755)
+	}
+	for _, f := range []string{"config.worktree", "objects/info/alternates"} {
+		os.WriteFile(filepath.Join(g, f), nil, 0o644)
+	}
+	os.WriteFile(filepath.Join(g, "info", "exclude"), nil, 0o644) // git's own
+	end()
+	for _, gone := range []string{"glab-cli", "remotes", "config.worktree", "objects/info/alternates", "objects/info/commit-graphs", "info/.claude-sandbox-noreplace"} {
+		if exists(g, gone) {
+			t.Errorf("%s is left", gone)
+		}
+	}
+	for _, kept := range []string{"config", "info/exclude", "objects/info"} {
+		if !exists(g, kept) {
+			t.Errorf("%s was removed", kept)
+		}
 	}
 }
