@@ -22,6 +22,15 @@ import (
 // after each call (and on SIGTERM), but leaves .claude/.cc-writes, and a
 // SIGKILL leaves everything. In the git dirs it protects it leaves, for
 // good, empty files and folders (gitDirPlaceholders).
+//
+// While a call runs, the placeholders are untracked files to git: the
+// executor's check whether a timed-out write step still moves
+// (agent.Session.Moved) compares the worktree with its previous look, so
+// a call that hangs across the timeout is taken for movement once (its
+// placeholders are new then, the same at the next look): one extension of
+// a third of the timeout, within agent.MaxExtensions. A session that runs
+// call after call is working, and bounded the same way. The checks after
+// the session (hand-back, a review's edits) come after the cleanup.
 var (
 	placeholderNames   = []string{".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".gitconfig", ".gitmodules", ".mcp.json", ".ripgreprc", ".vscode", ".idea"}
 	claudePlaceholders = []string{".cc-writes", "settings.json", "settings.local.json", "skills", "hooks", "launch.json", "workflows", "routines", "output-styles", "scheduled_tasks.json", "loop.md", "commands", "agents"}
