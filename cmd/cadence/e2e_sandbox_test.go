@@ -62,6 +62,8 @@ func TestE2ESandbox(t *testing.T) {
 			fakeapi.Write(outside+"/write.txt", "x\n"),
 			fakeapi.Bash("git config --file \"$(git rev-parse --git-common-dir)/config\" sandbox.escaped yes"),
 			commit("f.txt", "f"),
+			// Build tools have a cache of their own, writable: $HOME is not.
+			fakeapi.Bash(`d=$(go env GOCACHE) && mkdir -p "$d" && touch "$d/cadence-probe" && echo "cache $d"`),
 			writeDone("added f.txt"),
 		},
 		"a-review0": {review("conform")},
@@ -71,7 +73,7 @@ func TestE2ESandbox(t *testing.T) {
 	r.wantCode(t, 0)
 	r.wantOut(t, `Wave "w": 1 of 1 lots done`)
 	reqs := e.turns("a-implement0")
-	if len(reqs) < 6 {
+	if len(reqs) < 7 {
 		t.Fatalf("%d implement requests", len(reqs))
 	}
 	// The repository's config is read-only in the sandbox; git fails on
@@ -94,6 +96,11 @@ func TestE2ESandbox(t *testing.T) {
 	}
 	if tr := reqs[5].ToolResults(); tr[len(tr)-1].IsError {
 		t.Errorf("the commit failed: %s", tr[len(tr)-1].Text)
+	}
+	if tr := reqs[6].ToolResults(); tr[len(tr)-1].IsError || !strings.Contains(tr[len(tr)-1].Text, "cache /") {
+		t.Errorf("the Go build cache is not writable: %s", tr[len(tr)-1].Text)
+	} else {
+		t.Logf("go build cache: %s", tr[len(tr)-1].Text)
 	}
 	a := e.lot(e.state(), "a")
 	if a.Status != state.LotDone || len(stepsOf(a, state.StepImplement)) != 1 || len(stepsOf(a, state.StepImplement)[0].Commits) != 1 {

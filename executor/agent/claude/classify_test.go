@@ -138,7 +138,7 @@ func TestArgs(t *testing.T) {
 	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
 		DisallowedTools: []string{"Agent", "Bash(git push:*)"}, AppendSystemPrompt: "be brief"}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, AddDirs: []string{"/w/web"}}
-	args, err := Args(s, false, false)
+	args, err := Args(s, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestArgs(t *testing.T) {
 	if strings.Contains(got, "--settings") {
 		t.Errorf("a session without the sandbox has settings: %s", got)
 	}
-	args, _ = Args(s, true, false)
+	args, _ = Args(s, true, nil)
 	if got := strings.Join(args, " "); !strings.Contains(got, "--resume id-1") || strings.Contains(got, "--session-id") {
 		t.Errorf("resume args: %s", got)
 	}

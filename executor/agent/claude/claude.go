@@ -72,15 +72,23 @@ func (*Adapter) Tool() agent.Tool {
 // KillLeftovers implements agent.Adapter (see killMarked).
 func (*Adapter) KillLeftovers(sessionID string) int { return killMarked(sessionID) }
 
+// Sandbox is how a session runs in the CLI's sandbox.
+type Sandbox struct {
+	// Cache is the folder its build tools cache into (see cacheEnv),
+	// writable in the sandbox; "" for none.
+	Cache string
+}
+
 // Args returns the command-line arguments of a session: a new one
 // (--session-id) or, with resume, the next turn of an existing one. The
 // prompt is not among them: the CLI reads it from standard input (`-p`
 // with no prompt argument), so a brief of any length passes (Linux refuses
-// an argument over 128 KiB). With sandbox, the session runs in the CLI's
-// sandbox (--settings, see sandboxSettings), and a bare file tool among
-// the agent's allowed tools (Edit, Write, MultiEdit, NotebookEdit, which
-// run outside the sandbox) is allowed in the session's worktrees only.
-func Args(s agent.Session, resume, sandbox bool) ([]string, error) {
+// an argument over 128 KiB). With a sandbox (nil: none), the session runs
+// in the CLI's sandbox (--settings, see sandboxSettings), and a bare file
+// tool among the agent's allowed tools (Edit, Write, MultiEdit,
+// NotebookEdit, which run outside the sandbox) is allowed in the session's
+// worktrees only.
+func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	schema := SchemaFor(s.Step)
 	b, err := schemas.FS.ReadFile(schema)
 	if err != nil {
@@ -101,7 +109,7 @@ func Args(s agent.Session, resume, sandbox bool) ([]string, error) {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
 	allowed, fileEdits := a.AllowedTools, false
-	if sandbox {
+	if sandbox != nil {
 		allowed = nil
 		for _, t := range a.AllowedTools {
 			if fileTools[t] {
@@ -123,8 +131,8 @@ func Args(s agent.Session, resume, sandbox bool) ([]string, error) {
 	if a.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", a.AppendSystemPrompt)
 	}
-	if sandbox {
-		doc, err := sandboxSettings(s, fileEdits)
+	if sandbox != nil {
+		doc, err := sandboxSettings(s, fileEdits, sandbox.Cache)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +200,15 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
 		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
 		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
-	sandbox := r.sandboxed(ctx, s, env)
+	var sandbox *Sandbox
+	if r.sandboxed(ctx, s, env) {
+		sandbox = &Sandbox{Cache: sandboxCache(env)}
+		if sandbox.Cache != "" && os.MkdirAll(sandbox.Cache, 0o755) == nil {
+			env = append(env, cacheEnv(env, sandbox.Cache)...)
+		} else {
+			sandbox.Cache = ""
+		}
+	}
 	args, err := Args(s, resume, sandbox)
 	if err != nil {
 		return fail(err)
@@ -233,7 +249,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	if s.SlotLock != nil {
 		hold = append(hold, s.SlotLock)
 	}
-	if sandbox {
+	if sandbox != nil {
 		end := r.left.begin(sandboxRoots(worktrees(s)), envValue(env, "PATH"))
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}

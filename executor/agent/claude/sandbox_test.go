@@ -141,7 +141,8 @@ func TestSandboxSettings(t *testing.T) {
 		AllowedTools: []string{"Bash", "Edit", "Write", "Read"}}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement,
 		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")}}
-	args, err := Args(s, false, true)
+	cache := filepath.Join(dir, "cache")
+	args, err := Args(s, false, &Sandbox{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestSandboxSettings(t *testing.T) {
 	}
 	appGit, libGit := filepath.Join(app, ".git"), filepath.Join(lib, ".git")
 	wantAllow := []string{filepath.Join(dir, "lot"), filepath.Join(appGit, "worktrees", "lot"), appGit,
-		filepath.Join(libDir, "lotlib"), filepath.Join(libGit, "worktrees", "lotlib"), libGit}
+		filepath.Join(libDir, "lotlib"), filepath.Join(libGit, "worktrees", "lotlib"), libGit, cache}
 	if !slices.Equal(sb.Filesystem.AllowWrite, wantAllow) {
 		t.Errorf("allowWrite\n%q, want\n%q", sb.Filesystem.AllowWrite, wantAllow)
 	}
@@ -189,7 +190,7 @@ func TestSandboxSettings(t *testing.T) {
 
 	// An agent without file tools gets no file rules.
 	a.Claude.AllowedTools = []string{"Bash"}
-	args, _ = Args(s, false, true)
+	args, _ = Args(s, false, &Sandbox{})
 	if got := args[slices.Index(args, "--settings")+1]; strings.Contains(got, "Edit(") {
 		t.Errorf("file rules without file tools: %s", got)
 	}

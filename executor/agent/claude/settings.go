@@ -57,8 +57,9 @@ type settings struct {
 //     and config.worktree, and the worktree's .git file.
 //
 // Only paths that exist are listed (the CLI mounts a placeholder over a
-// missing one). Besides, the CLI keeps its own temp folder writable
-// (TMPDIR, /tmp/claude-<uid>) and ~/.npm/_logs.
+// missing one). cache, when set, is writable too: the build tools' cache
+// of sandboxed sessions (cacheEnv). Besides, the CLI keeps its own temp
+// folder writable (TMPDIR, /tmp/claude-<uid>) and ~/.npm/_logs.
 //
 // The network is open to every host (allowedDomains "*"): lots download
 // modules and submodules (DECISIONS: fetch stays allowed). A push to a
@@ -69,7 +70,7 @@ type settings struct {
 // fileEdits are `Edit(//<worktree>/**)` rules, one per worktree: what a
 // bare file tool in the agent's allowed tools becomes (see Args), since
 // the file tools do not run in the sandbox.
-func sandboxSettings(s agent.Session, fileEdits bool) ([]byte, error) {
+func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, error) {
 	var st settings
 	sb := &st.Sandbox
 	sb.Enabled, sb.FailIfUnavailable, sb.AutoAllowBashIfSandboxed = true, true, true
@@ -118,6 +119,9 @@ func sandboxSettings(s agent.Session, fileEdits bool) ([]byte, error) {
 				addIfExists(&deny, p)
 			}
 		}
+	}
+	if cache != "" {
+		add(&allow, realPath(cache))
 	}
 	sb.Filesystem.AllowWrite, sb.Filesystem.DenyWrite = allow, deny
 	return json.Marshal(st)
