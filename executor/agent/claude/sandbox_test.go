@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -193,5 +194,32 @@ func TestSandboxSettings(t *testing.T) {
 	args, _ = Args(s, false, &Sandbox{})
 	if got := args[slices.Index(args, "--settings")+1]; strings.Contains(got, "Edit(") {
 		t.Errorf("file rules without file tools: %s", got)
+	}
+}
+
+// TestSandboxedDecision: a session runs in the sandbox unless its agent
+// turns it off or the machine cannot run it.
+func TestSandboxedDecision(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox is used on Linux only")
+	}
+	ok := fakeBin(t, map[string]string{"socat": "exit 0", "bwrap": "exit 0"})
+	on, off := &spec.Agent{Kind: "claude"}, &spec.Agent{Kind: "claude", NoSandbox: true}
+	for _, tc := range []struct {
+		name  string
+		agent *spec.Agent
+		dir   string
+		path  string
+		want  bool
+	}{
+		{"on", on, "/w", ok, true},
+		{"sandbox = false", off, "/w", ok, false},
+		{"no bwrap", on, "/w", t.TempDir(), false},
+		{"no folder", on, "", ok, false},
+	} {
+		var a Adapter
+		if got := a.sandboxed(context.Background(), agent.Session{Agent: tc.agent, Dir: tc.dir}, []string{"PATH=" + tc.path}); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
