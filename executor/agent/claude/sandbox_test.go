@@ -189,11 +189,17 @@ func TestSandboxSettings(t *testing.T) {
 		t.Errorf("permissions %q, want %q", st.Permissions.Allow, wantEdits)
 	}
 
-	// An agent without file tools gets no file rules.
+	// An agent without file tools gets no file rules; one that does not
+	// allow Bash outright does not get it through the sandbox.
 	a.Claude.AllowedTools = []string{"Bash"}
 	args, _ = Args(s, false, &Sandbox{})
 	if got := args[slices.Index(args, "--settings")+1]; strings.Contains(got, "Edit(") {
 		t.Errorf("file rules without file tools: %s", got)
+	}
+	a.Claude.AllowedTools = []string{"Bash(go test:*)", "Edit"}
+	args, _ = Args(s, false, &Sandbox{})
+	if got := args[slices.Index(args, "--settings")+1]; !strings.Contains(got, `"autoAllowBashIfSandboxed":false`) {
+		t.Errorf("Bash allowed through the sandbox: %s", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/agent"
@@ -25,7 +26,8 @@ type settings struct {
 		// the commands unsandboxed when its sandbox cannot start.
 		FailIfUnavailable bool `json:"failIfUnavailable"`
 		// AutoAllowBashIfSandboxed runs a sandboxed Bash call without a
-		// permission prompt (deny rules still hold: Bash(git push:*)).
+		// permission prompt (deny rules still hold: Bash(git push:*)); set
+		// when the agent allows Bash anyway.
 		AutoAllowBashIfSandboxed bool `json:"autoAllowBashIfSandboxed"`
 		// AllowUnsandboxedCommands false makes the CLI ignore the Bash
 		// tool's dangerouslyDisableSandbox parameter, and (in --settings)
@@ -73,7 +75,10 @@ type settings struct {
 func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, error) {
 	var st settings
 	sb := &st.Sandbox
-	sb.Enabled, sb.FailIfUnavailable, sb.AutoAllowBashIfSandboxed = true, true, true
+	sb.Enabled, sb.FailIfUnavailable = true, true
+	// Only where the agent allows Bash already: otherwise it would widen
+	// the agent's permissions (an agent allowed `Bash(go test:*)` only).
+	sb.AutoAllowBashIfSandboxed = s.Agent != nil && slices.Contains(s.Agent.Claude.AllowedTools, "Bash")
 	sb.Network.AllowedDomains = []string{"*"}
 	var allow, deny []string
 	seen := map[string]bool{}
