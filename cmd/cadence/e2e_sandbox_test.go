@@ -213,7 +213,7 @@ var pushForms = []pushForm{
 		return "git -c core.hooksPath=/dev/null -C . push file://" + o + " HEAD:refs/heads/m5"
 	}, true},
 	{"git send-pack", func(o, x string) string { return "git send-pack " + o + " HEAD:refs/heads/m6" }, true},
-	{"env -u cadence's variables", func(o, x string) string {
+	{"env -u CADENCE_WAVE GIT_CONFIG_COUNT", func(o, x string) string {
 		return "env -u CADENCE_WAVE -u GIT_CONFIG_COUNT git -C . push origin HEAD:refs/heads/m7"
 	}, true},
 	{"a bare repo that is no remote", func(o, x string) string {
@@ -257,7 +257,7 @@ func TestE2EPushMatrix(t *testing.T) {
 			t.Run(strings.NewReplacer(" ", "_", "/", "_").Replace(name), func(t *testing.T) {
 				t.Parallel()
 				c := runPushCell(t, f, sandbox)
-				t.Logf("push matrix | %-30s | sandbox %-5v | %s", f.name, sandbox, c)
+				t.Logf("push matrix | %-36s | sandbox %-5v | %s", f.name, sandbox, c)
 				switch {
 				case sandbox && c.reached:
 					t.Errorf("sandbox on: the push reached a bare repository")
