@@ -198,9 +198,10 @@ type pushForm struct {
 
 // pushForms is the push matrix's rows. The CLI's own deny rule
 // (Bash(git push:*), reference §1) is a soft guard that `git -C . push`
-// passes; the rows pass it so as to test the guards behind it (e2ePush
-// covers the rule itself).
+// passes; the rows but the first pass it so as to test the guards behind
+// it.
 var pushForms = []pushForm{
+	{"git push origin (as is)", func(o, x string) string { return "git push origin HEAD:refs/heads/m0" }, true},
 	{"git push origin", func(o, x string) string { return "git -C . push origin HEAD:refs/heads/m1" }, true},
 	{"--no-verify", func(o, x string) string { return "git -C . push --no-verify origin HEAD:refs/heads/m2" }, true},
 	{"-c core.hooksPath=/dev/null", func(o, x string) string {
