@@ -288,6 +288,9 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 	lot := lr.n.lot
 	d := briefs.Data{Wave: lr.r.o.Config.Wave.Name, Lot: lot.ID, Title: lot.Title, Brief: lot.Brief,
 		Repo: lot.Repo.Name, Base: lot.Repo.Base, Test: lot.Repo.Test, Step: kind, Pass: pass}
+	for _, also := range lot.Also {
+		d.AlsoDirs = append(d.AlsoDirs, lr.dirs[also])
+	}
 	var base string
 	lr.r.o.Store.View(func(st *state.State) {
 		l := st.Lots[lr.id]

@@ -221,9 +221,10 @@ func e2ePush(t *testing.T) {
 	}
 }
 
-// (k) A push that gets past every guard (git send-pack, plumbing: no hook,
-// no push URL): cadence sees the remote change after the session, fails
-// the lot and stops the wave on the incident.
+// (k) A push that gets past every git-level guard (git send-pack, plumbing:
+// no hook, no push URL) from an agent without the sandbox (which would
+// refuse it: see e2e_sandbox_test.go): cadence sees the remote change after
+// the session, fails the lot and stops the wave on the incident.
 func e2ePushIncident(t *testing.T) {
 	remote := t.TempDir() + "/remote.git"
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
@@ -237,7 +238,7 @@ func e2ePushIncident(t *testing.T) {
 		},
 		"a-review0":    {review("conform")},
 		"b-implement0": implementScript(),
-	}, waveOpts{More: `
+	}, waveOpts{Agent: "  sandbox = false", More: `
 lot "b" {
   repo  = repo.app
   brief = "Add b.txt."

@@ -55,8 +55,8 @@ type waveOpts struct {
 	// Budget is the wave's budget ("1M" when empty).
 	Budget string
 	// Wave holds extra attributes of the wave block; Lot, of lot "a";
-	// Repo, of repo "app".
-	Wave, Lot, Repo string
+	// Repo, of repo "app"; Agent, of agent "claude".
+	Wave, Lot, Repo, Agent string
 	// More is appended to the file (more lots).
 	More string
 }
@@ -98,6 +98,7 @@ func newE2E(t *testing.T, scripts map[string]fakeapi.Script, o waveOpts) *e2e {
 
 agent "claude" {
   max_retries = 0
+%s
 }
 
 repo "app" {
@@ -112,7 +113,7 @@ lot "a" {
   brief = "Add the file f.txt."
 %s
 }
-%s`, o.Budget, o.Wave, o.Repo, o.Lot, o.More))
+%s`, o.Budget, o.Wave, o.Agent, o.Repo, o.Lot, o.More))
 	return e
 }
 

@@ -72,7 +72,7 @@ func refusedSchemas(t *testing.T) string {
 			defer wg.Done()
 			s := agent.Session{Step: kind, Model: "sonnet", SessionID: executor.NewSessionID(),
 				Agent: &spec.Agent{Kind: claude.Kind, Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}}
-			args, err := claude.Args(s, "[[fake:probe]] hi", false)
+			args, err := claude.Args(s, false, nil)
 			if err != nil {
 				t.Errorf("claude.Args: %v", err)
 				return
@@ -80,7 +80,7 @@ func refusedSchemas(t *testing.T) string {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, cli, args...)
-			cmd.Dir, cmd.Env = t.TempDir(), env
+			cmd.Dir, cmd.Env, cmd.Stdin = t.TempDir(), env, strings.NewReader("[[fake:probe]] hi")
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			_ = cmd.Run()

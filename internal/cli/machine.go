@@ -50,7 +50,9 @@ func agentCommand(a *spec.Agent, getenv func(string) string) string {
 
 // Agent implements planner.Machine: it finds the command and asks its
 // version, bounded to a few seconds, and passes on what the agent's
-// adapter requires (minimum version, install hint).
+// adapter requires (minimum version, install hint) and why its sandbox
+// cannot be used here (agent.SandboxMissing, with this PATH: the one the
+// sessions get), whether or not the agent turns it off.
 func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
 	f := planner.AgentFacts{Command: agentCommand(a, m.getenv)}
 	ad, ok := agent.Lookup(a.Kind)
@@ -60,6 +62,7 @@ func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
 	}
 	tool := ad.Tool()
 	f.VersionArgs, f.MinVersion, f.Install = strings.Join(tool.VersionArgs, " "), tool.MinVersion, tool.Install
+	f.SandboxMissing = agent.SandboxMissing(m.ctx, ad, a.Kind, []string{"PATH=" + m.getenv("PATH")})
 	path, err := exec.LookPath(f.Command)
 	if err != nil {
 		return f

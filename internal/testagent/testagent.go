@@ -13,6 +13,7 @@ package testagent
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,13 +53,20 @@ func Main() int {
 		return 0
 	}
 	var brief, session string
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
-		case "-p":
+	fromStdin := false
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-p" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")):
+			fromStdin = true // like claude: -p with no prompt reads it from stdin
+		case args[i] == "-p":
 			brief = args[i+1]
-		case "--session-id":
+		case args[i] == "--session-id" && i+1 < len(args):
 			session = args[i+1]
 		}
+	}
+	if fromStdin {
+		b, _ := io.ReadAll(os.Stdin)
+		brief = string(b)
 	}
 	lot := os.Getenv("CADENCE_LOT")
 	step, pass := "implement", ""

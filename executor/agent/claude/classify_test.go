@@ -138,19 +138,23 @@ func TestArgs(t *testing.T) {
 	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
 		DisallowedTools: []string{"Agent", "Bash(git push:*)"}, AppendSystemPrompt: "be brief"}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, AddDirs: []string{"/w/web"}}
-	args, err := Args(s, "review it", false)
+	args, err := Args(s, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(args, " | ")
-	for _, want := range []string{"-p | review it", "--output-format | stream-json | --verbose", "--model | opus", "--session-id | id-1",
+	// The prompt goes on standard input: -p has no argument.
+	for _, want := range []string{"-p | --output-format | stream-json | --verbose", "--model | opus", "--session-id | id-1",
 		"--permission-mode | acceptEdits", "--allowedTools | Bash Edit", "--disallowedTools | Agent Bash(git push:*)", "--add-dir | /w/web",
 		"--append-system-prompt | be brief", `"verdict"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("args lack %q:\n%s", want, got)
 		}
 	}
-	args, _ = Args(s, "report now", true)
+	if strings.Contains(got, "--settings") {
+		t.Errorf("a session without the sandbox has settings: %s", got)
+	}
+	args, _ = Args(s, true, nil)
 	if got := strings.Join(args, " "); !strings.Contains(got, "--resume id-1") || strings.Contains(got, "--session-id") {
 		t.Errorf("resume args: %s", got)
 	}

@@ -1,9 +1,13 @@
 // Package claude is the adapter of the Claude Code CLI (and CLIs that
 // behave like it, reached with command = "..." in an agent block of kind
-// "claude"): it runs a session as `claude -p BRIEF --output-format
-// stream-json --verbose --json-schema SCHEMA --model M --session-id UUID …`
-// in the lot's worktree, in its own process group, with an explicit
-// environment; it follows the stream for live usage and retries,
+// "claude"): it runs a session as `claude -p --output-format stream-json
+// --verbose --json-schema SCHEMA --model M --session-id UUID …` with the
+// brief on standard input (no argument-length limit), in the lot's
+// worktree, in its own process group, with an explicit environment, and,
+// unless the agent says `sandbox = false` or the machine cannot
+// (SandboxMissing), in Claude Code's own OS sandbox, writable only where
+// the lot's work goes (sandboxSettings), cleaning up after it
+// (leftovers). It follows the stream for live usage and retries,
 // classifies the result, counts usage from the transcript when the result
 // is missing, and makes sure nothing the session started outlives it.
 // Every fact about Claude Code's flags, JSON and files lives here
@@ -37,10 +41,18 @@ const MinVersion = "2.1.0"
 const FormatRetryPrompt = "Your work is finished. Do not change anything. Now call the StructuredOutput tool once with your report."
 
 // Adapter runs sessions of Claude Code–compatible CLIs. It implements
-// agent.Adapter and holds no state: one value serves every session.
-type Adapter struct{}
+// agent.Adapter and agent.Sandboxer; one value serves every session, and
+// its zero value is ready. Its state is what sessions share: the sandbox
+// checks (per PATH) and the folders sandboxed sessions are using.
+type Adapter struct {
+	checks sandboxChecks
+	left   leftovers
+}
 
-var _ agent.Adapter = (*Adapter)(nil)
+var (
+	_ agent.Adapter   = (*Adapter)(nil)
+	_ agent.Sandboxer = (*Adapter)(nil)
+)
 
 // New returns the Claude Code adapter, for agent.Register(Kind, New()).
 func New() *Adapter { return &Adapter{} }
@@ -60,9 +72,23 @@ func (*Adapter) Tool() agent.Tool {
 // KillLeftovers implements agent.Adapter (see killMarked).
 func (*Adapter) KillLeftovers(sessionID string) int { return killMarked(sessionID) }
 
+// Sandbox is how a session runs in the CLI's sandbox.
+type Sandbox struct {
+	// Cache is the folder its build tools cache into (see cacheEnv),
+	// writable in the sandbox; "" for none.
+	Cache string
+}
+
 // Args returns the command-line arguments of a session: a new one
-// (--session-id) or, with resume, the next turn of an existing one.
-func Args(s agent.Session, prompt string, resume bool) ([]string, error) {
+// (--session-id) or, with resume, the next turn of an existing one. The
+// prompt is not among them: the CLI reads it from standard input (`-p`
+// with no prompt argument), so a brief of any length passes (Linux refuses
+// an argument over 128 KiB). With a sandbox (nil: none), the session runs
+// in the CLI's sandbox (--settings, see sandboxSettings), and a bare file
+// tool among the agent's allowed tools (Edit, Write, MultiEdit,
+// NotebookEdit, which run outside the sandbox) is allowed in the session's
+// worktrees only.
+func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	schema := SchemaFor(s.Step)
 	b, err := schemas.FS.ReadFile(schema)
 	if err != nil {
@@ -73,7 +99,7 @@ func Args(s agent.Session, prompt string, resume bool) ([]string, error) {
 		return nil, err
 	}
 	a := s.Agent.Claude
-	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--json-schema", string(b), "--model", s.Model}
+	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--json-schema", string(b), "--model", s.Model}
 	if resume {
 		args = append(args, "--resume", s.SessionID)
 	} else {
@@ -82,8 +108,19 @@ func Args(s agent.Session, prompt string, resume bool) ([]string, error) {
 	if a.PermissionMode != "" {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
-	if len(a.AllowedTools) > 0 {
-		args = append(args, "--allowedTools", strings.Join(a.AllowedTools, " "))
+	allowed, fileEdits := a.AllowedTools, false
+	if sandbox != nil {
+		allowed = nil
+		for _, t := range a.AllowedTools {
+			if fileTools[t] {
+				fileEdits = true
+				continue
+			}
+			allowed = append(allowed, t)
+		}
+	}
+	if len(allowed) > 0 {
+		args = append(args, "--allowedTools", strings.Join(allowed, " "))
 	}
 	if len(a.DisallowedTools) > 0 {
 		args = append(args, "--disallowedTools", strings.Join(a.DisallowedTools, " "))
@@ -93,6 +130,13 @@ func Args(s agent.Session, prompt string, resume bool) ([]string, error) {
 	}
 	if a.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", a.AppendSystemPrompt)
+	}
+	if sandbox != nil {
+		doc, err := sandboxSettings(s, fileEdits, sandbox.Cache)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--settings", string(doc))
 	}
 	return args, nil
 }
@@ -153,7 +197,19 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	fail := func(err error) agent.Outcome {
 		return agent.Outcome{Status: state.StepFailed, Cause: err.Error()}
 	}
-	args, err := Args(s, prompt, resume)
+	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
+		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
+		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
+	var sandbox *Sandbox
+	if r.sandboxed(ctx, s, env) {
+		sandbox = &Sandbox{Cache: sandboxCache(env)}
+		if sandbox.Cache != "" && os.MkdirAll(sandbox.Cache, 0o755) == nil {
+			env = append(env, cacheEnv(env, sandbox.Cache)...)
+		} else {
+			sandbox.Cache = ""
+		}
+	}
+	args, err := Args(s, resume, sandbox)
 	if err != nil {
 		return fail(err)
 	}
@@ -167,9 +223,6 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		return fail(err)
 	}
 	defer stderr.Close()
-	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
-		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
-		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
 	command := h.Command
 	if command == "" {
 		command = s.Agent.Command
@@ -196,7 +249,11 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	if s.SlotLock != nil {
 		hold = append(hold, s.SlotLock)
 	}
-	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env,
+	if sandbox != nil {
+		end := r.left.begin(sandboxRoots(worktrees(s)), envValue(env, "PATH"))
+		defer end() // after KillLeftovers: nothing of the session runs then
+	}
+	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdin: strings.NewReader(prompt),
 		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: h.Grace, Started: s.Started, Hold: hold})
 	pw.Close()
 	wg.Wait()
@@ -219,6 +276,14 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		}
 	}
 	return out
+}
+
+// sandboxed says whether session s runs in the CLI's sandbox: unless its
+// agent turns it off (sandbox = false) or the machine cannot run it
+// (SandboxMissing with the session's environment: then the CLI would warn
+// and run every command unsandboxed, or refuse to start).
+func (r *Adapter) sandboxed(ctx context.Context, s agent.Session, env []string) bool {
+	return s.Agent != nil && !s.Agent.NoSandbox && s.Dir != "" && r.SandboxMissing(ctx, env) == ""
 }
 
 func envValue(env []string, key string) string {

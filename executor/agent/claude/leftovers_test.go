@@ -1,0 +1,145 @@
+package claude
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// sandboxMess makes in w what the sandbox leaves after a SIGKILL, and what
+// an agent may have written there.
+func sandboxMess(t *testing.T, w string) {
+	t.Helper()
+	for _, d := range []string{".claude/.cc-writes", ".claude/skills", ".vscode"} {
+		os.MkdirAll(filepath.Join(w, d), 0o755)
+	}
+	for _, f := range []string{".bashrc", ".mcp.json", ".claude/settings.json"} {
+		os.WriteFile(filepath.Join(w, f), nil, 0o644)
+	}
+}
+
+func exists(w, rel string) bool {
+	_, err := os.Lstat(filepath.Join(w, rel))
+	return err == nil
+}
+
+func TestLeftoversRemovedWhenAbsentBefore(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	gitRepo(t, dir, "wt")
+	w := filepath.Join(dir, "wt")
+	path := os.Getenv("PATH")
+	var l leftovers
+	end := l.begin([]root{{path: w}}, path)
+	sandboxMess(t, w)
+	// The agent's own: a file with content under .claude/, an empty file
+	// it committed, an empty file that is no placeholder.
+	os.MkdirAll(filepath.Join(w, ".claude", "commands"), 0o755)
+	os.WriteFile(filepath.Join(w, ".claude", "commands", "x.md"), []byte("mine\n"), 0o644)
+	os.WriteFile(filepath.Join(w, ".gitmodules"), nil, 0o644)
+	os.WriteFile(filepath.Join(w, "empty.txt"), nil, 0o644)
+	git := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@t", "add", ".gitmodules")
+	git.Dir = w
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	end()
+	for _, gone := range []string{".claude/.cc-writes", ".claude/skills", ".claude/settings.json", ".vscode", ".bashrc", ".mcp.json"} {
+		if exists(w, gone) {
+			t.Errorf("%s is left", gone)
+		}
+	}
+	for _, kept := range []string{".claude/commands/x.md", ".gitmodules", "empty.txt"} {
+		if !exists(w, kept) {
+			t.Errorf("%s was removed", kept)
+		}
+	}
+}
+
+func TestLeftoversClaudeFolderGoesWhenEmpty(t *testing.T) {
+	w := t.TempDir()
+	var l leftovers
+	end := l.begin([]root{{path: w}}, os.Getenv("PATH"))
+	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
+	end()
+	if exists(w, ".claude") {
+		t.Error(".claude is left")
+	}
+}
+
+// TestLeftoversKeepWhatWasThere: what existed before the session stays,
+// even when it is empty and a placeholder's name.
+func TestLeftoversKeepWhatWasThere(t *testing.T) {
+	w := t.TempDir()
+	os.MkdirAll(filepath.Join(w, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(w, ".profile"), nil, 0o644)
+	var l leftovers
+	end := l.begin([]root{{path: w}}, os.Getenv("PATH"))
+	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
+	end()
+	if !exists(w, ".claude") || !exists(w, ".profile") {
+		t.Error("a folder or file that was there before is gone")
+	}
+	if exists(w, ".claude/.cc-writes") {
+		t.Error(".claude/.cc-writes is left")
+	}
+}
+
+// TestLeftoversLastSessionCleans: a folder two sessions share (the main
+// worktree) is cleaned when the last one ends, against what was there when
+// the first began.
+func TestLeftoversLastSessionCleans(t *testing.T) {
+	w := t.TempDir()
+	var l leftovers
+	end1 := l.begin([]root{{path: w}}, "")
+	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
+	end2 := l.begin([]root{{path: w}}, "")
+	end1()
+	if !exists(w, ".claude/.cc-writes") {
+		t.Fatal("cleaned while a session still runs")
+	}
+	end2()
+	if exists(w, ".claude") {
+		t.Error(".claude is left after the last session")
+	}
+}
+
+func TestSandboxRoots(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := gitRepo(t, dir, "wt")
+	got := sandboxRoots([]string{filepath.Join(dir, "wt"), filepath.Join(dir, "none")})
+	want := []root{{filepath.Join(dir, "wt"), false}, {repo, false}, {filepath.Join(repo, ".git", "worktrees", "wt"), true},
+		{filepath.Join(repo, ".git"), true}, {filepath.Join(dir, "none"), false}}
+	if !slices.Equal(got, want) {
+		t.Errorf("roots %v, want %v", got, want)
+	}
+}
+
+// TestLeftoversInGitDir: the placeholders the sandbox leaves in a git dir
+// go; what git keeps there, empty or not, stays.
+func TestLeftoversInGitDir(t *testing.T) {
+	g := t.TempDir()
+	os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755)
+	os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n"), 0o644)
+	var l leftovers
+	end := l.begin([]root{{path: g, gitDir: true}}, "")
+	for _, d := range []string{"glab-cli", "remotes", "info/.claude-sandbox-noreplace", "objects/info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace"} {
+		os.MkdirAll(filepath.Join(g, d), 0o755)
+	}
+	for _, f := range []string{"config.worktree", "objects/info/alternates"} {
+		os.WriteFile(filepath.Join(g, f), nil, 0o644)
+	}
+	os.WriteFile(filepath.Join(g, "info", "exclude"), nil, 0o644) // git's own
+	end()
+	for _, gone := range []string{"glab-cli", "remotes", "config.worktree", "objects/info/alternates", "objects/info/commit-graphs", "info/.claude-sandbox-noreplace"} {
+		if exists(g, gone) {
+			t.Errorf("%s is left", gone)
+		}
+	}
+	for _, kept := range []string{"config", "info/exclude", "objects/info"} {
+		if !exists(g, kept) {
+			t.Errorf("%s was removed", kept)
+		}
+	}
+}

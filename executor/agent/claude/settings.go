@@ -1,0 +1,210 @@
+package claude
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cadence-run/cadence/executor/agent"
+)
+
+// fileTools are the CLI's tools that write files. They run in the CLI's
+// own process, outside the OS sandbox: only permission rules confine them.
+// An `Edit(path)` rule covers all of them.
+var fileTools = map[string]bool{"Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
+
+// settings is the --settings document of a sandboxed session.
+type settings struct {
+	Permissions struct {
+		Allow []string `json:"allow,omitempty"`
+	} `json:"permissions"`
+	Sandbox struct {
+		Enabled bool `json:"enabled"`
+		// FailIfUnavailable makes the CLI refuse to start rather than run
+		// the commands unsandboxed when its sandbox cannot start.
+		FailIfUnavailable bool `json:"failIfUnavailable"`
+		// AutoAllowBashIfSandboxed runs a sandboxed Bash call without a
+		// permission prompt (deny rules still hold: Bash(git push:*)); set
+		// when the agent allows Bash anyway.
+		AutoAllowBashIfSandboxed bool `json:"autoAllowBashIfSandboxed"`
+		// AllowUnsandboxedCommands false makes the CLI ignore the Bash
+		// tool's dangerouslyDisableSandbox parameter, and (in --settings)
+		// ignore the sandbox values of the project's .claude/settings.json
+		// (excludedCommands, allowWrite, …), which an agent could commit.
+		AllowUnsandboxedCommands bool `json:"allowUnsandboxedCommands"`
+		Network                  struct {
+			AllowedDomains []string `json:"allowedDomains"`
+		} `json:"network"`
+		Filesystem struct {
+			AllowWrite []string `json:"allowWrite,omitempty"`
+			DenyWrite  []string `json:"denyWrite,omitempty"`
+		} `json:"filesystem"`
+	} `json:"sandbox"`
+}
+
+// sandboxSettings returns the --settings document that runs s's Bash calls
+// in Claude Code's sandbox, writable exactly where the lot's work goes:
+//
+//   - the lot's worktrees (s.Dir, s.AddDirs), each with its own git dir
+//     (<common>/worktrees/<id>) and its repository's common dir (objects
+//     and refs: commits need them);
+//   - in each common dir, read-only still: config, config.worktree, hooks,
+//     info, remotes, branches, objects/info/alternates (what the CLI
+//     protects in its working folder's repository, here for every
+//     repository), cadence's own folder cadence/ (its guard hooks and
+//     configuration), the main worktree's HEAD and index, and the other
+//     worktrees' git dirs; in each worktree git dir its commondir, gitdir
+//     and config.worktree, and the worktree's .git file.
+//
+// Only paths that exist are listed (the CLI mounts a placeholder over a
+// missing one). cache, when set, is writable too: the build tools' cache
+// of sandboxed sessions (cacheEnv). Besides, the CLI keeps its own temp
+// folder writable (TMPDIR, /tmp/claude-<uid>) and ~/.npm/_logs.
+//
+// The network is open to every host (allowedDomains "*"): lots download
+// modules and submodules (DECISIONS: fetch stays allowed). A push to a
+// network remote is therefore stopped by git's configuration and hooks
+// (and found by the remote comparison), not by the sandbox; a push to a
+// repository on this machine by the sandbox.
+//
+// fileEdits are `Edit(//<worktree>/**)` rules, one per worktree: what a
+// bare file tool in the agent's allowed tools becomes (see Args), since
+// the file tools do not run in the sandbox.
+func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, error) {
+	var st settings
+	sb := &st.Sandbox
+	sb.Enabled, sb.FailIfUnavailable = true, true
+	// Only where the agent allows Bash already: otherwise it would widen
+	// the agent's permissions (an agent allowed `Bash(go test:*)` only).
+	sb.AutoAllowBashIfSandboxed = s.Agent != nil && slices.Contains(s.Agent.Claude.AllowedTools, "Bash")
+	sb.Network.AllowedDomains = []string{"*"}
+	var allow, deny []string
+	seen := map[string]bool{}
+	add := func(list *[]string, p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			*list = append(*list, p)
+		}
+	}
+	addIfExists := func(list *[]string, p string) {
+		if _, err := os.Lstat(p); err == nil {
+			add(list, p)
+		}
+	}
+	for _, w := range worktrees(s) {
+		add(&allow, w)
+		if fileEdits {
+			st.Permissions.Allow = append(st.Permissions.Allow, "Edit(/"+w+"/**)")
+		}
+		own, common, ok := gitDirs(w)
+		if !ok {
+			continue
+		}
+		linked := own != common
+		if linked {
+			add(&allow, own)
+			add(&allow, common)
+			addIfExists(&deny, filepath.Join(w, ".git"))
+			for _, f := range []string{"commondir", "gitdir", "config.worktree"} {
+				addIfExists(&deny, filepath.Join(own, f))
+			}
+			for _, f := range []string{"HEAD", "index"} {
+				addIfExists(&deny, filepath.Join(common, f))
+			}
+		}
+		for _, f := range []string{"config", "config.worktree", "hooks", "info", "remotes", "branches",
+			filepath.Join("objects", "info", "alternates"), "cadence"} {
+			addIfExists(&deny, filepath.Join(common, f))
+		}
+		others, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+		for _, o := range others {
+			if p := filepath.Join(common, "worktrees", o.Name()); p != own {
+				addIfExists(&deny, p)
+			}
+		}
+	}
+	if cache != "" {
+		add(&allow, realPath(cache))
+	}
+	sb.Filesystem.AllowWrite, sb.Filesystem.DenyWrite = allow, deny
+	return json.Marshal(st)
+}
+
+// worktrees are the session's folders, s.Dir first, as absolute paths
+// with symbolic links resolved (the sandbox mounts real paths), each once.
+func worktrees(s agent.Session) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range append([]string{s.Dir}, s.AddDirs...) {
+		if d == "" {
+			continue
+		}
+		d = realPath(d)
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// realPath is p made absolute with its symbolic links resolved, or p
+// cleaned when that fails.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// gitDirs reads the git dirs of worktree w from its files (no git
+// process): for a linked worktree (w/.git a file "gitdir: <own>"), its own
+// git dir and the repository's common dir (<own>/commondir, relative to
+// <own>); for a main worktree (w/.git a folder), that folder twice. ok is
+// false when w has neither.
+func gitDirs(w string) (own, common string, ok bool) {
+	dotgit := filepath.Join(w, ".git")
+	fi, err := os.Stat(dotgit)
+	switch {
+	case err != nil:
+		return "", "", false
+	case fi.IsDir():
+		return dotgit, dotgit, true
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return "", "", false
+	}
+	own, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !found {
+		return "", "", false
+	}
+	own = strings.TrimSpace(own)
+	if !filepath.IsAbs(own) {
+		own = filepath.Join(w, own)
+	}
+	own = realPath(own)
+	common = own
+	if c, err := os.ReadFile(filepath.Join(own, "commondir")); err == nil {
+		common = strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(own, common)
+		}
+		common = realPath(common)
+	}
+	return own, common, true
+}
+
+// mainWorktree is the main worktree of the repository whose common dir is
+// common (its parent, when common is a folder named .git), or "".
+func mainWorktree(common string) string {
+	if filepath.Base(common) != ".git" {
+		return ""
+	}
+	return filepath.Dir(common)
+}
