@@ -220,6 +220,13 @@ var pushForms = []pushForm{
 	{"a bare repo that is no remote", func(o, x string) string {
 		return "git -c core.hooksPath=/dev/null -C . push " + x + " HEAD:refs/heads/m8"
 	}, false},
+	{"-c remote.origin.pushurl=… --no-verify", func(o, x string) string {
+		return "git -c core.hooksPath=/dev/null -c remote.origin.pushurl=" + o + " -C . push --no-verify origin HEAD:refs/heads/m9"
+	}, true},
+	{"env -u GIT_CONFIG_COUNT, from the lead's checkout", func(o, x string) string {
+		return `env -u GIT_CONFIG_COUNT git -C "$(git rev-parse --path-format=absolute --git-common-dir)/.." push origin HEAD:refs/heads/m10`
+	}, true},
+	{"git send-pack to a bare repo that is no remote", func(o, x string) string { return "git send-pack " + x + " HEAD:refs/heads/m11" }, false},
 }
 
 // pushCell is how one push form ended, sandbox on or off.
@@ -258,7 +265,7 @@ func TestE2EPushMatrix(t *testing.T) {
 			t.Run(strings.NewReplacer(" ", "_", "/", "_").Replace(name), func(t *testing.T) {
 				t.Parallel()
 				c := runPushCell(t, f, sandbox)
-				t.Logf("push matrix | %-36s | sandbox %-5v | %s", f.name, sandbox, c)
+				t.Logf("push matrix | %-48s | sandbox %-5v | %s", f.name, sandbox, c)
 				switch {
 				case sandbox && c.reached:
 					t.Errorf("sandbox on: the push reached a bare repository")
@@ -315,8 +322,8 @@ func runPushCell(t *testing.T, f pushForm, sandbox bool) pushCell {
 func refusedBy(out string) string {
 	for _, g := range []struct{ text, by string }{
 		{"has been denied", "the CLI's deny rule"},
-		{"cadence-no-push", "push URL"},
-		{"no push during wave", "pre-push hook"},
+		{"cadence-no-push", "git guard"},
+		{"no push during wave", "git guard"},
 		{"Read-only file system", "sandbox"},
 		{"unable to create temporary object directory", "sandbox"},
 		{"unpacker error", "sandbox"},
