@@ -90,6 +90,9 @@ type Git interface {
 	// gate, session) working with the repositories: entries added to base
 	// that make pushes fail and foreign ref updates refused.
 	SessionEnv(ctx context.Context, repos []*spec.Repo, base []string) []string
+	// RemoteHosts returns the network hosts of the repositories' remotes
+	// (gitint.RemoteHosts): what a sandboxed session may not reach.
+	RemoteHosts(ctx context.Context, repos []*spec.Repo) []string
 
 	// Refs reads the repository's guarded refs (refs/heads, refs/tags) but
 	// those under the prefix skip, with one git call (gitint.SnapshotRefs).

@@ -104,6 +104,7 @@ func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, 
 }
 func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              { return "" }
 func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
+func (g *fakeGit) RemoteHosts(context.Context, []*spec.Repo) []string          { return nil }
 func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    { return nil }
 
 // The guarded refs of the fake: one set for every repository, moved by

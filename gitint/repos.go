@@ -27,3 +27,13 @@ func (g *Repos) Base(ctx context.Context, repo *spec.Repo) (string, error) {
 	out, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
 	return strings.TrimSpace(out), err
 }
+
+// RemoteHosts returns the network hosts of the repositories' remotes
+// (gitint.RemoteHosts).
+func (g *Repos) RemoteHosts(ctx context.Context, repos []*spec.Repo) []string {
+	paths := make([]string, len(repos))
+	for i, r := range repos {
+		paths[i] = r.Path
+	}
+	return RemoteHosts(ctx, paths)
+}

@@ -17,11 +17,15 @@ type Pushes string
 const (
 	// PushesPrevented: every pending lot that works in the repository (as
 	// its own repo or in also) is an agent lot whose agent has its sandbox
-	// on and usable on this machine.
+	// on and usable on this machine, and does not run with permission_mode
+	// = "bypassPermissions" (the CLI's file tools run in its own process,
+	// outside the sandbox: under bypass no rule confines them to the
+	// worktrees).
 	PushesPrevented Pushes = "prevented"
 	// PushesDetected: a pending lot that works in the repository runs
 	// outside a sandbox (a command lot, or an agent lot whose agent has
-	// sandbox = false or whose sandbox is missing here): a push that gets
+	// sandbox = false, bypassPermissions, or whose sandbox is missing
+	// here): a push that gets
 	// past the guards is found afterwards and stops the wave.
 	PushesDetected Pushes = "detected"
 	// PushesUnknown is an offline plan's answer where the machine decides:
@@ -56,6 +60,9 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 		}
 		if f, ok := facts[a]; ok && f.SandboxMissing != "" {
 			return "sandbox missing: " + f.SandboxMissing
+		}
+		if a.Claude.PermissionMode == bypassMode {
+			return bypassWhy
 		}
 		return ""
 	}
@@ -115,9 +122,12 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 	for _, a := range agentOrder {
 		lots := agentLots[a]
 		var what string
-		if a.NoSandbox {
+		switch {
+		case a.NoSandbox:
 			what = fmt.Sprintf("agent %s has sandbox = false", a.Name)
-		} else {
+		case facts[a].SandboxMissing == "":
+			what = fmt.Sprintf("agent %s has %s", a.Name, bypassWhy)
+		default:
 			what = fmt.Sprintf("agent %s cannot use its sandbox here (%s)", a.Name, facts[a].SandboxMissing)
 		}
 		b.warn(Warning{Kind: WarnNoSandbox, Subject: a.Name, LotIDs: lots, Message: fmt.Sprintf(
@@ -125,6 +135,14 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 			map[bool]string{true: "lot", false: "lots"}[len(lots) == 1], shortList(lots, 5))})
 	}
 }
+
+// bypassMode is the permission mode under which the CLI's file tools
+// (outside its sandbox) may write anywhere.
+const bypassMode = "bypassPermissions"
+
+// bypassWhy is the reason of a repository's "detected" for an agent in
+// bypassMode.
+const bypassWhy = `permission_mode = "bypassPermissions" (its file tools run outside the sandbox, not confined to the worktrees)`
 
 func containsAgent(as []*spec.Agent, a *spec.Agent) bool {
 	for _, x := range as {

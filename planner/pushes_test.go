@@ -146,3 +146,57 @@ lot "fine" {
 		t.Errorf("long-command warnings for %v, want gen and api", got)
 	}
 }
+
+// TestPushesBypass: an agent with its sandbox on but permission_mode =
+// "bypassPermissions" makes its repositories "detected" (its file tools
+// run outside the sandbox), offline too, with a warning; sandbox = false
+// says so first.
+func TestPushesBypass(t *testing.T) {
+	const wave = `wave "w" {}
+agent "wild" {
+  permission_mode = "bypassPermissions"
+}
+agent "wildnobox" {
+  permission_mode = "bypassPermissions"
+  sandbox         = false
+}
+repo "api" { path = "." }
+repo "web" { path = "." }
+lot "a" {
+  repo  = repo.api
+  agent = agent.wild
+  brief = "x"
+}
+lot "b" {
+  repo  = repo.web
+  agent = agent.wildnobox
+  brief = "x"
+}
+`
+	good := RepoFacts{Exists: true, IsGit: true, BaseSHA: "abc"}
+	agent := AgentFacts{Command: "claude", Path: "/bin/claude", Version: "2.1.328"}
+	for _, m := range []Machine{fakeMachine{good, agent}, nil} {
+		p, diags := build(t, mustLoad(t, wave), nil, m, Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		want := map[string]string{
+			"api": `agent wild: permission_mode = "bypassPermissions" (its file tools run outside the sandbox, not confined to the worktrees)`,
+			"web": "agent wildnobox: sandbox = false",
+		}
+		for _, r := range p.Repos {
+			if r.Pushes != PushesDetected || r.PushesReason != want[r.Name] {
+				t.Errorf("online %v: repo %s: pushes %q (%q), want detected (%q)", m != nil, r.Name, r.Pushes, r.PushesReason, want[r.Name])
+			}
+		}
+		var got []string
+		for _, w := range p.Warnings {
+			if w.Kind == WarnNoSandbox {
+				got = append(got, w.Message)
+			}
+		}
+		if len(got) != 2 || !strings.HasPrefix(got[0], `agent wild has permission_mode = "bypassPermissions"`) || !strings.HasPrefix(got[1], "agent wildnobox has sandbox = false") {
+			t.Errorf("online %v: warnings %q", m != nil, got)
+		}
+	}
+}

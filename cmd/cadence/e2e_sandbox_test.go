@@ -344,3 +344,54 @@ func refsOf(t *testing.T, repo string) string {
 	}
 	return string(out)
 }
+
+// TestE2ESandboxDeniedHosts: the hosts of the repository's remotes (an
+// https URL and an scp-like one, under .invalid: no real network is
+// needed, the CLI's proxy refuses before any connection) are denied to
+// the session's sandboxed commands, git and curl alike, a push with git's
+// guards lifted too; another host is not denied (it fails for want of a
+// network, not by the deny list); the fake API, which the CLI reaches from
+// its own process, stays reachable (the session ends done).
+func TestE2ESandboxDeniedHosts(t *testing.T) {
+	t.Parallel()
+	needSandbox(t)
+	cmds := []string{
+		"git -c core.hooksPath=/dev/null -C . ls-remote https://git.cadence.invalid/x/y",
+		// git's guards lifted: a repository of its own, no guard config.
+		`cd "$TMPDIR" && git init -q p && cd p && git -c user.name=a -c user.email=a@a commit -q --allow-empty -m x && ` +
+			"env -u GIT_CONFIG_COUNT git -C . push https://git.cadence.invalid/x/y HEAD:refs/heads/m",
+		"curl -sS -m 30 -o /dev/null https://scp.cadence.invalid/",
+		"curl -sS -m 30 -o /dev/null https://other.cadence.invalid/",
+	}
+	script := fakeapi.Script{commit("f.txt", "f")}
+	for _, c := range cmds {
+		script = append(script, fakeapi.Bash(c))
+	}
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": append(script, writeDone("added f.txt")),
+		"a-review0":    {review("conform")},
+	}, waveOpts{})
+	e.git(e.repo, "remote", "add", "origin", "https://git.cadence.invalid/x/y.git")
+	e.git(e.repo, "remote", "add", "up", "git@SCP.cadence.invalid:x/y.git")
+	r := e.apply()
+	r.wantCode(t, 0)
+	r.wantOut(t, `Wave "w": 1 of 1 lots done`)
+	reqs := e.turns("a-implement0")
+	if len(reqs) < len(cmds)+2 {
+		t.Fatalf("%d implement requests", len(reqs))
+	}
+	for i, c := range cmds {
+		tr := reqs[i+2].ToolResults()
+		res := tr[len(tr)-1]
+		t.Logf("%s → error %v: %s", c, res.IsError, res.Text)
+		denied := strings.Contains(res.Text, "403") || strings.Contains(res.Text, "deny list")
+		switch {
+		case !res.IsError:
+			t.Errorf("%s succeeded", c)
+		case strings.Contains(c, "other.") && denied:
+			t.Errorf("%s: a host that is no remote's is denied", c)
+		case !strings.Contains(c, "other.") && !denied:
+			t.Errorf("%s: not refused by the deny list", c)
+		}
+	}
+}

@@ -46,6 +46,11 @@ type Session struct {
 	Note func(string)
 	// Env are extra environment entries for the session (push guards).
 	Env []string
+	// DenyHosts are the network hosts of the remotes of the repositories
+	// the session works in (gitint.RemoteHosts: names or IPv4 addresses,
+	// lower case): an adapter with a sandbox keeps its commands from
+	// reaching them, so that no push leaves over the network.
+	DenyHosts []string
 	// SlotLock, when set, is the session's slot file, locked: the
 	// session's supervisor holds it until the session's last process is
 	// gone (proc.Cmd.Hold), so the machine's session cap holds even while

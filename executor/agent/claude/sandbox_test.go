@@ -141,7 +141,8 @@ func TestSandboxSettings(t *testing.T) {
 	a := &spec.Agent{Name: "claude", Kind: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits",
 		AllowedTools: []string{"Bash", "Edit", "Write", "Read"}}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement,
-		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")}}
+		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")},
+		DenyHosts: []string{"10.0.0.1", "[::1]", "github.com", "gitserver", "gitlab.example", "localhost"}}
 	cache := filepath.Join(dir, "cache")
 	args, err := Args(s, false, &Sandbox{Cache: cache})
 	if err != nil {
@@ -161,6 +162,10 @@ func TestSandboxSettings(t *testing.T) {
 	sb := st.Sandbox
 	if !sb.Enabled || !sb.FailIfUnavailable || !sb.AutoAllowBashIfSandboxed || sb.AllowUnsandboxedCommands || !slices.Equal(sb.Network.AllowedDomains, []string{"*"}) {
 		t.Errorf("sandbox %+v", sb)
+	}
+	// A single-label host is not an entry the CLI takes.
+	if want := []string{"10.0.0.1", "[::1]", "github.com", "gitlab.example", "localhost"}; !slices.Equal(sb.Network.DeniedDomains, want) {
+		t.Errorf("deniedDomains %q, want the remotes' hosts %q", sb.Network.DeniedDomains, want)
 	}
 	appGit, libGit := filepath.Join(app, ".git"), filepath.Join(lib, ".git")
 	wantAllow := []string{filepath.Join(dir, "lot"), filepath.Join(appGit, "worktrees", "lot"), appGit,
@@ -190,11 +195,14 @@ func TestSandboxSettings(t *testing.T) {
 	}
 
 	// An agent without file tools gets no file rules; one that does not
-	// allow Bash outright does not get it through the sandbox.
+	// allow Bash outright does not get it through the sandbox. No remote
+	// host: no deniedDomains key (the CLI would then change its handling
+	// of project settings' network values).
 	a.Claude.AllowedTools = []string{"Bash"}
+	s.DenyHosts = nil
 	args, _ = Args(s, false, &Sandbox{})
-	if got := args[slices.Index(args, "--settings")+1]; strings.Contains(got, "Edit(") {
-		t.Errorf("file rules without file tools: %s", got)
+	if got := args[slices.Index(args, "--settings")+1]; strings.Contains(got, "Edit(") || strings.Contains(got, "deniedDomains") {
+		t.Errorf("file rules without file tools, or denied hosts without remotes: %s", got)
 	}
 	a.Claude.AllowedTools = []string{"Bash(go test:*)", "Edit"}
 	args, _ = Args(s, false, &Sandbox{})

@@ -36,6 +36,12 @@ type settings struct {
 		AllowUnsandboxedCommands bool `json:"allowUnsandboxedCommands"`
 		Network                  struct {
 			AllowedDomains []string `json:"allowedDomains"`
+			// DeniedDomains are refused even though allowedDomains
+			// matches: the hosts of the repositories' remotes. The
+			// CLI 2.1 takes an explanation per entry only in its
+			// runtime's own config (deniedDomainReasons), not in
+			// settings: a refused command sees a 403 from the proxy.
+			DeniedDomains []string `json:"deniedDomains,omitempty"`
 		} `json:"network"`
 		Filesystem struct {
 			AllowWrite []string `json:"allowWrite,omitempty"`
@@ -63,11 +69,14 @@ type settings struct {
 // of sandboxed sessions (cacheEnv). Besides, the CLI keeps its own temp
 // folder writable (TMPDIR, /tmp/claude-<uid>) and ~/.npm/_logs.
 //
-// The network is open to every host (allowedDomains "*"): lots download
-// modules and submodules (DECISIONS: fetch stays allowed). A push to a
-// network remote is therefore stopped by git's configuration and hooks
-// (and found by the remote comparison), not by the sandbox; a push to a
-// repository on this machine by the sandbox.
+// The network is open to every host (allowedDomains "*": lots download
+// modules) but the hosts of the remotes of the session's repositories
+// (s.DenyHosts, deniedDomains, every port): the CLI's proxy refuses a
+// sandboxed command's connection to them before it is made, so that a push
+// over https, ssh or git:// fails whatever git's configuration says (and
+// a fetch from them fails too: submodules, `go get` without a module
+// proxy). A push to a repository on this machine is stopped by the
+// read-only file system.
 //
 // fileEdits are `Edit(//<worktree>/**)` rules, one per worktree: what a
 // bare file tool in the agent's allowed tools becomes (see Args), since
@@ -80,6 +89,11 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 	// the agent's permissions (an agent allowed `Bash(go test:*)` only).
 	sb.AutoAllowBashIfSandboxed = s.Agent != nil && slices.Contains(s.Agent.Claude.AllowedTools, "Bash")
 	sb.Network.AllowedDomains = []string{"*"}
+	for _, h := range s.DenyHosts {
+		if deniable(h) {
+			sb.Network.DeniedDomains = append(sb.Network.DeniedDomains, h)
+		}
+	}
 	var allow, deny []string
 	seen := map[string]bool{}
 	add := func(list *[]string, p string) {
@@ -130,6 +144,20 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 	}
 	sb.Filesystem.AllowWrite, sb.Filesystem.DenyWrite = allow, deny
 	return json.Marshal(st)
+}
+
+// deniable says whether the CLI takes host h in deniedDomains (2.1.328's
+// settings check: a bracketed IPv6 literal, "localhost", or a name with a
+// dot inside; the CLI refuses a settings file with any other entry). A
+// single-label host (a LAN server's short name) is left out: a push to it
+// is stopped by git's configuration and hooks only, and detected.
+func deniable(h string) bool {
+	switch {
+	case strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]"), h == "localhost":
+		return true
+	}
+	return strings.Contains(h, ".") && !strings.HasPrefix(h, ".") && !strings.HasSuffix(h, ".") &&
+		!strings.ContainsAny(h, "*:/ ")
 }
 
 // worktrees are the session's folders, s.Dir first, as absolute paths
