@@ -2,7 +2,12 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cadence-run/cadence/internal/proc"
@@ -264,10 +269,18 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		return false, err.Error(), err
 	}
 	switch {
+	case rerr != nil && tooLong(rerr):
+		// The command itself cannot be run (plan warns of it): the lot's
+		// error, which no replay mends.
+		cause := fmt.Sprintf("%s step: the command is %d bytes, more than one argument of sh -c may be (%d): put it in a script file and run that", kind, len(command), spec.MaxArgBytes-1)
+		return false, cause, lr.endStep(i, state.StepFailed, cause, nil)
 	case rerr != nil:
 		// The command could not be started or waited for: the machine's
 		// error, never the lot's (an interrupt, §6).
 		cause := fmt.Sprintf("%s step: %v", kind, rerr)
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			cause = fmt.Sprintf("%s step: its folder %s is gone (the next apply makes the worktree again from the lot's branch)", kind, dir)
+		}
 		if err := lr.endStep(i, state.StepInterrupted, cause, nil); err != nil {
 			return false, "", err
 		}
@@ -314,4 +327,10 @@ func (lr *lotRun) end(ctx context.Context, st state.LotStatus, cause string) (st
 	})
 	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(st), Message: cause})
 	return st, err
+}
+
+// tooLong says the kernel refused a command for its length (E2BIG:
+// "argument list too long", Linux's 128 KiB per argument).
+func tooLong(err error) bool {
+	return errors.Is(err, syscall.E2BIG) || strings.Contains(err.Error(), "argument list too long")
 }

@@ -82,7 +82,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 				if strings.Contains(l.Cause, executor.IncidentCause) {
 					// What the step did outside its branch was put back:
 					// the branch may hold none of it (executor/refguard.go).
-					fmt.Fprintf(e.stdout, "  its branch %s holds only what was committed on it; what its step moved elsewhere is kept under the rescue refs named above", l.Branch)
+					fmt.Fprintf(e.stdout, "  its branch %s holds only what was committed on it; anything its step moved elsewhere was put back, the moved value kept under a rescue ref named above when there was one", l.Branch)
 				} else {
 					fmt.Fprintf(e.stdout, "  its work is on branch %s", l.Branch)
 				}
