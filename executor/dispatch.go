@@ -54,6 +54,8 @@ type runner struct {
 	// against (remoteguard.go).
 	refs    refLedger
 	remotes remoteWatch
+	// lots is every lot's activity, for the lot branches' check (lotrefs.go).
+	lots lotActivity
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no

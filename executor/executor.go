@@ -104,6 +104,9 @@ type Git interface {
 	// WorktreeHead is what the worktree at dir has checked out ("refs/heads/x",
 	// or a commit when detached), read from its files (gitint.WorktreeHead).
 	WorktreeHead(dir string) (string, error)
+	// HeadLogTip is where the newest entry of the HEAD reflog of the
+	// worktree at dir left HEAD, "" when there is none (gitint.HeadLogTip).
+	HeadLogTip(dir string) string
 	// PutOnBranch puts the worktree at dir back on branch, keeping a
 	// detached HEAD's commit under the lot's next rescue ref first, and says
 	// what it did (gitint.PutOnBranch).

@@ -114,7 +114,7 @@ func (g *fakeGit) Refs(_ context.Context, _ *spec.Repo, skip string) (gitint.Ref
 	defer g.mu.Unlock()
 	out := gitint.Refs{}
 	for k, v := range g.refs {
-		if !strings.HasPrefix(k, skip) {
+		if skip == "" || !strings.HasPrefix(k, skip) {
 			out[k] = v
 		}
 	}
@@ -134,6 +134,7 @@ func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string,
 	return out
 }
 func (g *fakeGit) WorktreeHead(string) (string, error) { return "", errors.New("fake: no HEAD") }
+func (g *fakeGit) HeadLogTip(string) string            { return "" }
 func (g *fakeGit) PutOnBranch(context.Context, *spec.Repo, string, string, string, string) (string, error) {
 	return "", nil
 }

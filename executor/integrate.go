@@ -48,6 +48,8 @@ type conflictToFix struct {
 // that on_conflict = "fix" allows to fix is returned, not handled.
 func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictToFix, error) {
 	repos := lr.n.lot.Repos()
+	lr.checkTips(ctx)
+	defer lr.ownWork()() // its rebase moves the lot's branch
 	i, err := lr.beginStep(state.StepIntegrate, 0, "")
 	if err != nil {
 		return state.Outcome{}, nil, err

@@ -35,6 +35,9 @@ type lotRun struct {
 	conflictFixed bool
 	// logDirMade is set once the lot's log folder exists.
 	logDirMade bool
+	// tips are where the lot's branch was, per repository, at the end of
+	// its last step (lotrefs.go); nil after cadence moved it itself.
+	tips map[*spec.Repo]string
 	// facts are what the lot's life cycle depends on; from is where the
 	// state said the lot goes on when this run took it up.
 	facts state.LotFacts
@@ -72,6 +75,8 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 			return lr.end(ctx, state.LotDone, "")
 		}
 		var base string
+		done := r.lots.busy(lr.id) // the worktrees' branches are made
+		defer done()
 		for _, rp := range n.lot.Repos() {
 			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
 			if err == nil {
@@ -98,6 +103,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}); err != nil {
 			return "", err
 		}
+		done()
 	}
 	lr.guardEnv = r.o.Git.SessionEnv(ctx, r.o.Config.Repos, r.o.Env)
 	return lr.run(ctx)
@@ -140,6 +146,7 @@ func (lr *lotRun) resetForReplay(ctx context.Context) (state.Outcome, bool, erro
 	if start == "" {
 		return state.Outcome{}, false, nil
 	}
+	defer lr.ownWork()()
 	ref, err := lr.r.o.Git.ResetForReplay(ctx, lr.n.lot.Repo, lr.dir, lr.r.o.Config.Wave.Name, lr.id, start)
 	if ref != "" {
 		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepRun, Message: "replayed from " + short(start) + "; the earlier attempt is kept under " + ref})

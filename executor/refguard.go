@@ -128,6 +128,12 @@ func (rl *repoLedger) foreign(before, after gitint.Refs, pos int) (moves []gitin
 type stepWatch struct {
 	refs map[*spec.Repo]gitint.Refs
 	pos  map[*spec.Repo]int
+	// lotRefs are the wave's lot branches, acts every lot's activity and
+	// logTips the lot's worktrees' HEAD reflog tips (lotrefs.go).
+	lotRefs map[*spec.Repo]gitint.Refs
+	acts    map[string]lotGen
+	logTips map[*spec.Repo]string
+	done    func()
 	// kind is the step's, for the incident.
 	kind state.StepKind
 	// shell is set for a command or test step: its repositories' remotes
@@ -146,11 +152,13 @@ func (lr *lotRun) watchStep(ctx context.Context, kind state.StepKind) *stepWatch
 	}
 	ctx = context.WithoutCancel(ctx)
 	shell := kind == state.StepRun || kind == state.StepTest
-	w := &stepWatch{refs: map[*spec.Repo]gitint.Refs{}, pos: map[*spec.Repo]int{}, kind: kind, shell: shell}
+	w := &stepWatch{refs: map[*spec.Repo]gitint.Refs{}, pos: map[*spec.Repo]int{}, kind: kind, shell: shell,
+		lotRefs: map[*spec.Repo]gitint.Refs{}, logTips: map[*spec.Repo]string{}, done: lr.r.lots.busy(lr.id)}
+	w.acts = lr.r.lots.snapshot()
 	for _, rp := range lr.n.lot.Repos() {
 		rl := lr.r.refs.of(rp)
 		rl.mu.Lock()
-		refs, err := lr.r.o.Git.Refs(ctx, rp, lr.skipRefs())
+		refs, lots, err := lr.readRefs(ctx, rp)
 		w.pos[rp] = len(rl.moves)
 		rl.mu.Unlock()
 		if err != nil {
@@ -158,17 +166,13 @@ func (lr *lotRun) watchStep(ctx context.Context, kind state.StepKind) *stepWatch
 			continue
 		}
 		w.refs[rp] = refs
+		lots["refs/heads/"+lr.branch] = lr.checkTip(ctx, rp, lots)
+		w.lotRefs[rp], w.logTips[rp] = lots, lr.r.o.Git.HeadLogTip(lr.dirs[rp])
 	}
 	if shell {
 		lr.r.remotes.started(lr)
 	}
 	return w
-}
-
-// skipRefs is the prefix of the refs no guard watches: the wave's lot
-// branches (refs/heads/cadence/<wave>/).
-func (lr *lotRun) skipRefs() string {
-	return "refs/heads/" + BranchName(lr.r.o.Config.Wave.Name, "")
 }
 
 // checkRefs checks, after a step, what watchStep read before it: each of
@@ -182,11 +186,13 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		return ""
 	}
 	ctx = context.WithoutCancel(ctx)
+	defer w.done()
 	if w.shell {
 		defer lr.r.remotes.ended(lr)
 	}
 	wave := lr.r.o.Config.Wave.Name
 	var found []string
+	headMoved := map[*spec.Repo]bool{}
 	// The worktrees first: a worktree left on a guarded branch must be
 	// back on the lot's branch before that branch is put back.
 	for _, rp := range lr.n.lot.Repos() {
@@ -195,6 +201,7 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		if err != nil || head == "refs/heads/"+lr.branch {
 			continue
 		}
+		headMoved[rp] = true
 		what := fmt.Sprintf("the worktree %s was on %s instead of the lot's branch %s", dir, shortRef(head), lr.branch)
 		if how, err := lr.r.o.Git.PutOnBranch(ctx, rp, dir, lr.branch, wave, lr.id); err != nil {
 			what += "; it could NOT be put back (" + err.Error() + ")"
@@ -213,7 +220,7 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		}
 		rl := lr.r.refs.of(rp)
 		rl.mu.Lock()
-		after, err := lr.r.o.Git.Refs(ctx, rp, lr.skipRefs())
+		after, lots, err := lr.readRefs(ctx, rp)
 		var puts []gitint.PutBack
 		var onTop map[string][]string
 		if err == nil {
@@ -234,6 +241,7 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 			}
 			found = append(found, what)
 		}
+		found = append(found, lr.checkLotRefs(ctx, rp, w, lots, headMoved[rp])...)
 	}
 	if len(found) == 0 {
 		return ""

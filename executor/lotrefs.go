@@ -1,0 +1,229 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Lot branches (refs/heads/cadence/<wave>/<lot>) during a step: only the
+// stepping lot's own branch, and the branches of lots that are active at
+// the same time, may move. Each lot has an activity generation, bumped
+// when any step of the lot starts or ends and when cadence itself works on
+// the lot's branch (making its worktree, the replay's reset, the
+// integration's rebase). After a step, another lot's branch that moved
+// while that lot had nothing running (no step at the step's start, the
+// same generation at its end) moved foreignly. The stepping lot's own
+// branch must be where its worktree's git left it: a move of it that its
+// worktree's HEAD reflog does not show (made from another worktree, or by
+// writing the ref file) is foreign too. Foreign moves are put back like
+// those of guarded refs (gitint.RestoreRefs), an incident naming the lots.
+
+// lotActivity counts, per lot, the steps (and cadence's own works on the
+// lot's branch) running, and their generation.
+type lotActivity struct {
+	mu     sync.Mutex
+	gen    map[string]uint64
+	active map[string]int
+}
+
+// lotGen is a lot's activity at one moment.
+type lotGen struct {
+	gen    uint64
+	active bool
+}
+
+// busy marks the lot active (its generation bumped) until the returned
+// func is called (bumped again).
+func (a *lotActivity) busy(id string) func() {
+	a.bump(id, 1)
+	var once sync.Once
+	return func() { once.Do(func() { a.bump(id, -1) }) }
+}
+
+func (a *lotActivity) bump(id string, d int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gen == nil {
+		a.gen, a.active = map[string]uint64{}, map[string]int{}
+	}
+	a.gen[id]++
+	a.active[id] += d
+}
+
+// snapshot is every lot's activity now.
+func (a *lotActivity) snapshot() map[string]lotGen {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]lotGen, len(a.gen))
+	for id, g := range a.gen {
+		out[id] = lotGen{g, a.active[id] > 0}
+	}
+	return out
+}
+
+// lotRefPrefix is the prefix of the wave's lot branches.
+func (lr *lotRun) lotRefPrefix() string {
+	return "refs/heads/" + BranchName(lr.r.o.Config.Wave.Name, "")
+}
+
+// readRefs reads a repository's refs (one git call) and splits them: the
+// guarded refs without the wave's lot branches, and the lot branches.
+func (lr *lotRun) readRefs(ctx context.Context, rp *spec.Repo) (guarded, lots gitint.Refs, err error) {
+	all, err := lr.r.o.Git.Refs(ctx, rp, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix := lr.lotRefPrefix()
+	guarded, lots = gitint.Refs{}, gitint.Refs{}
+	for ref, sha := range all {
+		if strings.HasPrefix(ref, prefix) {
+			lots[ref] = sha
+		} else {
+			guarded[ref] = sha
+		}
+	}
+	return guarded, lots, nil
+}
+
+// foreignLotMoves compares a step's two readings of the wave's lot
+// branches: a branch other than own that moved while its lot had nothing
+// running (acts0, at the step's start; acts1, at its end) is returned, Old
+// its value before, with its lot's name.
+func foreignLotMoves(prefix, own string, before, after gitint.Refs, acts0, acts1 map[string]lotGen) (moves []gitint.RefMove, lots map[string]string) {
+	for _, m := range before.Diff(after) {
+		if m.Ref == own {
+			continue
+		}
+		id := strings.TrimPrefix(m.Ref, prefix)
+		if a0 := acts0[id]; a0.active || a0.gen != acts1[id].gen {
+			continue
+		}
+		moves = append(moves, m)
+		if lots == nil {
+			lots = map[string]string{}
+		}
+		lots[m.Ref] = id
+	}
+	return moves, lots
+}
+
+// ownBranchMove says whether the lot's own branch moved, during its step,
+// other than its worktree's git moved it: expected is where the branch
+// should be (before, or the worktree's newest HEAD reflog entry when the
+// worktree moved HEAD during the step); a branch found elsewhere is a
+// foreign move back to expected. No reflog (tipAfter ""): nothing to say.
+func ownBranchMove(ref, before, after, tipBefore, tipAfter string) (gitint.RefMove, bool) {
+	if tipAfter == "" {
+		return gitint.RefMove{}, false
+	}
+	expected := before
+	if tipAfter != tipBefore {
+		expected = tipAfter
+	}
+	if after == expected {
+		return gitint.RefMove{}, false
+	}
+	return gitint.RefMove{Ref: ref, Old: expected, New: after}, true
+}
+
+// checkLotRefs is checkRefs for the wave's lot branches in repository rp:
+// the foreign moves (foreignLotMoves, ownBranchMove) are put back and
+// described for the incident. headMoved says the worktree's HEAD was put
+// back already (its reflog then says nothing of the branch).
+func (lr *lotRun) checkLotRefs(ctx context.Context, rp *spec.Repo, w *stepWatch, after gitint.Refs, headMoved bool) []string {
+	before := w.lotRefs[rp]
+	if before == nil {
+		return nil
+	}
+	acts1 := lr.r.lots.snapshot()
+	own := "refs/heads/" + lr.branch
+	moves, lots := foreignLotMoves(lr.lotRefPrefix(), own, before, after, w.acts, acts1)
+	lr.setTip(rp, after[own])
+	if !headMoved {
+		if m, ok := ownBranchMove(own, before[own], after[own], w.logTips[rp], lr.r.o.Git.HeadLogTip(lr.dirs[rp])); ok {
+			moves = append(moves, m)
+		}
+	}
+	if len(moves) == 0 {
+		return nil
+	}
+	var others []string
+	for id, a := range acts1 {
+		if a0 := w.acts[id]; id != lr.id && (a.active || a0.active || a.gen != a0.gen) {
+			others = append(others, id)
+		}
+	}
+	sort.Strings(others)
+	running := "no other lot had a step running"
+	if len(others) > 0 {
+		running = "lots with steps running meanwhile: " + strings.Join(others, ", ")
+	}
+	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })
+	var found []string
+	for _, p := range lr.r.o.Git.RestoreRefs(ctx, rp, lr.r.o.Config.Wave.Name, lr.id, moves) {
+		if p.Ref == own && p.Err == nil {
+			lr.setTip(rp, p.Old)
+		}
+		var what string
+		if id, ok := lots[p.Ref]; ok {
+			what = fmt.Sprintf("in repo %s, the branch of lot %s, which had no step running, %s", rp.Name, id, p.String())
+		} else {
+			what = fmt.Sprintf("in repo %s, the lot's own branch moved other than by git in its worktree (%s): %s", rp.Name, running, p.String())
+		}
+		found = append(found, what)
+	}
+	return found
+}
+
+// setTip records where the lot's branch in rp is at the end of a step
+// (checked before its next step: checkTip).
+func (lr *lotRun) setTip(rp *spec.Repo, sha string) {
+	if lr.tips == nil {
+		lr.tips = map[*spec.Repo]string{}
+	}
+	lr.tips[rp] = sha
+}
+
+// ownWork marks the lot active while cadence itself moves its branch
+// (the replay's reset, the integration's rebase): the tips recorded at the
+// end of its last step no longer hold.
+func (lr *lotRun) ownWork() func() {
+	lr.tips = nil
+	return lr.r.lots.busy(lr.id)
+}
+
+// checkTip checks, before a step, that the lot's branch in rp (lots, just
+// read) is where its last step left it: a move made while no step of the
+// lot ran is put back (rescue ref, compare-and-swap) and is an incident.
+// It returns the branch's value the step starts from.
+func (lr *lotRun) checkTip(ctx context.Context, rp *spec.Repo, lots gitint.Refs) string {
+	own := "refs/heads/" + lr.branch
+	tip, ok := lr.tips[rp]
+	if !ok || lots[own] == tip {
+		return lots[own]
+	}
+	m := gitint.RefMove{Ref: own, Old: tip, New: lots[own]}
+	p := lr.r.o.Git.RestoreRefs(ctx, rp, lr.r.o.Config.Wave.Name, lr.id, []gitint.RefMove{m})[0]
+	lr.r.incident(fmt.Sprintf("lot %s: between its steps, while none of them ran, in repo %s, the lot's branch %s", lr.id, rp.Name, p.String()))
+	if p.Err == nil {
+		return tip
+	}
+	return lots[own]
+}
+
+// checkTips is checkTip for each of the lot's repositories before its
+// integration (one git call each), when its last step recorded a tip.
+func (lr *lotRun) checkTips(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for rp := range lr.tips {
+		if _, lots, err := lr.readRefs(ctx, rp); err == nil {
+			lr.checkTip(ctx, rp, lots)
+		}
+	}
+}
