@@ -54,6 +54,8 @@ type runner struct {
 	// against (remoteguard.go).
 	refs    refLedger
 	remotes remoteWatch
+	// configs, the config files of the repositories (cfgguard.go).
+	configs configWatch
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
