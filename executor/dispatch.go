@@ -56,6 +56,8 @@ type runner struct {
 	remotes remoteWatch
 	// lots is every lot's activity, for the lot branches' check (lotrefs.go).
 	lots lotActivity
+	// configs, the config files of the repositories (cfgguard.go).
+	configs configWatch
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no

@@ -115,6 +115,21 @@ type Git interface {
 	// repository's guard (installed by the Host for the wave), whatever
 	// the environment of the git processes working there.
 	GuardWorktree(ctx context.Context, repo *spec.Repo, dir, branch string) error
+
+	// ConfigFiles reads the repository's config files as bytes
+	// (gitint.ReadConfigFiles); after the first call per repository, no
+	// git process.
+	ConfigFiles(ctx context.Context, repo *spec.Repo) (gitint.ConfigFiles, error)
+	// RestoreConfig puts back the config files that changed since before,
+	// keeping each changed version under the lot's rescue folder
+	// (gitint.RestoreConfig). No git process.
+	RestoreConfig(before gitint.ConfigFiles, wave, lot string) []gitint.ConfigChange
+	// GuardIntact says what is wrong with the repository's guard folder
+	// ("" = intact), from its files (gitint.GuardIntact).
+	GuardIntact(before gitint.ConfigFiles) string
+	// RepairGuard reinstalls a damaged guard and says what was wrong
+	// (gitint.RepairGuard).
+	RepairGuard(ctx context.Context, repo *spec.Repo) (string, error)
 }
 
 // Conflict is what an integration conflict says: the files.

@@ -153,6 +153,12 @@ func (g *fakeGit) moveRef(ref, sha string) {
 	g.refs[ref] = sha
 }
 func (g *fakeGit) GuardWorktree(context.Context, *spec.Repo, string, string) error { return nil }
+func (g *fakeGit) ConfigFiles(context.Context, *spec.Repo) (gitint.ConfigFiles, error) {
+	return gitint.ConfigFiles{}, nil
+}
+func (g *fakeGit) RestoreConfig(gitint.ConfigFiles, string, string) []gitint.ConfigChange { return nil }
+func (g *fakeGit) GuardIntact(gitint.ConfigFiles) string                                  { return "" }
+func (g *fakeGit) RepairGuard(context.Context, *spec.Repo) (string, error)                { return "", nil }
 
 // span is one recorded session.
 type span struct {

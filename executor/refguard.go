@@ -139,6 +139,11 @@ type stepWatch struct {
 	// shell is set for a command or test step: its repositories' remotes
 	// are compared later (remoteWatch), not around the step.
 	shell bool
+	// cfgRepos are the repositories whose config is checked after the
+	// step (cfgguard.go); cfg is what that check found, once cfgDone.
+	cfgRepos []*spec.Repo
+	cfg      []string
+	cfgDone  bool
 }
 
 // watchStep reads, before a step of the lot, the guarded refs of each of
@@ -155,6 +160,10 @@ func (lr *lotRun) watchStep(ctx context.Context, kind state.StepKind) *stepWatch
 	w := &stepWatch{refs: map[*spec.Repo]gitint.Refs{}, pos: map[*spec.Repo]int{}, kind: kind, shell: shell,
 		lotRefs: map[*spec.Repo]gitint.Refs{}, logTips: map[*spec.Repo]string{}, done: lr.r.lots.busy(lr.id)}
 	w.acts = lr.r.lots.snapshot()
+	for _, rp := range lr.n.lot.Repos() {
+		lr.r.configs.began(ctx, lr.r.o.Git, rp)
+		w.cfgRepos = append(w.cfgRepos, rp)
+	}
 	for _, rp := range lr.n.lot.Repos() {
 		rl := lr.r.refs.of(rp)
 		rl.mu.Lock()
@@ -191,9 +200,11 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		defer lr.r.remotes.ended(lr)
 	}
 	wave := lr.r.o.Config.Wave.Name
-	var found []string
+	// The config first: what a step planted there (core.fsmonitor, an
+	// alias, a remote's URL) must be gone before cadence runs git again.
+	found := append([]string(nil), lr.checkConfig(ctx, w)...)
 	headMoved := map[*spec.Repo]bool{}
-	// The worktrees first: a worktree left on a guarded branch must be
+	// The worktrees next: a worktree left on a guarded branch must be
 	// back on the lot's branch before that branch is put back.
 	for _, rp := range lr.n.lot.Repos() {
 		dir := lr.dirs[rp]

@@ -91,6 +91,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
 	watch := lr.watchStep(ctx, kind)
 	out := r.o.Agent.Run(ctx, sess)
+	lr.checkConfig(ctx, watch) // before any other git call (cfgguard.go)
 	if pidErr != nil {
 		return out, state.Outcome{}, pidErr, false
 	}

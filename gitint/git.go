@@ -145,12 +145,30 @@ func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, e
 // fast-forwards the base's checkout or makes a worktree (README "Branches,
 // integration and guards"). `git config` reads are left as they are, so
 // that the real core.hooksPath can be read (hookPath).
+//
+// The same goes for the other programs a repository's config can make
+// cadence's calls start (status, worktree add/remove, rebase, merge
+// --ff-only, update-ref, for-each-ref, diff for patch-id): safeConfig
+// turns off those git lets a command line turn off. What is left (filter
+// drivers named by .gitattributes on checkout, merge drivers during a
+// rebase, core.sshCommand and credential helpers of ls-remote) is covered
+// by the config check after every step (ReadConfigFiles, RestoreConfig),
+// which puts a planted setting back before cadence's next git call.
 func noHooks(args []string) []string {
 	if len(args) > 0 && args[0] == "config" {
 		return args
 	}
-	return append([]string{"-c", "core.hooksPath=/dev/null"}, args...)
+	return append(append([]string{"-c", "core.hooksPath=/dev/null"}, safeConfig...), args...)
 }
+
+// safeConfig are the -c settings of every cadence git call but git config:
+//   - core.fsmonitor=false: status, checkout, worktree add and rebase run
+//     the fsmonitor program a config names;
+//   - commit.gpgSign=false: a rebase signs with gpg.program otherwise;
+//   - branch.autoSetupMerge=false: worktree add -b writes no tracking
+//     entry into the repository's config (cadence writes that file only
+//     when it installs or removes its guard, so the config check holds).
+var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false"}
 
 func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)

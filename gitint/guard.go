@@ -344,9 +344,12 @@ func beginsFetchURL(p string, remotes []remoteURL) bool {
 // RemoteState describes what the remotes of a repository hold, as far as
 // cadence can see: its remote-tracking refs, and each remote's refs by
 // `git ls-remote` (bounded to a few seconds; an unreachable remote is noted,
-// not an error). Two equal states mean no push happened in between.
+// not an error), and the remotes' URLs: a remote re-pointed at a decoy
+// is a change too. Two equal states mean no push happened in between.
 func RemoteState(ctx context.Context, repo string) string {
 	var b strings.Builder
+	urls, _ := Run(ctx, repo, "config", "--get-regexp", `^remote\..*\.(url|pushurl)$`)
+	b.WriteString(urls)
 	refs, _ := Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
 	b.WriteString(refs)
 	out, err := Run(ctx, repo, "remote")

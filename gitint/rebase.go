@@ -129,7 +129,7 @@ func conflicted(ctx context.Context, wt string) ([]string, error) {
 // PatchID is the stable patch-id of the diff from..to: the same change has
 // the same id, rebased or not.
 func (g *Repos) PatchID(ctx context.Context, repo *spec.Repo, from, to string) (string, error) {
-	diff, err := Run(ctx, repo.Path, "diff", "--no-color", "--no-ext-diff", from, to)
+	diff, err := Run(ctx, repo.Path, "diff", "--no-color", "--no-ext-diff", "--no-textconv", from, to)
 	if err != nil {
 		return "", err
 	}
