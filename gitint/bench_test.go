@@ -3,6 +3,7 @@ package gitint
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -81,4 +82,46 @@ func BenchmarkGitAlone(b *testing.B) {
 		total += time.Since(t)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/lot")
+}
+
+// BenchmarkGuardedCommit measures what cadence's guard costs a lot's own
+// git commands: an empty commit in a guarded lot worktree (cadence's hook
+// shims run for each hook git calls) against the same commit in an
+// unguarded worktree of the same repository, alternated in one loop. It
+// reports both and their ratio (guarded/plain).
+func BenchmarkGuardedCommit(b *testing.B) {
+	lotEnv(b)
+	path := gittest.NewRepo(b, nil)
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := NewRepos()
+	ctx := context.Background()
+	remove, err := InstallGuard(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = remove() }()
+	guarded, plain := path+"-wt-guarded", path+"-wt-plain"
+	for _, dir := range []string{guarded, plain} {
+		if _, err := g.Worktree(ctx, repo, dir, "cadence/w/"+filepath.Base(dir), true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := GuardWorktree(ctx, path, guarded, "cadence/w/"+filepath.Base(guarded)); err != nil {
+		b.Fatal(err)
+	}
+	var tg, tp time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, side := range []struct {
+			dir string
+			sum *time.Duration
+		}{{guarded, &tg}, {plain, &tp}} {
+			t := time.Now()
+			gittest.Git(b, side.dir, "commit", "-q", "--allow-empty", "-m", "x")
+			*side.sum += time.Since(t)
+		}
+	}
+	b.ReportMetric(float64(tg.Microseconds())/float64(b.N)/1000, "guarded-ms/op")
+	b.ReportMetric(float64(tp.Microseconds())/float64(b.N)/1000, "plain-ms/op")
+	b.ReportMetric(float64(tg)/float64(tp), "ratio")
 }
