@@ -96,7 +96,7 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := writeGuard(tmp, guard, common, remotes); err != nil {
+	if err := writeGuard(tmp, guard, common, ownHooksPath(ctx, repo, guard), remotes); err != nil {
 		return nil, fmt.Errorf("write the guard of %s: %w", repo, err)
 	}
 	if err := os.RemoveAll(guard); err != nil {
@@ -113,16 +113,33 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 	return func() error { return RemoveGuardDir(context.WithoutCancel(ctx), common) }, nil
 }
 
+// ownHooksPath is the last core.hooksPath git reports for the repository
+// that is not cadence's hooks folder (guard/hooks), as `git config --path`
+// gives it (`~/` expanded; a relative path stays relative: git runs hooks
+// at the worktree's top); "" when none, and the hooks folder of the git
+// dir is the repository's.
+func ownHooksPath(ctx context.Context, repo, guard string) string {
+	out, _ := Run(ctx, repo, "config", "--path", "--get-all", "core.hooksPath")
+	own := ""
+	for _, p := range strings.Split(strings.TrimSpace(out), "\n") {
+		if p != "" && p != filepath.Join(guard, "hooks") {
+			own = p
+		}
+	}
+	return own
+}
+
 // writeGuard writes the guard folder's files into dir, for the folder's
-// final place guard.
-func writeGuard(dir, guard, common string, remotes []remoteURL) error {
+// final place guard; ownHooks is where the repository's own hooks are
+// (ownHooksPath).
+func writeGuard(dir, guard, common, ownHooks string, remotes []remoteURL) error {
 	for _, sub := range []string{"hooks", "bin", "worktrees"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
 		}
 	}
 	for _, name := range hookNames {
-		if err := os.WriteFile(filepath.Join(dir, "hooks", name), []byte(hookScript(guard, common, name)), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "hooks", name), []byte(hookScript(guard, common, ownHooks, name)), 0o755); err != nil {
 			return err
 		}
 	}

@@ -48,17 +48,21 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // has the guard environment, another repository) they stay empty.
 //
 // chain runs the hook the repository would have run without cadence, with
-// the same arguments and standard input: in the last core.hooksPath that
-// is not cadence's (absolute, `~/`, or relative to where git runs hooks:
+// the same arguments and standard input: in ownHooks, the last
+// core.hooksPath that is not cadence's as git reported it when the guard
+// was installed (read once then, so that a hook costs no git process; a
+// change of the user's global core.hooksPath during a wave is not seen)
+// (absolute, `~/`, or relative to where git runs hooks:
 // the worktree's top, so `.githooks` and husky's `.husky/_` are the lot's
 // own copies), else in the hooks folder of the repository's git common
 // dir; nothing when there is no such executable hook, as git does.
-func hookPrelude(guard, common, name string) string {
+func hookPrelude(guard, common, ownHooks, name string) string {
 	return `#!/bin/sh
 ` + GuardMarker + ` ` + name + ` (removed when the wave ends; see cadence clean)
 guard=` + shQuote(guard) + `
 common=` + shQuote(common) + `
 hooks="$guard/hooks"
+ownhooks=` + shQuote(ownHooks) + `
 wave= lot= branch= gitdir=
 where() {
 	d=${GIT_DIR:-}
@@ -89,11 +93,7 @@ lot_info() {
 	done < "$f"
 }
 chain() {
-	own=$(git config --path --get-all core.hooksPath 2>/dev/null | {
-		o=
-		while IFS= read -r p; do [ "$p" = "$hooks" ] || o=$p; done
-		printf '%s' "$o"
-	})
+	own=$ownhooks
 	if [ -z "$own" ]; then
 		[ -n "$gitdir" ] || where
 		[ -n "$gitdir" ] || exit 0
@@ -123,8 +123,8 @@ const refusal = `cadence: no push during wave ${wave:-${CADENCE_WAVE:-?}} (lot $
 // git processes of lot steps (the guard environment), never for the lead.
 // The repository's own pre-push hook would run after the refusal, that is
 // never.
-func prePushHook(guard, common string) string {
-	return hookPrelude(guard, common, "pre-push") + `lot_info
+func prePushHook(guard, common, ownHooks string) string {
+	return hookPrelude(guard, common, ownHooks, "pre-push") + `lot_info
 echo "` + refusal + `" >&2
 exit 1
 `
@@ -142,8 +142,8 @@ exit 1
 // repository (a submodule, a clone a step made) it refuses nothing. Then,
 // in every state, it chains to the repository's own hook with the same
 // input.
-func referenceTransactionHook(guard, common string) string {
-	return hookPrelude(guard, common, "reference-transaction") + `input=$(cat; echo .)
+func referenceTransactionHook(guard, common, ownHooks string) string {
+	return hookPrelude(guard, common, ownHooks, "reference-transaction") + `input=$(cat; echo .)
 input=${input%.}
 if [ "$1" = prepared ]; then
 	lot_info
@@ -177,27 +177,27 @@ printf '%s' "$input" | chain "$@"
 }
 
 // shimHook only chains to the repository's own hook.
-func shimHook(guard, common, name string) string {
-	return hookPrelude(guard, common, name) + `chain "$@"
+func shimHook(guard, common, ownHooks, name string) string {
+	return hookPrelude(guard, common, ownHooks, name) + `chain "$@"
 `
 }
 
 // hookScript returns the script of the named hook in the guard folder.
-func hookScript(guard, common, name string) string {
+func hookScript(guard, common, ownHooks, name string) string {
 	switch name {
 	case "pre-push":
-		return prePushHook(guard, common)
+		return prePushHook(guard, common, ownHooks)
 	case "reference-transaction":
-		return referenceTransactionHook(guard, common)
+		return referenceTransactionHook(guard, common, ownHooks)
 	}
-	return shimHook(guard, common, name)
+	return shimHook(guard, common, ownHooks, name)
 }
 
 // pushHelper is git-remote-cadence-no-push, the remote helper git runs for
 // a push that cadence's config sent to the cadence-no-push transport: it
 // says why and fails. git passes the remote and the URL.
 func pushHelper(guard, common string) string {
-	return hookPrelude(guard, common, "git-remote-"+noPushScheme) + `lot_info
+	return hookPrelude(guard, common, "", "git-remote-"+noPushScheme) + `lot_info
 to=${2:-$1}
 echo "` + refusal + ` (push to $to)" >&2
 exit 1
