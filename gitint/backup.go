@@ -19,7 +19,14 @@ const BackupPrefix = "refs/cadence/backup/"
 // BackupRefs lists the backup refs of a lot (lot "" : of every lot of the
 // wave), oldest first per lot.
 func BackupRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
-	prefix := BackupPrefix + wave + "/"
+	return lotRefs(ctx, repo, BackupPrefix, wave, lot)
+}
+
+// lotRefs lists the refs of a lot under prefix (BackupPrefix,
+// RescuePrefix): <prefix><wave>/<lot>/<n> (lot "": of every lot of the
+// wave), sorted by name, with one git call.
+func lotRefs(ctx context.Context, repo, prefix, wave, lot string) ([]string, error) {
+	prefix += wave + "/"
 	if lot != "" {
 		prefix += lot + "/"
 	}
@@ -28,6 +35,18 @@ func BackupRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
 		return nil, err
 	}
 	return strings.Fields(out), nil
+}
+
+// nextNumber is the number after the highest <n> ending one of refs
+// (1 when there is none): a lot's next free backup or rescue ref.
+func nextNumber(refs []string) int {
+	n := 0
+	for _, r := range refs {
+		if k, err := strconv.Atoi(r[strings.LastIndexByte(r, '/')+1:]); err == nil {
+			n = max(n, k)
+		}
+	}
+	return n + 1
 }
 
 // backup keeps what the worktree at dir holds (its HEAD and, when tracked
@@ -53,13 +72,7 @@ func keepRef(ctx context.Context, repo *spec.Repo, wave, lot, sha string) (strin
 	if err != nil {
 		return "", err
 	}
-	n := 0
-	for _, r := range refs {
-		if k, err := strconv.Atoi(r[strings.LastIndexByte(r, '/')+1:]); err == nil {
-			n = max(n, k)
-		}
-	}
-	ref := fmt.Sprintf("%s%s/%s/%d", BackupPrefix, wave, lot, n+1)
+	ref := fmt.Sprintf("%s%s/%s/%d", BackupPrefix, wave, lot, nextNumber(refs))
 	if _, err := Run(ctx, repo.Path, "update-ref", "-m", "cadence: keep an earlier attempt of "+lot, ref, sha, ""); err != nil {
 		return "", fmt.Errorf("keep the earlier attempt under %s: %w", ref, err)
 	}

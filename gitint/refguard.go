@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/spec"
@@ -189,28 +188,14 @@ func casError(ctx context.Context, repo string, m RefMove, err error) error {
 
 // nextRescue is the lot's next free rescue number (1 when it has none).
 func nextRescue(ctx context.Context, repo, wave, lot string) int {
-	out, _ := Run(ctx, repo, "for-each-ref", "--format=%(refname)", RescuePrefix+wave+"/"+lot+"/")
-	n := 0
-	for _, r := range strings.Fields(out) {
-		if k, err := strconv.Atoi(r[strings.LastIndexByte(r, '/')+1:]); err == nil {
-			n = max(n, k)
-		}
-	}
-	return n + 1
+	refs, _ := lotRefs(ctx, repo, RescuePrefix, wave, lot)
+	return nextNumber(refs)
 }
 
 // RescueRefs lists the rescue refs of a lot (lot "": of every lot of the
 // wave), sorted by name.
 func RescueRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
-	prefix := RescuePrefix + wave + "/"
-	if lot != "" {
-		prefix += lot + "/"
-	}
-	out, err := Run(ctx, repo, "for-each-ref", "--format=%(refname)", "--sort=refname", prefix)
-	if err != nil {
-		return nil, err
-	}
-	return strings.Fields(out), nil
+	return lotRefs(ctx, repo, RescuePrefix, wave, lot)
 }
 
 // WorktreeHead says what the linked worktree at dir has checked out, read
