@@ -34,14 +34,19 @@ type finish struct {
 
 // runner is one run of the executor.
 type runner struct {
-	o        Options
-	now      func() time.Time
-	sessions *prioritySem
-	nodes    []*node
-	byID     map[string]*node
-	ready    *readySet
-	finished chan finish
-	budget   budget
+	o Options
+	// guardEnv is the guard environment of every step, the same for every
+	// lot of the wave (Git.SessionEnv over all its repositories): made
+	// once, by guardEnvOnce.
+	guardEnv     []string
+	guardEnvOnce sync.Once
+	now          func() time.Time
+	sessions     *prioritySem
+	nodes        []*node
+	byID         map[string]*node
+	ready        *readySet
+	finished     chan finish
+	budget       budget
 	// running lots per repository
 	repoBusy map[*spec.Repo]int
 	jobsBusy int
@@ -399,4 +404,14 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 	}
 	r.emit(Event{Kind: EvWave, Status: string(res.Status)})
 	return res, loopErr
+}
+
+// stepGuardEnv is the wave's guard environment (runner.guardEnv), made on
+// first use: after executor.Apply installed the guards, before any step.
+func (r *runner) stepGuardEnv(ctx context.Context) []string {
+	r.guardEnvOnce.Do(func() {
+		// Not cut short by one lot's cancel: every lot of the wave uses it.
+		r.guardEnv = r.o.Git.SessionEnv(context.WithoutCancel(ctx), r.o.Config.Repos, r.o.Env)
+	})
+	return r.guardEnv
 }

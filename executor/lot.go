@@ -105,7 +105,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}
 		done()
 	}
-	lr.guardEnv = r.o.Git.SessionEnv(ctx, r.o.Config.Repos, r.o.Env)
+	lr.guardEnv = r.stepGuardEnv(ctx)
 	return lr.run(ctx)
 }
 
