@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -155,7 +156,7 @@ func (w *remoteWatch) compare(ctx context.Context, g Git, repos []*spec.Repo) st
 		w.mu.Unlock()
 		rec.cmp.Unlock()
 		msgs = append(msgs, fmt.Sprintf("the remotes of repo %s changed since they were last compared, a push while lot(s) %s ran commands or test gates there",
-			rp.Name, strings.Join(dedupe(lots), ", ")))
+			rp.Name, strings.Join(slices.Compact(slices.Sorted(slices.Values(lots))), ", ")))
 	}
 	return strings.Join(msgs, "; ")
 }
@@ -169,18 +170,6 @@ func (w *remoteWatch) all() []*spec.Repo {
 		out = append(out, rp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// dedupe sorts ids and drops repeats.
-func dedupe(ids []string) []string {
-	sort.Strings(ids)
-	out := ids[:0]
-	for i, id := range ids {
-		if i == 0 || id != ids[i-1] {
-			out = append(out, id)
-		}
-	}
 	return out
 }
 
