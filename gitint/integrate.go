@@ -97,19 +97,16 @@ func (g *Repos) Rewind(ctx context.Context, repo *spec.Repo, sha, old string) er
 	return err
 }
 
-// checkedOutIn returns the worktree that has ref checked out, or "".
+// checkedOutIn returns the worktree that has ref (refs/heads/<name>)
+// checked out, or "".
 func checkedOutIn(ctx context.Context, repo, ref string) (string, error) {
-	out, err := Run(ctx, repo, "worktree", "list", "--porcelain", "-z")
+	list, err := worktreeList(ctx, repo)
 	if err != nil {
 		return "", err
 	}
-	var path string
-	for _, field := range strings.Split(out, "\x00") {
-		switch {
-		case strings.HasPrefix(field, "worktree "):
-			path = strings.TrimPrefix(field, "worktree ")
-		case field == "branch "+ref:
-			return filepath.Clean(path), nil
+	for _, e := range list {
+		if "refs/heads/"+e.Branch == ref && e.Branch != "" {
+			return filepath.Clean(e.Path), nil
 		}
 	}
 	return "", nil
