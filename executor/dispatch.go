@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,13 +41,17 @@ type runner struct {
 	// once, by guardEnvOnce.
 	guardEnv     []string
 	guardEnvOnce sync.Once
-	now          func() time.Time
-	sessions     *prioritySem
-	nodes        []*node
-	byID         map[string]*node
-	ready        *readySet
-	finished     chan finish
-	budget       budget
+	// hosts are the network hosts of each repository's remotes
+	// (*spec.Repo -> []string), read once per wave: the config check
+	// (cfgguard.go) keeps the remotes as they were.
+	hosts    sync.Map
+	now      func() time.Time
+	sessions *prioritySem
+	nodes    []*node
+	byID     map[string]*node
+	ready    *readySet
+	finished chan finish
+	budget   budget
 	// running lots per repository
 	repoBusy map[*spec.Repo]int
 	jobsBusy int
@@ -414,4 +419,18 @@ func (r *runner) stepGuardEnv(ctx context.Context) []string {
 		r.guardEnv = r.o.Git.SessionEnv(context.WithoutCancel(ctx), r.o.Config.Repos, r.o.Env)
 	})
 	return r.guardEnv
+}
+
+// remoteHosts are the network hosts of the remotes of repos (Git.RemoteHosts),
+// sorted, each read once per wave.
+func (r *runner) remoteHosts(ctx context.Context, repos []*spec.Repo) []string {
+	var all []string
+	for _, rp := range repos {
+		h, ok := r.hosts.Load(rp)
+		if !ok {
+			h, _ = r.hosts.LoadOrStore(rp, r.o.Git.RemoteHosts(context.WithoutCancel(ctx), []*spec.Repo{rp}))
+		}
+		all = append(all, h.([]string)...)
+	}
+	return slices.Compact(slices.Sorted(slices.Values(all)))
 }

@@ -86,7 +86,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	sess.Moved = lr.movement(ctx)
 	sess.Env = lr.guardEnv
-	sess.DenyHosts = r.o.Git.RemoteHosts(ctx, lr.n.lot.Repos())
+	sess.DenyHosts = r.remoteHosts(ctx, lr.n.lot.Repos())
 	remotes := lr.remoteStates(ctx)
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
 	watch := lr.watchStep(ctx, kind)
