@@ -127,27 +127,48 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 	return okOutcome, nil
 }
 
-// testGate runs the repository's test command in the worktree. A red gate
-// of an agent lot becomes its one blocking finding, for the fix pass.
+// testGate runs the test command of each of the lot's repositories in that
+// repository's worktree: the own repository first, then the neighbours
+// (also) in the wave file's order. Every gate runs; each red one of an
+// agent lot becomes a blocking finding naming its repository, for the fix
+// pass, and the outcome is red (naming the first red neighbour when the
+// own gate is green).
 func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outcome, error) {
 	if !lr.facts.TestGate {
 		return okOutcome, nil // resumed at a test gate the wave file no longer has
 	}
-	test := lr.n.lot.Repo.Test
-	green, msg, err := lr.shell(ctx, state.StepTest, pos.Pass, test, 0)
-	if err != nil || ctx.Err() != nil {
-		return stopOutcome(ctx, err)
+	var findings []state.Finding
+	red := okOutcome
+	for _, rp := range lr.n.lot.Repos() {
+		if rp.Test == "" {
+			continue
+		}
+		name := lr.repoLabel(rp)
+		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, 0, lr.dirs[rp], name)
+		if err != nil || ctx.Err() != nil {
+			return stopOutcome(ctx, err)
+		}
+		if green {
+			continue
+		}
+		text := "the test gate `" + rp.Test + "` failed: " + msg
+		if name != "" {
+			text = fmt.Sprintf("the test gate `%s` of the neighbour repository %s (run in its worktree %s) failed: %s", rp.Test, name, lr.dirs[rp], msg)
+		}
+		findings = append(findings, state.Finding{Severity: state.SeverityBlocking, Text: text})
+		if red.Kind == state.OutcomeOK {
+			red = state.Outcome{Kind: state.OutcomeRed, Detail: msg, Repo: name}
+		}
 	}
-	if green {
+	if red.Kind == state.OutcomeOK {
 		return okOutcome, nil
 	}
 	if !lr.facts.Command {
-		finding := state.Finding{Severity: state.SeverityBlocking, Text: "the test gate `" + test + "` failed: " + msg}
-		if err := lr.setFindings([]state.Finding{finding}); err != nil {
+		if err := lr.setFindings(findings); err != nil {
 			return state.Outcome{}, err
 		}
 	}
-	return state.Outcome{Kind: state.OutcomeRed, Detail: msg}, nil
+	return red, nil
 }
 
 // review runs a read-only review (or the re-review after the minor pass),
@@ -288,8 +309,9 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 	lot := lr.n.lot
 	d := briefs.Data{Wave: lr.r.o.Config.Wave.Name, Lot: lot.ID, Title: lot.Title, Brief: lot.Brief,
 		Repo: lot.Repo.Name, Base: lot.Repo.Base, Test: lot.Repo.Test, Step: kind, Pass: pass}
-	for _, also := range lot.Also {
-		d.AlsoDirs = append(d.AlsoDirs, lr.dirs[also])
+	d.Neighbours = lr.neighbours(ctx)
+	for _, nb := range d.Neighbours {
+		d.AlsoDirs = append(d.AlsoDirs, nb.Dir)
 	}
 	var base string
 	lr.r.o.Store.View(func(st *state.State) {

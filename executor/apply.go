@@ -44,6 +44,8 @@ type ApplyOptions struct {
 	Warn func(string)
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Failpoint is Options.Failpoint (tests only).
+	Failpoint string
 
 	// run replaces Run (tests).
 	run func(context.Context, Options) (Result, error)
@@ -183,7 +185,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 		Slots: pool, Env: o.Env, Layout: o.Layout,
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		Events: o.Events, Now: o.Now,
+		Events: o.Events, Now: o.Now, Failpoint: o.Failpoint,
 	})
 	store.View(func(st *state.State) { res.State = cloneState(st) })
 	return res, err

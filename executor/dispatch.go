@@ -142,6 +142,12 @@ func (r *runner) build() error {
 			r.emit(Event{Kind: EvLotEnd, Lot: lp.ID, Status: "refused", Message: alive})
 			continue
 		}
+		if run, err := r.settleIntent(n); !run || err != nil {
+			if err != nil {
+				return err
+			}
+			continue // its cut-short integration cannot be completed (intent.go)
+		}
 		if err := r.recover(n); err != nil {
 			return err
 		}

@@ -197,6 +197,10 @@ type Options struct {
 	Events func(Event)
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Failpoint, for tests only, names a point where cadence kills its own
+	// process (SIGKILL) to test recovery: "" (none) or
+	// FailIntegrateBetweenRepos.
+	Failpoint string
 }
 
 // Result is how a run ended.

@@ -99,8 +99,8 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		case err != nil:
 			return wait("rebase: " + err.Error())
 		}
-		if rp.Test != "" && (rebased || !lr.tested(ctx, lr.dirs[rp])) {
-			green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, lr.dirs[rp])
+		if rp.Test != "" && (rebased || !lr.tested(ctx, rp)) {
+			green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, lr.dirs[rp], lr.repoLabel(rp))
 			if o, ok := incidentOutcome(err); ok {
 				// The gate moved a guarded ref: the lot fails, nothing is
 				// integrated.
@@ -127,18 +127,45 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	if o, done, err := lr.alreadyIntegrated(ctx, i); done || err != nil {
 		return o, nil, err
 	}
-	// Advance every base, or none.
+	// Advance every base, or none. With neighbours, the intent is recorded
+	// first: a cadence killed between two advances leaves it for the next
+	// apply to complete (intent.go).
+	intent, cause, err := lr.recordIntent(ctx, repos)
+	if err != nil {
+		return state.Outcome{}, nil, err
+	}
+	if cause != "" {
+		return wait(cause)
+	}
 	type moved struct {
 		repo     *spec.Repo
 		old, new string
 	}
 	var done []moved
-	for _, rp := range repos {
+	for k, rp := range repos {
 		before, sha, berr, err := lr.advance(ctx, rp)
+		if err == nil && berr == nil && intent != nil && before != intent.Repos[k].Old {
+			// Moved by someone else since the intent was read: put back
+			// what the advance did on top of it.
+			if sha != before {
+				done = append(done, moved{rp, before, sha})
+			}
+			err = fmt.Errorf("its base %s moved to %.12s while the integration began (from %.12s)", rp.Base, before, intent.Repos[k].Old)
+		}
 		if err != nil || berr != nil {
+			undone := true
 			for k := len(done) - 1; k >= 0; k-- {
 				if rerr := lr.rewind(ctx, done[k].repo, done[k].new, done[k].old); rerr != nil {
+					undone = false
 					lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "could not undo the integration into " + done[k].repo.Name + ": " + rerr.Error()})
+				}
+			}
+			// Every base back where it was: nothing is left to complete.
+			// A base that could not be put back keeps the intent, for the
+			// next apply to complete the integration.
+			if undone {
+				if err := lr.clearIntent(); err != nil {
+					return state.Outcome{}, nil, err
 				}
 			}
 			if err == nil {
@@ -147,11 +174,18 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			return wait(fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err))
 		}
 		done = append(done, moved{rp, before, sha})
+		if err := lr.intentMoved(intent, k, sha); err != nil {
+			return state.Outcome{}, nil, err
+		}
+		if intent != nil && k == 0 {
+			lr.r.failpoint(FailIntegrateBetweenRepos)
+		}
 	}
 	own := done[0]
 	patch, _ := lr.r.o.Git.PatchID(ctx, own.repo, lr.startBase(), own.new)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 		l.IntegratedSHA, l.PatchID = own.new, patch
+		l.Integrating = nil
 		s := &l.Steps[i]
 		s.Status, s.HeadAfter = state.StepOK, own.new
 		t := lr.r.now().UTC()
@@ -234,18 +268,20 @@ func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string
 	return at, okOutcome, nil
 }
 
-// tested reports whether the commit checked out in dir passed the test gate
-// (a test step recorded it): a branch rebased by a cadence that was killed
-// before testing it is tested again.
-func (lr *lotRun) tested(ctx context.Context, dir string) bool {
-	head, err := lr.r.o.Git.Head(ctx, dir)
+// tested reports whether the commit checked out in repository rp's
+// worktree passed rp's test gate (a test step of that repository recorded
+// it): a branch rebased by a cadence that was killed before testing it is
+// tested again.
+func (lr *lotRun) tested(ctx context.Context, rp *spec.Repo) bool {
+	head, err := lr.r.o.Git.Head(ctx, lr.dirs[rp])
 	if err != nil {
 		return false
 	}
+	repo := lr.repoLabel(rp)
 	ok := false
 	lr.r.o.Store.View(func(st *state.State) {
 		for _, s := range st.Lots[lr.id].Steps {
-			if s.Kind == state.StepTest && s.Status == state.StepOK && s.HeadAfter == head {
+			if s.Kind == state.StepTest && s.Status == state.StepOK && s.Repo == repo && s.HeadAfter == head {
 				ok = true
 			}
 		}

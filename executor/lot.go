@@ -26,6 +26,9 @@ type lotRun struct {
 	logDir string
 	// dirs are the worktrees of the lot's repositories (own and also).
 	dirs map[*spec.Repo]string
+	// bases are the commits the lot's branches in its neighbour
+	// repositories started from (also.go).
+	bases map[*spec.Repo]string
 	// guardEnv is the guard environment of every step of the lot (every
 	// repository of the wave: pushes fail, foreign ref updates are
 	// refused; gitint.PushBlockEnv), added to the step's environment.
@@ -93,6 +96,8 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 			}
 			if rp == repo {
 				base = b
+			} else {
+				lr.setNeighbourBase(rp, b)
 			}
 		}
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
@@ -232,14 +237,18 @@ func (lr *lotRun) logPath(i int, kind state.StepKind, ext string) string {
 // pass is the write pass a test gate follows (fix N: N), recorded on the
 // step so that a gate interrupted after fix N resumes into review pass N.
 func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration) (bool, string, error) {
-	return lr.shellIn(ctx, kind, pass, command, timeout, lr.dir)
+	return lr.shellIn(ctx, kind, pass, command, timeout, lr.dir, "")
 }
 
 // shellIn runs a shell command as a step in dir, its output to the step's
 // log and, grouped, to the console. It returns whether it exited 0 and, if
-// not, the last lines of its output.
-func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration, dir string) (bool, string, error) {
+// not, the last lines of its output. repo names the neighbour repository
+// whose worktree dir is ("" for the lot's own: state.Step.Repo).
+func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration, dir, repo string) (bool, string, error) {
 	i, err := lr.beginStep(kind, pass, "")
+	if err == nil && repo != "" {
+		err = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].Repo = repo })
+	}
 	if err != nil {
 		return false, "", err
 	}

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +61,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: err.Error()}, nil, false
 	}
 	head, _ := r.o.Git.Head(ctx, lr.dir)
+	alsoBefore := lr.neighbourHeads(ctx)
 	if err := lr.ensureLogDir(); err != nil {
 		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot make the log folder: " + err.Error()}, nil, false
 	}
@@ -111,12 +113,17 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	if !readOnly && after != head && head != "" {
 		commits, _ = r.o.Git.Commits(ctx, lr.dir, head, after)
 	}
+	var alsoCommits map[string][]string
+	if !readOnly {
+		alsoCommits = lr.neighbourCommits(ctx, alsoBefore)
+	}
 	status := out.Status
 	if ctx.Err() != nil && status != state.StepOK {
 		status = state.StepInterrupted
 	}
 	if err := lr.endStep(i, status, out.Cause, func(s *state.Step) {
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = out.Usage, out.CostMicros, after, commits, sess.LogPrefix+".json"
+		s.AlsoCommits = alsoCommits
 		if (kind == state.StepReview || kind == state.StepRecheck) && out.Report != nil {
 			c := out.Report.Conform()
 			s.Conform = &c
@@ -124,7 +131,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}); err != nil {
 		return out, state.Outcome{}, err, false
 	}
-	w := uncited(commits, lr.id)
+	w := uncited(slices.Concat(commits, flatCommits(alsoCommits)), lr.id)
 	for _, c := range out.PushAttempts {
 		w = append(w, "the session ran a push command: "+c)
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "push attempt: " + c})

@@ -187,7 +187,11 @@ func (b *builder) decideActions() {
 func Facts(l *spec.Lot) state.LotFacts {
 	f := state.LotFacts{Command: l.Kind == spec.CommandLot, Repo: l.Repo != nil,
 		Precheck: l.Precheck, FixPasses: l.FixPasses, Small: l.Small}
-	f.TestGate = l.Repo != nil && l.Repo.Test != ""
+	// A test gate runs when any of the lot's repositories (own or also)
+	// has a test command, each in its own worktree.
+	for _, rp := range l.Repos() {
+		f.TestGate = f.TestGate || l.Repo != nil && rp.Test != ""
+	}
 	return f
 }
 

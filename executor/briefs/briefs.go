@@ -1,7 +1,8 @@
 // Package briefs renders the prompts of agent sessions from templates
 // embedded in the binary (precheck, implement, fix, fix-minors, review,
-// review-recheck), which a wave's templates folder may override file by
-// file (same names, .tmpl). They are parsed once per run.
+// review-recheck, and neighbours.tmpl, the blocks that name a lot's
+// neighbour repositories), which a wave's templates folder may override
+// file by file (same names, .tmpl). They are parsed once per run.
 package briefs
 
 import (
@@ -31,8 +32,24 @@ type Data struct {
 	Findings []state.Finding
 	// Answers are the lead's answers to the lot's questions.
 	Answers []state.Question
-	// AlsoDirs are the neighbour repositories' worktrees.
+	// AlsoDirs are the neighbour repositories' worktrees (the Dir of each
+	// of Neighbours; kept for templates written before Neighbours).
 	AlsoDirs []string
+	// Neighbours are the lot's neighbour repositories (the lot's also), in
+	// the wave file's order; the lot's own repository is Repo, in the
+	// session's working folder.
+	Neighbours []Neighbour
+}
+
+// Neighbour is one neighbour repository of a lot, as a brief names it.
+type Neighbour struct {
+	// Repo is its name in the wave file; Dir, the absolute path of the
+	// lot's worktree of it (on the lot's branch); Base, its base branch;
+	// Test, its test gate ("" when it has none), run in Dir.
+	Repo, Dir, Base, Test string
+	// Commits are the lot's commits in it so far ("sha subject"), oldest
+	// first.
+	Commits []string
 }
 
 // Set is the templates of one run, parsed once.

@@ -172,6 +172,9 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave) i
 		Agent: e.agentRunner(env), Env: env, Jobs: jobs,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
+		// Test only: CADENCE_FAILPOINT makes cadence kill itself at a named
+		// point (executor.Options.Failpoint), to test its recovery.
+		Failpoint: e.getenv("CADENCE_FAILPOINT"),
 	})
 	out.stopLive()
 	var setupErr *executor.SetupError

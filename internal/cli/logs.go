@@ -2,8 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +64,12 @@ func runLogs(e *env, args []string) int {
 		fmt.Fprintln(e.stdout)
 	}
 	lotWorktrees(e, l)
+	if in := l.Integrating; in != nil {
+		fmt.Fprintln(e.stdout, "Integration in progress (cadence stopped between two repositories; the next apply completes it):")
+		for _, m := range in.Repos {
+			fmt.Fprintf(e.stdout, "     repo %s: %s from %.12s to %.12s\n", m.Repo, m.Base, m.Old, m.New)
+		}
+	}
 	for i, s := range l.Steps {
 		dur := ""
 		if s.Ended != nil {
@@ -74,6 +82,9 @@ func runLogs(e *env, args []string) int {
 		if s.Model != "" {
 			fmt.Fprintf(e.stdout, " [%s]", s.Model)
 		}
+		if s.Repo != "" {
+			fmt.Fprintf(e.stdout, " in repo %s", s.Repo)
+		}
 		fmt.Fprintf(e.stdout, "  %s  %s", s.Status, dur)
 		if n := s.Usage.Counted(); n > 0 {
 			fmt.Fprintf(e.stdout, "  %s tokens", spec.Tokens(n))
@@ -84,6 +95,11 @@ func runLogs(e *env, args []string) int {
 		fmt.Fprintln(e.stdout)
 		for _, c := range s.Commits {
 			fmt.Fprintf(e.stdout, "     %s\n", c)
+		}
+		for _, repo := range slices.Sorted(maps.Keys(s.AlsoCommits)) {
+			for _, c := range s.AlsoCommits[repo] {
+				fmt.Fprintf(e.stdout, "     %s: %s\n", repo, c)
+			}
 		}
 		files, _ := filepath.Glob(lay.StepGlob(id, i))
 		for _, f := range files {

@@ -118,7 +118,7 @@ func lotTable(out interface{ Write([]byte) (int, error) }, p *planner.Plan, st *
 			if s.Conform != nil {
 				review = map[bool]string{true: "conform", false: "not conform"}[*s.Conform]
 			}
-			commits += len(s.Commits)
+			commits += s.CommitCount()
 			if s.Ended != nil {
 				dur += s.Ended.Sub(s.Started)
 			}

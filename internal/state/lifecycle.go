@@ -137,6 +137,9 @@ type Outcome struct {
 	Kind   OutcomeKind
 	Status StepStatus
 	Detail string
+	// Repo names the neighbour repository (also) whose test gate was red
+	// (OutcomeRed); empty for the lot's own repository.
+	Repo string
 }
 
 // Transition is what follows a step: the position the lot goes on at, or
@@ -222,7 +225,7 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 		case o.Kind == OutcomeRed && f.Command:
 			return end(LotFailed, "test gate failed: "+o.Detail)
 		case o.Kind == OutcomeRed && at.Pass >= f.FixPasses:
-			return end(LotHandedBack, fmt.Sprintf("test gate still red after %d fix pass(es)", f.FixPasses))
+			return end(LotHandedBack, fmt.Sprintf("test gate%s still red after %d fix pass(es)", ofRepo(o.Repo), f.FixPasses))
 		case o.Kind == OutcomeRed:
 			return goOn(Position{Step: StepFix, Pass: at.Pass + 1})
 		}
@@ -286,4 +289,12 @@ func review(at Position) Position {
 		return Position{Step: StepRecheck, Pass: at.Pass, Minor: true}
 	}
 	return Position{Step: StepReview, Pass: at.Pass}
+}
+
+// ofRepo is " of repo NAME" for a neighbour repository, "" for the own.
+func ofRepo(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " of repo " + name
 }

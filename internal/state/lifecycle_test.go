@@ -93,6 +93,8 @@ func TestNext(t *testing.T) {
 		{"red in the minor pass: a full fix", agentLot, atMinor(StepTest, 0), out(OutcomeRed), goes(at(StepFix, 1))},
 		{"red after the last fix pass", agentLot, at(StepTest, 2), out(OutcomeRed),
 			ends(LotHandedBack, "test gate still red after 2 fix pass(es)")},
+		{"a neighbour's gate red after the last fix pass", agentLot, at(StepTest, 2), Outcome{Kind: OutcomeRed, Repo: "web"},
+			ends(LotHandedBack, "test gate of repo web still red after 2 fix pass(es)")},
 		{"red, no fix passes", noFixes, at(StepTest, 0), out(OutcomeRed),
 			ends(LotHandedBack, "test gate still red after 0 fix pass(es)")},
 

@@ -138,6 +138,23 @@ type Step struct {
 	Cause      string     `json:"cause,omitempty"`
 	// Conform is the verdict of a review step (nil for other steps).
 	Conform *bool `json:"conform,omitempty"`
+	// AlsoCommits are the commits a write step added in the lot's
+	// neighbour repositories (also), per repository name, each "sha
+	// subject", oldest first; Commits holds the own repository's.
+	AlsoCommits map[string][]string `json:"also_commits,omitempty"`
+	// Repo names the neighbour repository a test step ran in (its
+	// worktree, its test command); empty for the lot's own repository.
+	Repo string `json:"repo,omitempty"`
+}
+
+// CommitCount is the number of commits the step added, in every
+// repository of the lot (own and neighbours).
+func (s Step) CommitCount() int {
+	n := len(s.Commits)
+	for _, cs := range s.AlsoCommits {
+		n += len(cs)
+	}
+	return n
 }
 
 // Finding is one review finding.
@@ -175,6 +192,26 @@ type Lot struct {
 	// from the commit it started from, or a lot replaced (-replace). They
 	// are never deleted by cadence.
 	Backups []string `json:"backups,omitempty"`
+	// Integrating is the integration in progress of a lot with neighbour
+	// repositories: recorded before the first base moves, cleared once
+	// the integration is recorded. Found by the next apply, it is
+	// completed (executor/intent.go).
+	Integrating *Integration `json:"integrating,omitempty"`
+}
+
+// Integration is the intent of an integration across several
+// repositories: each base goes from Old to New (full commit ids).
+type Integration struct {
+	Repos []BaseMove `json:"repos"`
+}
+
+// BaseMove is one repository's base move of an Integration: the branch
+// Base of repository Repo (its name in the wave file) from Old to New.
+type BaseMove struct {
+	Repo string `json:"repo"`
+	Base string `json:"base"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
 }
 
 // Usage sums the usage of the lot's steps.

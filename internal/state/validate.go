@@ -62,6 +62,21 @@ func Validate(s *State) error {
 			if st.Pass < 0 || st.CostMicros < 0 || st.Usage.Input < 0 || st.Usage.CacheWrite < 0 || st.Usage.CacheRead < 0 || st.Usage.Output < 0 {
 				bad("lot %q step %d: pass, usage and cost must not be negative", id, i)
 			}
+			for repo := range st.AlsoCommits {
+				if repo == "" {
+					bad("lot %q step %d: also_commits has an empty repository name", id, i)
+				}
+			}
+		}
+		if l.Integrating != nil {
+			if len(l.Integrating.Repos) == 0 {
+				bad("lot %q: integrating names no repository", id)
+			}
+			for i, m := range l.Integrating.Repos {
+				if m.Repo == "" || m.Base == "" || m.Old == "" || m.New == "" {
+					bad("lot %q: integrating repo %d needs repo, base, old and new", id, i)
+				}
+			}
 		}
 		for i, f := range l.Findings {
 			if !slices.Contains(severities, f.Severity) {
