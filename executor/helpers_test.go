@@ -35,6 +35,8 @@ type fakeGit struct {
 	// put back.
 	refs     gitint.Refs
 	restored []gitint.RefMove
+	// onAdvance, when set, is called at each Advance.
+	onAdvance func()
 }
 
 func newFakeGit() *fakeGit {
@@ -91,6 +93,9 @@ func (g *fakeGit) LockIntegration(context.Context, *spec.Repo, string) (func(), 
 }
 func (g *fakeGit) Rebase(context.Context, *spec.Repo, string) (bool, error) { return false, nil }
 func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (string, error) {
+	if g.onAdvance != nil {
+		g.onAdvance()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.integrate[branch]; err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -38,7 +39,9 @@ import (
 // A base found at neither Old nor New was moved by someone else since:
 // cadence moves no base then. The lot stays interrupted, its intent kept,
 // with a cause naming the repository, where its base is, and what to do
-// (put the base back at Old or New, then apply again). So does a lot whose
+// (put the base back at Old or New, then apply again; or apply with
+// -replace, which drops the intent: the lot starts afresh and the bases
+// stay where they are). So does a lot whose
 // branch no longer holds New, or whose advance fails (a dirty checkout of
 // the base): the next apply tries again.
 
@@ -126,6 +129,12 @@ func (r *runner) settleIntent(n *node) (bool, error) {
 	if in == nil || n.lot.Repo == nil {
 		return true, nil
 	}
+	if n.plan.Action == planner.ActionReplace {
+		// The lead drops the integration: the lot starts afresh (replace
+		// forgets the intent), the bases stay where they are.
+		r.emit(Event{Kind: EvOutput, Lot: n.lot.ID, Message: "-replace: the cut-short integration into " + reposOf(in) + " is dropped, not completed; the bases stay where they are"})
+		return true, nil
+	}
 	ctx := context.Background()
 	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: BranchName(r.o.Config.Wave.Name, n.lot.ID)}
 	_, lr.dirs, _ = r.worktreesOf(n.lot)
@@ -185,8 +194,8 @@ func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (di
 			return nil, fmt.Sprintf("cannot read the base %s of repo %s: %v; apply again", rp.Base, rp.Name, err)
 		}
 		if m := in.Repos[k]; sha != m.Old && sha != m.New {
-			return nil, fmt.Sprintf("the base %s of repo %s is at %.12s, neither where it was (%.12s) nor the lot's integrated commit (%.12s): someone moved it, and cadence moves no base it did not leave. Put it back to one of them (git -C %s update-ref refs/heads/%s %s), then apply again",
-				rp.Base, rp.Name, sha, m.Old, m.New, rp.Path, rp.Base, m.New)
+			return nil, fmt.Sprintf("the base %s of repo %s is at %.12s, neither where it was (%.12s) nor at the lot's integrated commit (%.12s): someone moved it, and cadence moves no base it did not leave. Put it back at one of them and apply again (cadence completes the integration), or apply with -replace %s to drop it (the lot starts afresh)",
+				rp.Base, rp.Name, sha, m.Old, m.New, lr.id)
 		}
 		at[k] = sha
 	}
@@ -201,8 +210,8 @@ func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (di
 			return did, fmt.Sprintf("cannot read the refs of repo %s: %v; apply again", rp.Name, err)
 		}
 		if tip := refs["refs/heads/"+lr.branch]; tip != m.New {
-			return did, fmt.Sprintf("the lot's branch %s in repo %s is at %.12s, not at the commit the integration recorded (%.12s): put it back (git -C %s branch -f %s %s), then apply again",
-				lr.branch, rp.Name, tip, m.New, rp.Path, lr.branch, m.New)
+			return did, fmt.Sprintf("the lot's branch %s in repo %s is at %.12s, not at the commit the integration recorded (%.12s): put it back (git -C %s branch -f %s %s) and apply again, or apply with -replace %s to drop the integration",
+				lr.branch, rp.Name, tip, m.New, rp.Path, lr.branch, m.New, lr.id)
 		}
 		before, sha, berr, err := lr.advance(ctx, rp)
 		if err == nil {
