@@ -154,10 +154,10 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		}
 		if err != nil || berr != nil {
 			undone := true
-			for k := len(done) - 1; k >= 0; k-- {
-				if rerr := lr.rewind(ctx, done[k].repo, done[k].new, done[k].old); rerr != nil {
+			for j := len(done) - 1; j >= 0; j-- {
+				if rerr := lr.rewind(ctx, done[j].repo, done[j].new, done[j].old); rerr != nil {
 					undone = false
-					lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "could not undo the integration into " + done[k].repo.Name + ": " + rerr.Error()})
+					lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "could not undo the integration into " + done[j].repo.Name + ": " + rerr.Error()})
 				}
 			}
 			// Every base back where it was: nothing is left to complete.

@@ -190,7 +190,10 @@ func Facts(l *spec.Lot) state.LotFacts {
 	// A test gate runs when any of the lot's repositories (own or also)
 	// has a test command, each in its own worktree.
 	for _, rp := range l.Repos() {
-		f.TestGate = f.TestGate || l.Repo != nil && rp.Test != ""
+		if l.Repo != nil && rp.Test != "" {
+			f.TestGate = true
+			f.Gates++
+		}
 	}
 	return f
 }

@@ -29,6 +29,10 @@ type LotFacts struct {
 	// TestGate says the lot's repository has a test command, run after each
 	// write step (and after a command lot's run step).
 	TestGate bool
+	// Gates is how many test commands the test gate runs, one per
+	// repository of the lot that has one (own first, then also), each
+	// recorded as a test step; 0 counts as 1.
+	Gates int
 	// FixPasses is the most fix passes a red test gate or a review that is
 	// not conform may cost (the wave's fix_passes).
 	FixPasses int

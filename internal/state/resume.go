@@ -88,7 +88,7 @@ func Resume(f LotFacts, l *Lot) Resumption {
 		}
 	}
 	last := l.Steps[len(l.Steps)-1]
-	if last.Status != StepOK {
+	if last.Status != StepOK || last.Kind == StepTest && !gatePassed(f, l.Steps) {
 		return at(last.Kind, last.Pass)
 	}
 	t := Next(f, at(last.Kind, last.Pass).At, recorded(last, l.Findings))
@@ -102,6 +102,27 @@ func Resume(f LotFacts, l *Lot) Resumption {
 		return at(StepIntegrate, 0)
 	}
 	return Resumption{Kind: ResumeHeld, Status: t.End, Reason: t.Cause, Cause: t.Cause}
+}
+
+// gatePassed reports whether the test gate whose step ends steps passed
+// whole: its last f.Gates steps (one per repository with a test command)
+// are test steps of the same pass, each ok, of as many repositories. A
+// gate cut short after some of its repositories, or red in one of them, is
+// replayed whole.
+func gatePassed(f LotFacts, steps []Step) bool {
+	n := max(f.Gates, 1)
+	if len(steps) < n {
+		return false
+	}
+	last := steps[len(steps)-1]
+	repos := map[string]bool{}
+	for _, s := range steps[len(steps)-n:] {
+		if s.Kind != StepTest || s.Status != StepOK || s.Pass != last.Pass {
+			return false
+		}
+		repos[s.Repo] = true
+	}
+	return len(repos) == n
 }
 
 // recorded is the outcome of a step that ended ok, read back from the

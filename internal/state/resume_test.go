@@ -20,6 +20,12 @@ var (
 	majorFinding = []Finding{{Severity: SeverityMajor, Text: "wrong"}}
 )
 
+// twoGates is an agent lot with a neighbour repository that has a test
+// gate too.
+var twoGates = LotFacts{Repo: true, TestGate: true, Gates: 2, FixPasses: 2}
+
+func gateOf(repo string, s Step) Step { s.Repo = repo; return s }
+
 // TestResume goes lot status by lot status and stop by stop: where a lot
 // recorded in the state goes on, or why it does not.
 func TestResume(t *testing.T) {
@@ -75,6 +81,16 @@ func TestResume(t *testing.T) {
 		{"interrupted fix after a not conform re-review", agentLot, &Lot{Status: LotQueued, Steps: []Step{ok(StepImplement, 0),
 			reviewed(StepReview, 0, true), ok(StepFixMinors, 0), reviewed(StepRecheck, 0, false), ended(StepFix, 1, StepInterrupted)}},
 			goOn(at(StepFix, 1))},
+
+		// A gate of two repositories (also) passed only when both did.
+		{"both gates ok", twoGates, &Lot{Status: LotQueued, Steps: []Step{ok(StepImplement, 0), ok(StepTest, 0), gateOf("web", ok(StepTest, 0))}},
+			goOn(at(StepReview, 0))},
+		{"killed after the own gate, before the neighbour's", twoGates, &Lot{Status: LotQueued, Steps: []Step{ok(StepImplement, 0), ok(StepTest, 0)}},
+			goOn(at(StepTest, 0))},
+		{"own gate red, neighbour's ok", twoGates, &Lot{Status: LotQueued, Steps: []Step{ok(StepImplement, 0), ended(StepTest, 0, StepFailed), gateOf("web", ok(StepTest, 0))}},
+			goOn(at(StepTest, 0))},
+		{"a gate replayed whole after a cut", twoGates, &Lot{Status: LotQueued, Steps: []Step{ok(StepImplement, 0), ok(StepTest, 0), ok(StepTest, 0), gateOf("web", ok(StepTest, 0))}},
+			goOn(at(StepReview, 0))},
 
 		// After a step that ended ok: where Next goes.
 		{"precheck said: work to do", precheck, &Lot{Status: LotQueued, Steps: []Step{ok(StepPrecheck, 0)}}, goOn(at(StepImplement, 0))},
