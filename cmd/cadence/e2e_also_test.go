@@ -43,8 +43,8 @@ var commitInWeb = fakeapi.Bash("cd ../a@web && echo w > w.txt && git add w.txt &
 // TestE2EAlsoBothRepos: a lot with a neighbour repository (also = [repo.web])
 // whose session commits in both worktrees is integrated into both bases;
 // the implement brief names the neighbour's worktree and its role, the
-// review brief lists its commits, and COMMITS (end table) and `cadence
-// logs` count both repositories' commits.
+// review brief lists its commits, and COMMITS (end table, `cadence
+// status`) and `cadence logs` count both repositories' commits.
 func TestE2EAlsoBothRepos(t *testing.T) {
 	t.Parallel()
 	fakeapi.FindCLI(t)
@@ -96,6 +96,9 @@ func TestE2EAlsoBothRepos(t *testing.T) {
 	logs := e.cadence("logs", e.wave, "a")
 	logs.wantCode(t, 0)
 	logs.wantOut(t, `web: [0-9a-f]+ a: add w\.txt \(a\)`, `test in repo web +ok`)
+	status := e.cadence("status", e.wave)
+	status.wantCode(t, 0)
+	status.wantOut(t, `(?m)^a +done +integrate ok +2 `)
 }
 
 // TestE2EAlsoNeighbourGateRed: the neighbour's test gate runs in the

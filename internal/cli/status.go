@@ -177,7 +177,7 @@ func stateTable(e *env, st *state.State, stopped bool) {
 			step = string(s.Kind) + " " + string(s.Status)
 		}
 		for _, s := range l.Steps {
-			commits += len(s.Commits)
+			commits += s.CommitCount()
 		}
 		note := l.Cause
 		if l.Status == state.LotBlocked {
