@@ -41,9 +41,10 @@ import (
 // with a cause naming the repository, where its base is, and what to do
 // (put the base back at Old or New, then apply again; or apply with
 // -replace, which drops the intent: the lot starts afresh and the bases
-// stay where they are). So does a lot whose
-// branch no longer holds New, or whose advance fails (a dirty checkout of
-// the base): the next apply tries again.
+// stay where they are). So does a lot whose branch no longer holds New, or
+// whose advance fails (a dirty checkout of the base): the next apply tries
+// again. An undo cut short (a SIGINT between two advances cancels it too)
+// keeps the intent likewise: the next apply completes it.
 
 // FailIntegrateBetweenRepos is a failpoint (Options.Failpoint), for tests
 // only: cadence kills its own process (SIGKILL) right after the first base
