@@ -246,9 +246,13 @@ func (lr *lotRun) alreadyIntegrated(ctx context.Context, i int) (state.Outcome, 
 // It returns the fix session's position and outcome (ok: integrate again).
 func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string) (state.Position, state.Outcome, error) {
 	lr.conflictFixed = true
+	where := ""
+	if rp != lr.n.lot.Repo {
+		where = " in the neighbour's worktree " + lr.dirs[rp] // not the session's folder
+	}
 	finding := state.Finding{Severity: state.SeverityBlocking, Text: fmt.Sprintf(
-		"integration: the branch conflicts with %s of repo %s in %s. Rebase the branch onto %s (git rebase %s), resolve every conflict keeping both sides' intent, and finish the rebase; leave a clean tree.",
-		rp.Base, rp.Name, strings.Join(files, ", "), rp.Base, rp.Base)}
+		"integration: the branch conflicts with %s of repo %s in %s. Rebase the branch onto %s%s (git rebase %s), resolve every conflict keeping both sides' intent, and finish the rebase; leave a clean tree.",
+		rp.Base, rp.Name, strings.Join(files, ", "), rp.Base, where, rp.Base)}
 	pass := 1
 	lr.r.o.Store.View(func(st *state.State) {
 		for _, s := range st.Lots[lr.id].Steps {
