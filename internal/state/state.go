@@ -138,6 +138,9 @@ type Step struct {
 	Cause      string     `json:"cause,omitempty"`
 	// Conform is the verdict of a review step (nil for other steps).
 	Conform *bool `json:"conform,omitempty"`
+	// Denied are the session's tool calls the agent CLI refused, as "Tool"
+	// or "Tool (command or path)": a review's Edit, a denied git command.
+	Denied []string `json:"denied,omitempty"`
 }
 
 // Finding is one review finding.
