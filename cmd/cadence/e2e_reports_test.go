@@ -17,8 +17,8 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
-// worktree is the path of lot's worktree in repo app, where cadence makes it.
-func (e *e2e) worktree(lot string) string {
+// appWorktree is the path of lot's worktree in repo app, where cadence makes it.
+func (e *e2e) appWorktree(lot string) string {
 	e.t.Helper()
 	home := ""
 	for _, kv := range e.env {
@@ -57,7 +57,7 @@ func TestE2EReviewCannotWrite(t *testing.T) {
 				opts.Agent = "sandbox = false"
 			}
 			e := newE2E(t, map[string]fakeapi.Script{"a-implement0": implementScript()}, opts)
-			wt := func(f string) string { return filepath.Join(e.worktree("a"), f) }
+			wt := func(f string) string { return filepath.Join(e.appWorktree("a"), f) }
 			script := fakeapi.Script{
 				fakeapi.ToolUse("Edit", map[string]any{"file_path": wt("f.txt"), "old_string": "f", "new_string": "g"}),
 				fakeapi.Write(wt("g.txt"), "g\n"),

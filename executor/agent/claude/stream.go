@@ -17,7 +17,6 @@ type streamLine struct {
 	Subtype string `json:"subtype"`
 	Message *struct {
 		ID      string      `json:"id"`
-		Role    string      `json:"role"`
 		Model   string      `json:"model"`
 		Usage   *usageJSON  `json:"usage"`
 		Content []blockJSON `json:"content"`
