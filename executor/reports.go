@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/agent"
@@ -165,13 +166,16 @@ func (lr *lotRun) warn(w ...string) error {
 }
 
 // deniedCalls are a session's refused tool calls as the step records them
-// ("Edit (/w/a/f.txt)"); nil for none. They are warnings on the lot
-// ("review tried Edit (…): denied"): a read-only session that reached for
-// a write tool, a write session stopped by a deny rule.
+// ("Edit (/w/a/f.txt)"), each once (a model may retry a refused call
+// many times); nil for none. They are warnings on the lot ("review tried
+// Edit (…): denied"): a read-only session that reached for a write tool,
+// a write session stopped by a deny rule.
 func deniedCalls(ds []agent.Denial) []string {
 	var out []string
 	for _, d := range ds {
-		out = append(out, d.String())
+		if s := d.String(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
 	}
 	return out
 }
