@@ -108,21 +108,32 @@ func (lr *lotRun) precheck(ctx context.Context) (state.Outcome, error) {
 }
 
 // write runs a write step (implement, fix, fix-minors) under the lot's
-// budget; it records the questions the agent asked and checks that it left
-// clean trees.
+// budget; it records the questions the agent asked, checks that it left
+// clean trees, and checks its report's status and its commits (reports.go).
 func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome, error) {
 	if why := lr.writeBudgetLeft(); why != "" {
 		return state.Outcome{Kind: state.OutcomeLotBudget, Detail: why}, nil
 	}
+	heads := lr.headsAll(ctx)
 	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.Model, false)
 	if o.Kind != state.OutcomeOK || err != nil {
 		return o, err
 	}
-	if out.Report != nil && len(out.Report.Questions) > 0 {
-		return lr.question(out.Report.Questions)
+	// The report is checked against itself and against git (reports.go).
+	if qs, err := lr.reportQuestions(pos.Step, out.Report); err != nil || len(qs) > 0 {
+		if err != nil {
+			return state.Outcome{}, err
+		}
+		return lr.question(qs)
 	}
 	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {
 		return state.Outcome{Kind: state.OutcomeDirty, Detail: dirtyCause(pos.Step, dirty, err)}, nil
+	}
+	if o, stop := unfinished(pos.Step, out.Report); stop {
+		return o, nil
+	}
+	if o, stop, err := lr.checkCommits(ctx, pos.Step, heads, out.Report); stop || err != nil {
+		return o, err
 	}
 	return okOutcome, nil
 }

@@ -180,6 +180,8 @@ type fakeAgent struct {
 	mu     sync.Mutex
 	spans  []span
 	script func(s Session) (Outcome, time.Duration)
+	// noCommit, when set, says which write sessions end ok without a commit.
+	noCommit func(s Session) bool
 }
 
 func (a *fakeAgent) Run(ctx context.Context, s Session) Outcome {
@@ -201,7 +203,7 @@ func (a *fakeAgent) Run(ctx context.Context, s Session) Outcome {
 	case <-ctx.Done():
 		out = Outcome{Status: state.StepInterrupted, Cause: "stopped"}
 	}
-	if out.Status == state.StepOK && !s.ReadOnly {
+	if out.Status == state.StepOK && !s.ReadOnly && (a.noCommit == nil || !a.noCommit(s)) {
 		a.git.commit(s.Dir)
 	}
 	sp.end = time.Now()

@@ -124,6 +124,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	if err := lr.endStep(i, status, out.Cause, func(s *state.Step) {
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = out.Usage, out.CostMicros, after, commits, sess.LogPrefix+".json"
 		s.AlsoCommits = alsoCommits
+		s.Denied = deniedCalls(out.Denials)
 		if (kind == state.StepReview || kind == state.StepRecheck) && out.Report != nil {
 			c := out.Report.Conform()
 			s.Conform = &c
@@ -135,6 +136,11 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	for _, c := range out.PushAttempts {
 		w = append(w, "the session ran a push command: "+c)
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "push attempt: " + c})
+	}
+	for _, d := range deniedCalls(out.Denials) {
+		msg := string(kind) + " tried " + d + ": denied"
+		w = append(w, msg)
+		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg})
 	}
 	if len(w) > 0 {
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) }); err != nil {

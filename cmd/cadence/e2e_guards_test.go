@@ -133,12 +133,15 @@ func e2eSigint(t *testing.T) {
 }
 
 // (j) A review that edits a file: its verdict is not trusted, the lot is
-// handed back.
+// handed back. Without the sandbox (with it, the review's worktree is
+// read-only and the edit fails: e2e_reports_test.go), a shell redirection
+// is what a read-only session can still write: the after-check is the
+// backstop.
 func e2eReviewEdits(t *testing.T) {
 	e := newE2E(t, map[string]fakeapi.Script{
 		"a-implement0": implementScript(),
 		"a-review0":    {fakeapi.Bash("echo reviewed >> README.md"), review("conform")},
-	}, waveOpts{})
+	}, waveOpts{Agent: "sandbox = false"})
 	base := e.git(e.repo, "rev-parse", "main")
 	r := e.apply()
 	r.wantCode(t, 1)

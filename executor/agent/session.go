@@ -72,6 +72,28 @@ type Outcome struct {
 	// PushAttempts are commands of the session that tried to push (the
 	// guards made them fail; the lead should know).
 	PushAttempts []string
+	// Denials are the session's tool calls the agent CLI refused (a
+	// read-only session's Edit, a denied git command), in order.
+	Denials []Denial
+}
+
+// Denial is a tool call the agent CLI refused under the session's
+// permissions: the tool ("Edit", "Bash") and what identifies its input
+// (the command, the file path; "" when unknown).
+type Denial struct {
+	Tool, Input string
+}
+
+// String is "Tool" or "Tool (input)", the input cut to 200 characters.
+func (d Denial) String() string {
+	if d.Input == "" {
+		return d.Tool
+	}
+	in := []rune(d.Input)
+	if len(in) > 200 {
+		in = append(in[:200], '…')
+	}
+	return d.Tool + " (" + string(in) + ")"
 }
 
 // Report is a session's structured report (schemas/implement, review and

@@ -59,6 +59,10 @@ func runApply(e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "cadence apply: -offline is for plan only: apply needs the repositories and the agent")
 		return exitRefused
 	}
+	if why := nestedWave(e.getenv); why != "" {
+		fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", why)
+		return exitRefused
+	}
 	// One apply per wave: take its lock before anything else, and hold it
 	// while planning (the plan reads the state it guards) and running.
 	started := time.Now()

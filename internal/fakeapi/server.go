@@ -120,6 +120,16 @@ func (s *Server) SetSide(text string) {
 	s.side = text
 }
 
+// SetScript sets (or replaces) the script of marker name, for a scenario
+// that knows a script's content (a path made by the program under test)
+// only once the server runs. A session already playing it goes on at its
+// position.
+func (s *Server) SetScript(name string, sc Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts[name] = slices.Clone(sc)
+}
+
 var markerRE = regexp.MustCompile(`\[\[fake:([^\]\s"\\]+)\]\]`)
 
 // ServeHTTP answers one request; it is the server's handler.

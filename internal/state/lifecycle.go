@@ -122,10 +122,19 @@ const (
 	// full disk); Detail says why. The lot's work stands: it stays at
 	// integrate, and the next apply retries the integration only.
 	OutcomeIntegrationWaits
+	// OutcomeNoCommit: an implement or fix session ended ok but made no
+	// commit in any of the lot's repositories, on a lot with no earlier
+	// work (executor/reports.go); Detail says so, with its summary.
+	OutcomeNoCommit
+	// OutcomeUnfinished: a write step's own report says it did not finish
+	// (schemas/implement.schema.json status "partial" or "blocked");
+	// Detail quotes the status and the summary.
+	OutcomeUnfinished
 )
 
 var outcomeNames = [...]string{"ok", "interrupted", "failed", "quota", "wave-budget", "no-start",
-	"already-done", "lot-budget", "questions", "dirty", "red", "minors", "not-conform", "untrusted", "no-report", "refused", "integration-waits"}
+	"already-done", "lot-budget", "questions", "dirty", "red", "minors", "not-conform", "untrusted", "no-report", "refused", "integration-waits",
+	"no-commit", "unfinished"}
 
 func (k OutcomeKind) String() string {
 	if int(k) < len(outcomeNames) {
@@ -175,7 +184,8 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 //   - precheck: already done hands the lot back with the evidence; else
 //     implement.
 //   - write step (implement, fix, fix-minors): questions stop the lot
-//     (question); a dirty tree or a spent lot budget hands it back; else the
+//     (question); a dirty tree, a spent lot budget, no commit (implement,
+//     fix) or a report that says it did not finish hands it back; else the
 //     test gate, or without one the review (review-recheck in the minor
 //     pass).
 //   - test gate: green goes to the review (review-recheck in the minor
@@ -217,7 +227,7 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 			return goOn(afterWrite(f, at))
 		case OutcomeQuestions:
 			return end(LotQuestion, o.Detail)
-		case OutcomeDirty, OutcomeLotBudget:
+		case OutcomeDirty, OutcomeLotBudget, OutcomeNoCommit, OutcomeUnfinished:
 			return end(LotHandedBack, o.Detail)
 		}
 	case StepTest:

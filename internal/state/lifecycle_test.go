@@ -85,6 +85,13 @@ func TestNext(t *testing.T) {
 		{"questions", agentLot, at(StepImplement, 0), outD(OutcomeQuestions, "Which? / Where?"), ends(LotQuestion, "Which? / Where?")},
 		{"dirty tree", agentLot, at(StepFix, 1), outD(OutcomeDirty, "left a.go"), ends(LotHandedBack, "left a.go")},
 		{"lot budget", agentLot, at(StepFix, 1), outD(OutcomeLotBudget, "spent"), ends(LotHandedBack, "spent")},
+		{"implement without commit", agentLot, at(StepImplement, 0), outD(OutcomeNoCommit, "implement without commit"),
+			ends(LotHandedBack, "implement without commit")},
+		{"fix without commit", agentLot, at(StepFix, 2), outD(OutcomeNoCommit, "fix without commit"), ends(LotHandedBack, "fix without commit")},
+		{"report: blocked", agentLot, at(StepImplement, 0), outD(OutcomeUnfinished, `implement reported "blocked": no API key`),
+			ends(LotHandedBack, `implement reported "blocked": no API key`)},
+		{"report: partial fix-minors", agentLot, atMinor(StepFixMinors, 1), outD(OutcomeUnfinished, `fix-minors reported "partial"`),
+			ends(LotHandedBack, `fix-minors reported "partial"`)},
 
 		// Test gate.
 		{"green", agentLot, at(StepTest, 0), out(OutcomeOK), goes(at(StepReview, 0))},
@@ -138,6 +145,8 @@ func TestNext(t *testing.T) {
 		// An outcome the step cannot have.
 		{"questions from a review", agentLot, at(StepReview, 0), out(OutcomeQuestions),
 			ends(LotFailed, "no step follows review on outcome questions")},
+		{"no commit from a review", agentLot, at(StepReview, 0), out(OutcomeNoCommit),
+			ends(LotFailed, "no step follows review on outcome no-commit")},
 	} {
 		got := Next(c.f, c.at, c.o)
 		if !sameTransition(got, c.want) {
@@ -174,6 +183,9 @@ func showPos(p Position) string {
 func TestOutcomeKindString(t *testing.T) {
 	if OutcomeIntegrationWaits.String() != "integration-waits" {
 		t.Errorf("name: %s", OutcomeIntegrationWaits)
+	}
+	if OutcomeNoCommit.String() != "no-commit" || OutcomeUnfinished.String() != "unfinished" {
+		t.Errorf("names: %s %s", OutcomeNoCommit, OutcomeUnfinished)
 	}
 	if OutcomeRefused.String() != "refused" || OutcomeOK.String() != "ok" || !strings.HasPrefix(OutcomeKind(99).String(), "outcome(") {
 		t.Errorf("names: %s %s %s", OutcomeRefused, OutcomeOK, OutcomeKind(99))

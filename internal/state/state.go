@@ -145,6 +145,9 @@ type Step struct {
 	// Repo names the neighbour repository a test step ran in (its
 	// worktree, its test command); empty for the lot's own repository.
 	Repo string `json:"repo,omitempty"`
+	// Denied are the session's tool calls the agent CLI refused, as "Tool"
+	// or "Tool (command or path)": a review's Edit, a denied git command.
+	Denied []string `json:"denied,omitempty"`
 }
 
 // CommitCount is the number of commits the step added, in every

@@ -87,7 +87,8 @@ type Sandbox struct {
 // in the CLI's sandbox (--settings, see sandboxSettings), and a bare file
 // tool among the agent's allowed tools (Edit, Write, MultiEdit,
 // NotebookEdit, which run outside the sandbox) is allowed in the session's
-// worktrees only.
+// worktrees only. A read-only session (s.ReadOnly) gets no file tool and
+// no git command that writes, whatever the agent allows (readonly.go).
 func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	schema := SchemaFor(s.Step)
 	b, err := schemas.FS.ReadFile(schema)
@@ -109,10 +110,13 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
 	allowed, fileEdits := a.AllowedTools, false
-	if sandbox != nil {
+	if sandbox != nil || s.ReadOnly {
 		allowed = nil
 		for _, t := range a.AllowedTools {
-			if fileTools[t] {
+			switch {
+			case s.ReadOnly && fileTools[toolName(t)]:
+				continue // readonly.go
+			case sandbox != nil && fileTools[t]:
 				fileEdits = true
 				continue
 			}
@@ -122,8 +126,12 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	if len(allowed) > 0 {
 		args = append(args, "--allowedTools", strings.Join(allowed, " "))
 	}
-	if len(a.DisallowedTools) > 0 {
-		args = append(args, "--disallowedTools", strings.Join(a.DisallowedTools, " "))
+	denied := a.DisallowedTools
+	if s.ReadOnly {
+		denied = append(append([]string(nil), denied...), readOnlyDenied()...)
+	}
+	if len(denied) > 0 {
+		args = append(args, "--disallowedTools", strings.Join(denied, " "))
 	}
 	for _, d := range s.AddDirs {
 		args = append(args, "--add-dir", d)
@@ -178,6 +186,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		retry := r.once(ctx, s, h, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
 		retry.Usage = retry.Usage.Add(out.Usage)
 		retry.PushAttempts = append(out.PushAttempts, retry.PushAttempts...)
+		retry.Denials = append(out.Denials, retry.Denials...)
 		// total_cost_usd already adds up across resumes of one session.
 		retry.CostMicros = max(retry.CostMicros, out.CostMicros)
 		out = retry
@@ -187,6 +196,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		again := r.once(ctx, s2, h, s.Brief, false, s.LogPrefix+".relaunch")
 		again.Usage = again.Usage.Add(out.Usage)
 		again.CostMicros += out.CostMicros
+		again.Denials = append(out.Denials, again.Denials...)
 		out = again
 	}
 	return out
@@ -265,6 +275,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
 		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: h.Clock()})
 	out.PushAttempts = watch.pushAttempts()
+	out.Denials = watch.deniedCalls()
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
 		// No result line (killed, cut): the transcript has each turn's final
 		// usage; the stream only its usage when the turn began (output

@@ -81,6 +81,13 @@ type settings struct {
 // fileEdits are `Edit(//<worktree>/**)` rules, one per worktree: what a
 // bare file tool in the agent's allowed tools becomes (see Args), since
 // the file tools do not run in the sandbox.
+//
+// A read-only session (s.ReadOnly: precheck, review) gets none of the
+// above writable: its worktrees, their git dirs and common dirs are all
+// in denyWrite (the CLI would make the working folder and its git dir
+// writable by itself), so its Bash calls write only the CLI's temp folder
+// and the cache: tests run, the tree and the repository stay as they were
+// (readonly.go).
 func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, error) {
 	var st settings
 	sb := &st.Sandbox
@@ -108,6 +115,17 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 		}
 	}
 	for _, w := range worktrees(s) {
+		if s.ReadOnly {
+			// The CLI makes the working folder and its git dir writable
+			// by itself: denied here, they are read-only, and so is
+			// every other worktree's.
+			add(&deny, w)
+			if own, common, ok := gitDirs(w); ok {
+				add(&deny, own)
+				add(&deny, common)
+			}
+			continue
+		}
 		add(&allow, w)
 		if fileEdits {
 			st.Permissions.Allow = append(st.Permissions.Allow, "Edit(/"+w+"/**)")

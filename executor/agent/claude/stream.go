@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -26,12 +27,23 @@ type streamLine struct {
 	RetryDelay  int    `json:"retry_delay_ms"`
 	ErrorStatus int    `json:"error_status"`
 	Error       string `json:"error"`
+	// result
+	PermissionDenials []struct {
+		ToolName  string          `json:"tool_name"`
+		ToolUseID string          `json:"tool_use_id"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	} `json:"permission_denials"`
 }
 
 type blockJSON struct {
 	Type  string          `json:"type"`
+	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// tool_result blocks (in user lines)
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
 }
 
 type usageJSON struct {
@@ -60,13 +72,19 @@ type streamWatch struct {
 	retries int
 	lastErr string
 	// pushes are Bash commands of the session that try to push.
-	pushes   []string
+	pushes []string
+	// calls are the session's tool calls by tool_use id; denials the
+	// calls the CLI refused (denials.go).
+	calls    map[string]agent.Denial
+	denials  []agent.Denial
+	deniedID map[string]bool
 	progress func(state.Usage)
 	notes    func(string)
 }
 
 func newStreamWatch(progress func(state.Usage), notes func(string)) *streamWatch {
-	return &streamWatch{turns: map[string]state.Usage{}, progress: progress, notes: notes}
+	return &streamWatch{turns: map[string]state.Usage{}, progress: progress, notes: notes,
+		calls: map[string]agent.Denial{}, deniedID: map[string]bool{}}
 }
 
 // consume reads r to its end.
@@ -88,6 +106,15 @@ func (w *streamWatch) line(b []byte) {
 	switch {
 	case l.Type == "result":
 		w.result = append([]byte(nil), b...)
+		for _, d := range l.PermissionDenials {
+			w.denied(d.ToolUseID, agent.Denial{Tool: d.ToolName, Input: toolInput(d.ToolInput)})
+		}
+	case l.Type == "user" && l.Message != nil:
+		for _, c := range l.Message.Content {
+			if c.Type == "tool_result" && c.IsError && refusal(resultText(c.Content)) {
+				w.denied(c.ToolUseID, w.calls[c.ToolUseID])
+			}
+		}
 	case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>":
 		id := l.Message.ID
 		if _, seen := w.turns[id]; !seen {
@@ -98,6 +125,9 @@ func (w *streamWatch) line(b []byte) {
 			w.progress(w.totalLocked())
 		}
 		for _, c := range l.Message.Content {
+			if c.Type == "tool_use" && c.ID != "" {
+				w.calls[c.ID] = agent.Denial{Tool: c.Name, Input: toolInput(c.Input)}
+			}
 			if c.Type == "tool_use" && w.notes != nil && c.Name != "StructuredOutput" {
 				w.notes("tool " + c.Name)
 			}

@@ -1,0 +1,181 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/internal/state"
+)
+
+// This file checks a write step's report (schemas/implement.schema.json)
+// against git and against itself (issue 11): an agent's word is not taken
+// for what git can tell, nor for more than it says.
+//
+//   - Questions: entries that are no question ("N/A", "none", "no
+//     questions.", empty …) are dropped with a warning on the lot
+//     (realQuestions); only the rest stop the lot.
+//   - Status: a report whose own status says it did not finish ("partial",
+//     "blocked") hands the lot back with that status and its summary.
+//   - Commits: an implement or fix session that made no commit in any of
+//     the lot's repositories hands the lot back ("implement without
+//     commit"). An implement is let through when the lot already has work
+//     (commits since its BaseSHA, or on a neighbour's branch beyond its
+//     base): a replayed implement (an answered question, an interrupted
+//     step) may find its work done by the earlier session. A precheck that
+//     says the work is already there hands the lot back before implement
+//     runs (state.Next), so no implement follows it. A fix gets no such
+//     pass: the lot always has work then, and a fix that changed nothing
+//     leaves the red gate or the findings as they were. A fix-minors
+//     without commit goes on, with a warning: minor findings do not block,
+//     and the re-review sees the tree the review found conform.
+
+// nonQuestions are the entries of a report's questions that say there is
+// no question, compared after normQuestion. An entry with a "?" is a
+// question whatever it says.
+var nonQuestions = map[string]bool{
+	"": true, "n/a": true, "na": true, "n.a": true, "none": true, "no": true, "nothing": true,
+	"no questions": true, "no question": true, "no open questions": true, "no further questions": true,
+	"none so far": true, "none at this time": true, "null": true, "nil": true, "not applicable": true,
+}
+
+// normQuestion is q lower-cased, without the spaces, quotes, brackets,
+// bullets and punctuation around it ("- None." → "none", "(n/a)" → "n/a",
+// "-" → "").
+func normQuestion(q string) string {
+	return strings.ToLower(strings.Trim(q, " \t\r\n\"'`()[]{}*-–—.,;:!…"))
+}
+
+// nonQuestion reports whether a report's question entry q says there is no
+// question: empty or blank, or one of nonQuestions in any case, with any
+// punctuation, quotes or bullet around it. Never for an entry holding "?".
+func nonQuestion(q string) bool {
+	if strings.Contains(q, "?") {
+		return false
+	}
+	return nonQuestions[strings.Join(strings.Fields(normQuestion(q)), " ")]
+}
+
+// realQuestions splits a report's questions into the real ones, in order,
+// and the entries dropped as no question.
+func realQuestions(qs []string) (real, dropped []string) {
+	for _, q := range qs {
+		if nonQuestion(q) {
+			dropped = append(dropped, q)
+		} else {
+			real = append(real, q)
+		}
+	}
+	return real, dropped
+}
+
+// reportQuestions returns the real questions of a write step's report and
+// records a warning on the lot for each entry dropped as no question.
+func (lr *lotRun) reportQuestions(kind state.StepKind, r *Report) ([]string, error) {
+	if r == nil {
+		return nil, nil
+	}
+	real, dropped := realQuestions(r.Questions)
+	var w []string
+	for _, q := range dropped {
+		w = append(w, fmt.Sprintf("the %s report listed %q as a question: dropped, it asks nothing", kind, q))
+	}
+	return real, lr.warn(w...)
+}
+
+// unfinished is the outcome of a write step whose report's status says it
+// did not finish (anything but "done"; an empty status is taken as done),
+// and whether it is one.
+func unfinished(kind state.StepKind, r *Report) (state.Outcome, bool) {
+	if r == nil || r.Status == "" || r.Status == "done" {
+		return state.Outcome{}, false
+	}
+	detail := fmt.Sprintf("%s reported %q", kind, r.Status)
+	if s := strings.TrimSpace(r.Summary); s != "" {
+		detail += ": " + s
+	}
+	return state.Outcome{Kind: state.OutcomeUnfinished, Detail: detail}, true
+}
+
+// checkCommits judges a write step that ended ok against git: heads is
+// headsAll from before the session. It returns the outcome of an implement
+// or fix that made no commit (OutcomeNoCommit) unless the rules above let
+// it through, and whether it is one; a fix-minors without commit gets a
+// warning.
+func (lr *lotRun) checkCommits(ctx context.Context, kind state.StepKind, heads string, r *Report) (state.Outcome, bool, error) {
+	if lr.headsAll(ctx) != heads {
+		return state.Outcome{}, false, nil
+	}
+	switch kind {
+	case state.StepFixMinors:
+		return state.Outcome{}, false, lr.warn("the fix-minors session made no commit: the minor findings stand")
+	case state.StepImplement:
+		if lr.hasWork(ctx) {
+			return state.Outcome{}, false, nil
+		}
+	}
+	where := "the lot's worktree"
+	if len(lr.n.lot.Also) > 0 {
+		where = "any of the lot's worktrees"
+	}
+	detail := fmt.Sprintf("%s without commit: the session ended ok but made no commit in %s", kind, where)
+	if r != nil && strings.TrimSpace(r.Summary) != "" {
+		detail += "; its report says: " + strings.TrimSpace(r.Summary)
+	}
+	return state.Outcome{Kind: state.OutcomeNoCommit, Detail: detail}, true, nil
+}
+
+// hasWork reports whether the lot has commits of its own: its branch
+// beyond the BaseSHA it recorded, or a neighbour's branch beyond that
+// repository's base. When git cannot tell, it says yes (the check lets the
+// lot go on rather than hand back good work).
+func (lr *lotRun) hasWork(ctx context.Context) bool {
+	var base string
+	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	for _, rp := range lr.n.lot.Repos() {
+		dir := lr.dirs[rp]
+		head, err := lr.r.o.Git.Head(ctx, dir)
+		if err != nil {
+			return true
+		}
+		from := base
+		if rp != lr.n.lot.Repo || from == "" {
+			if from, err = lr.r.o.Git.Base(ctx, rp); err != nil {
+				return true
+			}
+		}
+		if head == from {
+			continue
+		}
+		cs, err := lr.r.o.Git.Commits(ctx, dir, from, head)
+		if err != nil || len(cs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// warn appends warnings to the lot's record.
+func (lr *lotRun) warn(w ...string) error {
+	if len(w) == 0 {
+		return nil
+	}
+	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) })
+}
+
+// deniedCalls are a session's refused tool calls as the step records them
+// ("Edit (/w/a/f.txt)"), each once (a model may retry a refused call
+// many times); nil for none. They are warnings on the lot ("review tried
+// Edit (…): denied"): a read-only session that reached for a write tool,
+// a write session stopped by a deny rule.
+func deniedCalls(ds []agent.Denial) []string {
+	var out []string
+	for _, d := range ds {
+		if s := d.String(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
