@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/layout"
@@ -175,6 +176,8 @@ type fakeAgent struct {
 	mu     sync.Mutex
 	spans  []span
 	script func(s Session) (Outcome, time.Duration)
+	// recount, when set, makes the agent a Recounter.
+	recount func(a *spec.Agent, sessionID, dir, logPrefix string) (agent.Spent, bool)
 }
 
 func (a *fakeAgent) Run(ctx context.Context, s Session) Outcome {

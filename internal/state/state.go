@@ -138,6 +138,10 @@ type Step struct {
 	Cause      string     `json:"cause,omitempty"`
 	// Conform is the verdict of a review step (nil for other steps).
 	Conform *bool `json:"conform,omitempty"`
+
+	// CostEstimated says CostMicros was computed from Usage at list prices:
+	// the session was stopped before the CLI reported its cost.
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // Finding is one review finding.
@@ -201,6 +205,10 @@ type Consumed struct {
 	Counted    int64 `json:"counted"`
 	CacheRead  int64 `json:"cache_read"`
 	CostMicros int64 `json:"cost_micro_usd"`
+
+	// CostEstimated says part of CostMicros was computed at list prices
+	// (Step.CostEstimated).
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // State is the whole state file.

@@ -23,7 +23,7 @@ func TestProjectDirName(t *testing.T) {
 		{"/a/.hidden/b.c", "-a--hidden-b-c"},
 		{"/home/josé/café", "-home-jos--caf-"},
 		{"/home/jose\u0301", "-home-jose-"}, // decomposed: not normalised
-		{"/w/emoji😀x", "-w-emoji--x"},      // two UTF-16 code units
+		{"/w/emoji😀x", "-w-emoji--x"},       // two UTF-16 code units
 		{"/w/日本語", "-w----"},
 		{"/home/me/proj-1.2/wt/L-3_x", "-home-me-proj-1-2-wt-L-3-x"},
 		{"/", "-"},
