@@ -89,7 +89,10 @@ func (w *streamWatch) consume(r io.Reader, log io.Writer) {
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		b := sc.Bytes()
-		if log != nil && !bytes.Contains(b, contentDelta) {
+		if bytes.HasPrefix(b, streamEvent) && bytes.Contains(b, contentDelta) {
+			continue // no usage in it
+		}
+		if log != nil {
 			log.Write(b)
 			log.Write(newline)
 		}
@@ -103,7 +106,10 @@ func (w *streamWatch) consume(r io.Reader, log io.Writer) {
 
 var newline = []byte("\n")
 
-var contentDelta = []byte(`"type":"content_block_delta"`)
+var (
+	streamEvent  = []byte(`{"type":"stream_event"`)
+	contentDelta = []byte(`"type":"content_block_delta"`)
+)
 
 func (w *streamWatch) line(b []byte) {
 	var l streamLine
