@@ -3,7 +3,10 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -104,8 +107,17 @@ func e2eKilledCountedOnResume(t *testing.T) {
 		p.wait()
 		t.Fatal("the implement session never asked for its second turn")
 	}
-	// The second turn's message_start reaches the CLI, then cadence's log.
-	time.Sleep(time.Second)
+	// The second turn's message_start reaches the CLI, then the step's log.
+	log := filepath.Join(e.dir, ".cadence", "w", "a", "0-implement.json")
+	if !waitFor(60*time.Second, func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), `"type":"message_start"`) >= 2
+	}) {
+		b, _ := os.ReadFile(log)
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		t.Fatalf("the second turn's start never reached %s:\n%s", log, b)
+	}
 	p.signal(syscall.SIGKILL)
 	<-p.done // killed: wait would fail the test
 	p.cancel()
