@@ -183,7 +183,7 @@ func (r *runner) build() error {
 
 // recover readies a lot recorded in the state for this run. A step that
 // was running when cadence stopped is marked interrupted (so is the lot,
-// with the cause). A replaced lot (-replace) is reset: its earlier run's
+// with the cause), with the tokens its session spent (recountRunning). A replaced lot (-replace) is reset: its earlier run's
 // files set aside, its branch kept under a backup ref and deleted (with its
 // worktree) so that it starts afresh from the current base; the backup
 // refs and the patch-id of an earlier integration are kept (so the same
@@ -195,12 +195,19 @@ func (r *runner) recover(n *node) error {
 	if !known {
 		return nil
 	}
+	spent, step, recounted := r.recountRunning(n)
 	if n.plan.Action == planner.ActionReplace {
-		return r.replace(n)
+		if err := r.replace(n); err != nil || !recounted {
+			return err
+		}
+		return r.addRecounted(n, spent)
 	}
-	return r.o.Store.UpdateLot(n.lot.ID, func(l *state.Lot) {
+	err := r.o.Store.UpdateLot(n.lot.ID, func(l *state.Lot) {
 		for i := range l.Steps {
 			if l.Steps[i].Status == state.StepRunning {
+				if recounted && i == step {
+					l.Steps[i].Usage, l.Steps[i].CostMicros, l.Steps[i].CostEstimated = spent.Usage, spent.CostMicros, spent.CostEstimated
+				}
 				l.Steps[i].Status = state.StepInterrupted
 				l.Steps[i].Cause = "cadence stopped while the step ran"
 				t := r.now().UTC()
@@ -213,6 +220,10 @@ func (r *runner) recover(n *node) error {
 		}
 		l.BlockedBy = ""
 	})
+	if err != nil || !recounted {
+		return err
+	}
+	return r.addRecounted(n, spent)
 }
 
 // replace resets a lot for -replace (see recover).

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/layout"
@@ -182,6 +183,8 @@ type fakeAgent struct {
 	script func(s Session) (Outcome, time.Duration)
 	// noCommit, when set, says which write sessions end ok without a commit.
 	noCommit func(s Session) bool
+	// recount, when set, makes the agent a Recounter.
+	recount func(a *spec.Agent, sessionID, dir, logPrefix string) (agent.Spent, bool)
 }
 
 func (a *fakeAgent) Run(ctx context.Context, s Session) Outcome {

@@ -34,6 +34,9 @@ func (k *kindAdapter) Run(ctx context.Context, s agent.Session, h agent.Host) ag
 }
 func (*kindAdapter) Tool() agent.Tool                 { return agent.Tool{} }
 func (*kindAdapter) KillLeftovers(session string) int { return 0 }
+func (*kindAdapter) Recount(string, string, string, []string) (agent.Spent, bool) {
+	return agent.Spent{}, false
+}
 
 // testKind is registered once per test binary (the registry is global).
 var (

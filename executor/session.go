@@ -104,7 +104,8 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	out.Status, out.Cause = withIncident(out.Status, out.Cause, lr.checkRefs(ctx, watch))
 	counted, micros, cacheRead := r.budget.add(out.Usage, out.CostMicros)
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
-		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead}
+		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead,
+			CostEstimated: st.Consumed.CostEstimated || out.CostEstimated}
 	}); err != nil {
 		return out, state.Outcome{}, err, false
 	}
@@ -125,6 +126,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = out.Usage, out.CostMicros, after, commits, sess.LogPrefix+".json"
 		s.AlsoCommits = alsoCommits
 		s.Denied = deniedCalls(out.Denials)
+		s.CostEstimated = out.CostEstimated
 		if (kind == state.StepReview || kind == state.StepRecheck) && out.Report != nil {
 			c := out.Report.Conform()
 			s.Conform = &c

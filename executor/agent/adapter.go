@@ -23,6 +23,13 @@ type Adapter interface {
 	// session; callers that find a session's processes after a crash may
 	// too.
 	KillLeftovers(sessionID string) int
+	// Recount counts what a session cost that was stopped with the cadence
+	// that ran it (killed with -9: no outcome was recorded), from what the
+	// session left: its log files (logPrefix, as Session.LogPrefix) and the
+	// CLI's own records of session sessionID run in folder dir, found with
+	// env (the user's environment, Host.Env). Call it once the session's
+	// processes are gone. It reports false when nothing was found.
+	Recount(sessionID, dir, logPrefix string, env []string) (Spent, bool)
 }
 
 // Host is what the caller gives every session of a run, whatever the

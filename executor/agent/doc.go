@@ -14,7 +14,7 @@
 // Adding a second agent touches three places, and only them:
 //
 //  1. the adapter package, executor/agent/<kind>: a type implementing
-//     Adapter (Run, Tool, KillLeftovers), and Sandboxer when its CLI has
+//     Adapter (Run, Tool, KillLeftovers, Recount), and Sandboxer when its CLI has
 //     an OS sandbox (else `plan` says pushes are only detected), with its
 //     tests;
 //  2. spec: the kind's attributes in the agent block (spec.Agent and the

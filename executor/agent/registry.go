@@ -95,3 +95,17 @@ func (r *Router) Run(ctx context.Context, s Session) Outcome {
 	}
 	return ad.Run(ctx, s, h)
 }
+
+// Recount has the adapter of agent a's kind count a stopped session
+// (Adapter.Recount) with the Host's environment; false when the kind has no
+// adapter or the session left nothing to count.
+func (r *Router) Recount(a *spec.Agent, sessionID, dir, logPrefix string) (Spent, bool) {
+	if a == nil {
+		return Spent{}, false
+	}
+	ad, ok := Lookup(a.Kind)
+	if !ok {
+		return Spent{}, false
+	}
+	return ad.Recount(sessionID, dir, logPrefix, r.Host.Env)
+}

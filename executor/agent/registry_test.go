@@ -23,6 +23,9 @@ func (r *recorder) Run(_ context.Context, s Session, h Host) Outcome {
 }
 func (r *recorder) Tool() Tool               { return r.tool }
 func (r *recorder) KillLeftovers(string) int { return 0 }
+func (r *recorder) Recount(string, string, string, []string) (Spent, bool) {
+	return Spent{}, false
+}
 
 // register registers a for kind for the test's duration.
 func register(t *testing.T, kind string, a Adapter) {

@@ -63,6 +63,10 @@ type Outcome struct {
 	Status     state.StepStatus
 	Usage      state.Usage
 	CostMicros int64
+	// CostEstimated says CostMicros was computed from the usage at list
+	// prices (the CLI reported no cost: the session was stopped before its
+	// result).
+	CostEstimated bool
 	// Cause explains anything but ok.
 	Cause string
 	// ResetAt is when a usage limit resets (Status quota), if known.
@@ -94,6 +98,15 @@ func (d Denial) String() string {
 		in = append(in[:200], '…')
 	}
 	return d.Tool + " (" + string(in) + ")"
+}
+
+// Spent is what a session cost: its tokens and its cost in millionths of
+// a dollar, CostEstimated when that was computed at list prices rather than
+// reported by the CLI.
+type Spent struct {
+	Usage         state.Usage
+	CostMicros    int64
+	CostEstimated bool
 }
 
 // Report is a session's structured report (schemas/implement, review and

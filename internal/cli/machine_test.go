@@ -17,6 +17,9 @@ func (noSandbox) Run(context.Context, agent.Session, agent.Host) agent.Outcome {
 }
 func (noSandbox) Tool() agent.Tool         { return agent.Tool{} }
 func (noSandbox) KillLeftovers(string) int { return 0 }
+func (noSandbox) Recount(string, string, string, []string) (agent.Spent, bool) {
+	return agent.Spent{}, false
+}
 
 // TestAgentSandboxMissing: preflight learns from the agent's adapter why
 // its sandbox cannot run here, with the PATH the sessions get.

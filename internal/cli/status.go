@@ -78,7 +78,7 @@ func runStatus(e *env, args []string) int {
 		if st.Budget > 0 {
 			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
 		}
-		fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n\n", spec.Tokens(st.Consumed.CacheRead), spec.USD(st.Consumed.CostMicros))
+		fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n\n", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
 	}
 	fmt.Fprintf(e.stdout, "Live waves on this machine (%s):\n", home)
 	if len(live) == 0 {

@@ -29,7 +29,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 	if p.Totals.Budget > 0 {
 		fmt.Fprintf(e.stdout, " of %s", p.Totals.Budget)
 	}
-	fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n", spec.Tokens(st.Consumed.CacheRead), spec.USD(st.Consumed.CostMicros))
+	fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
 	switch res.Status {
 	case state.WaveSuspendedBudget:
 		fmt.Fprintf(e.stdout, "The budget is spent: raise it to resume, e.g. cadence apply -budget %s %s\n", spec.Tokens(int64(p.Totals.Budget)*2), w.file)

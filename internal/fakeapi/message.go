@@ -78,6 +78,23 @@ func (m message) json() []byte {
 	return out
 }
 
+// writeStart sends m's message_start event: its id, model and usage with
+// at most 1 output token, as the API does before any content.
+func writeStart(w http.ResponseWriter, m message) {
+	startUsage := m.Usage
+	startUsage.OutputTokens = min(1, m.Usage.OutputTokens)
+	b, _ := json.Marshal(map[string]any{
+		"type": "message_start",
+		"message": map[string]any{
+			"id": m.ID, "type": "message", "role": "assistant", "model": m.Model,
+			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+			"usage": startUsage,
+		},
+	})
+	fmt.Fprintf(w, "event: message_start\ndata: %s\n\n", b)
+	http.NewResponseController(w).Flush()
+}
+
 // writeSSE streams m as Server-Sent Events, flushing after each event.
 // When streamErr is set, an "error" event follows message_start instead of
 // the content.
@@ -88,16 +105,7 @@ func writeSSE(w http.ResponseWriter, m message, streamErr *APIError) {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
 		rc.Flush()
 	}
-	startUsage := m.Usage
-	startUsage.OutputTokens = min(1, m.Usage.OutputTokens)
-	event("message_start", map[string]any{
-		"type": "message_start",
-		"message": map[string]any{
-			"id": m.ID, "type": "message", "role": "assistant", "model": m.Model,
-			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-			"usage": startUsage,
-		},
-	})
+	writeStart(w, m)
 	if streamErr != nil {
 		w.Write([]byte("event: error\ndata: "))
 		w.Write(streamErr.body())

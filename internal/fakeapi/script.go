@@ -41,6 +41,10 @@ type Turn struct {
 	// Hang sends nothing and holds the request open until the client goes
 	// away or the server is closed.
 	Hang bool
+	// Stall, on a streamed turn, sends message_start (the turn's input
+	// tokens, as the API reports them before any content) and then holds
+	// the stream open like Hang: a turn in flight.
+	Stall bool
 	// Repeat keeps the session's play position on this turn, so that it
 	// answers every later request of the session too (for example a 429
 	// that never ends).
@@ -166,6 +170,10 @@ func Drop() Turn { return Turn{Drop: true} }
 
 // Hang is a turn that never answers; it ends when the client goes away.
 func Hang() Turn { return Turn{Hang: true} }
+
+// Stall is a turn that starts its answer (message_start with its usage)
+// and never goes on; it ends when the client goes away.
+func Stall() Turn { return Turn{Stall: true} }
 
 // WithUsage returns t reporting u.
 func (t Turn) WithUsage(u Usage) Turn {

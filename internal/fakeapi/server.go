@@ -247,6 +247,14 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, t Turn, model stri
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	if t.Stall {
+		writeStart(w, msg)
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		return http.StatusOK, true
+	}
 	writeSSE(w, msg, t.StreamError)
 	return http.StatusOK, false
 }

@@ -148,6 +148,9 @@ type Step struct {
 	// Denied are the session's tool calls the agent CLI refused, as "Tool"
 	// or "Tool (command or path)": a review's Edit, a denied git command.
 	Denied []string `json:"denied,omitempty"`
+	// CostEstimated says CostMicros was computed from Usage at list prices:
+	// the session was stopped before the CLI reported its cost.
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // CommitCount is the number of commits the step added, in every
@@ -241,6 +244,10 @@ type Consumed struct {
 	Counted    int64 `json:"counted"`
 	CacheRead  int64 `json:"cache_read"`
 	CostMicros int64 `json:"cost_micro_usd"`
+
+	// CostEstimated says part of CostMicros was computed at list prices
+	// (Step.CostEstimated).
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // State is the whole state file.

@@ -39,8 +39,12 @@ type Ended struct {
 	Stderr []byte
 	// Step selects the report's schema.
 	Step state.StepKind
-	// Cancelled and TimedOut say whether cadence stopped it, and why.
+	// Cancelled and TimedOut say whether cadence stopped it, and why;
+	// Timeout is the step's limit and Extensions how many times it was
+	// extended (agent.WatchTimeout), for the cause.
 	Cancelled, TimedOut bool
+	Timeout             time.Duration
+	Extensions          int
 	// Now is the clock, for reset times given as a delay.
 	Now time.Time
 }
@@ -61,7 +65,7 @@ func Classify(e Ended) agent.Outcome {
 	case e.Cancelled:
 		o.Status, o.Cause = state.StepInterrupted, "stopped by cadence"
 	case e.TimedOut:
-		o.Status, o.Cause = state.StepTimedOut, "timed out"
+		o.Status, o.Cause = state.StepTimedOut, agent.TimeoutCause(string(e.Step), e.Timeout, e.Extensions)
 	case !parsed && e.Proc.Signal != 0:
 		o.Status, o.Cause = state.StepCut, "killed by "+e.Proc.Signal.String()+" before its result"
 	case !parsed:

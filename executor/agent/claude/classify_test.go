@@ -51,6 +51,8 @@ func TestClassify(t *testing.T) {
 		{"killed, no result", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL}, Step: state.StepReview}, state.StepCut, "killed by killed", 0},
 		{"exit 1, no result", Ended{Proc: proc.Result{ExitCode: 1}, Stderr: []byte("Error: Session ID x is already in use.\n"), Step: state.StepFix}, state.StepFailed, "exit 1 without a result: Error: Session ID x is already in use.", 0},
 		{"timed out", Ended{TimedOut: true, Proc: proc.Result{Stopped: true}}, state.StepTimedOut, "timed out", 0},
+		{"timed out, extended", Ended{TimedOut: true, Proc: proc.Result{Stopped: true}, Step: state.StepImplement, Timeout: 20 * time.Minute, Extensions: 2},
+			state.StepTimedOut, "implement timed out after 20m (extended 2×)", 0},
 		{"cancelled", Ended{Cancelled: true, Result: []byte(okImplement), Step: state.StepImplement}, state.StepInterrupted, "stopped by cadence", 250},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +106,7 @@ func TestStreamCountsEachTurnOnce(t *testing.T) {
 	var seen []state.Usage
 	var notes []string
 	w := newStreamWatch(func(u state.Usage) { seen = append(seen, u) }, func(n string) { notes = append(notes, n) })
-	w.consume(strings.NewReader(stream))
+	w.consume(strings.NewReader(stream), nil)
 	if u := w.total(); u.Counted() != 265 || u.CacheRead != 50 {
 		t.Errorf("total %+v", u)
 	}
@@ -118,7 +120,7 @@ func TestStreamCountsEachTurnOnce(t *testing.T) {
 
 func TestTranscriptUsage(t *testing.T) {
 	home := t.TempDir()
-	p := TranscriptPath(home, "/home/me/my.proj", "sess")
+	p := TranscriptPath([]string{"HOME=" + home}, "/home/me/my.proj", "sess")
 	if !strings.HasSuffix(p, ".claude/projects/-home-me-my-proj/sess.jsonl") {
 		t.Fatalf("path %s", p)
 	}
@@ -129,8 +131,8 @@ func TestTranscriptUsage(t *testing.T) {
 		`{"type":"assistant","message":{"id":"m1","model":"m","usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5}}}`,
 		`{"type":"assistant","message":{"id":"m2","model":"m","usage":{"input_tokens":20,"cache_creation_input_tokens":1,"cache_read_input_tokens":0,"output_tokens":4}}}`,
 	}, "\n")), 0o644)
-	if u, ok := transcriptUsage(p); !ok || u.Counted() != 40 {
-		t.Errorf("usage %+v %v", u, ok)
+	if tr, ok := transcriptTurns(p); !ok || tr.total().Counted() != 40 {
+		t.Errorf("usage %+v %v", tr, ok)
 	}
 }
 
@@ -170,7 +172,7 @@ func TestStreamSeesPushAttempts(t *testing.T) {
 		line("bash -c 'git push'"),
 		line("git status && go test ./..."),
 		line("echo push"),
-	}, "\n")))
+	}, "\n")), nil)
 	if got := w.pushAttempts(); len(got) != 2 {
 		t.Errorf("push attempts %q", got)
 	}

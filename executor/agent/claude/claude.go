@@ -100,7 +100,7 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 		return nil, err
 	}
 	a := s.Agent.Claude
-	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--json-schema", string(b), "--model", s.Model}
+	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--json-schema", string(b), "--model", s.Model}
 	if resume {
 		args = append(args, "--resume", s.SessionID)
 	} else {
@@ -187,8 +187,14 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		retry.Usage = retry.Usage.Add(out.Usage)
 		retry.PushAttempts = append(out.PushAttempts, retry.PushAttempts...)
 		retry.Denials = append(out.Denials, retry.Denials...)
-		// total_cost_usd already adds up across resumes of one session.
-		retry.CostMicros = max(retry.CostMicros, out.CostMicros)
+		if retry.CostEstimated {
+			// An estimate prices the retry's own turns only.
+			retry.CostMicros += out.CostMicros
+		} else {
+			// total_cost_usd already adds up across resumes of one session.
+			retry.CostMicros = max(retry.CostMicros, out.CostMicros)
+		}
+		retry.CostEstimated = retry.CostEstimated || out.CostEstimated
 		out = retry
 	case out.Status == state.StepCut && s.ReadOnly && h.NewSessionID != nil:
 		s2 := s
@@ -197,6 +203,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		again.Usage = again.Usage.Add(out.Usage)
 		again.CostMicros += out.CostMicros
 		again.Denials = append(out.Denials, again.Denials...)
+		again.CostEstimated = again.CostEstimated || out.CostEstimated
 		out = again
 	}
 	return out
@@ -239,7 +246,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	timedOut := agent.WatchTimeout(sctx, cancel, s)
+	timeout := agent.WatchTimeout(sctx, cancel, s)
 	pr, pw := io.Pipe()
 	// API retries are shown as they happen (a rate-limited session is
 	// otherwise silent for minutes); tool calls only feed the token count.
@@ -252,8 +259,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watch.consume(pr)
-		_, _ = io.Copy(io.Discard, pr)
+		watch.consume(pr, stdout)
 	}()
 	var hold []*os.File
 	if s.SlotLock != nil {
@@ -264,7 +270,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdin: strings.NewReader(prompt),
-		Stdout: io.MultiWriter(stdout, pw), Stderr: stderr, Grace: h.Grace, Started: s.Started, Hold: hold})
+		Stdout: pw, Stderr: stderr, Grace: h.Grace, Started: s.Started, Hold: hold})
 	pw.Close()
 	wg.Wait()
 	r.KillLeftovers(s.SessionID)
@@ -272,21 +278,52 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		return fail(rerr)
 	}
 	errText, _ := os.ReadFile(logPrefix + ".err")
+	fired, extended := timeout()
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
-		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: h.Clock()})
+		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock()})
 	out.PushAttempts = watch.pushAttempts()
 	out.Denials = watch.deniedCalls()
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
-		// No result line (killed, cut): the transcript has each turn's final
-		// usage; the stream only its usage when the turn began (output
-		// tokens 1), so it is the fallback.
-		if u, ok := transcriptUsage(TranscriptPath(envValue(env, "HOME"), s.Dir, s.SessionID)); ok {
-			out.Usage = u
-		} else {
-			out.Usage = watch.total()
+		// No result line (killed, cut): count what the stream and the
+		// transcript saw.
+		t := watch.seen()
+		tr, _ := transcriptTurns(TranscriptPath(env, s.Dir, s.SessionID))
+		t.merge(tr)
+		out.Usage = t.total()
+		if out.CostMicros == 0 && out.Usage != (state.Usage{}) {
+			out.CostMicros, out.CostEstimated = t.costMicros(), true
 		}
 	}
 	return out
+}
+
+// Recount implements agent.Adapter: the tokens of a session that ran in
+// dir and was stopped with the cadence that ran it, from its stdout log
+// (logPrefix+".json", the stream as far as it was read: it has the turn in
+// flight; its result line, when it has one, is the CLI's own count) and its
+// transcript (TranscriptPath with env, the user's
+// environment the session started from), each turn counted once, and
+// their cost at list prices (an estimate). It reports false when neither
+// has a turn.
+func (*Adapter) Recount(sessionID, dir, logPrefix string, env []string) (agent.Spent, bool) {
+	t := newTurns()
+	if f, err := os.Open(logPrefix + ".json"); err == nil {
+		w := newStreamWatch(nil, nil)
+		w.consume(f, nil)
+		f.Close()
+		var r result
+		if b := w.lastResult(); b != nil && json.Unmarshal(b, &r) == nil && r.Type == "result" && r.Usage != nil {
+			// It ended before its cadence: the CLI's own count.
+			return agent.Spent{Usage: r.Usage.usage(), CostMicros: int64(r.TotalCostUSD*1e6 + 0.5)}, true
+		}
+		t.merge(w.turns)
+	}
+	tr, _ := transcriptTurns(TranscriptPath(env, dir, sessionID))
+	t.merge(tr)
+	if len(t.order) == 0 {
+		return agent.Spent{}, false
+	}
+	return agent.Spent{Usage: t.total(), CostMicros: t.costMicros(), CostEstimated: true}, true
 }
 
 // sandboxed says whether session s runs in the CLI's sandbox: unless its

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"regexp"
@@ -21,6 +22,18 @@ type streamLine struct {
 		Usage   *usageJSON  `json:"usage"`
 		Content []blockJSON `json:"content"`
 	} `json:"message"`
+	// stream_event (--include-partial-messages): the API's own events,
+	// message_start with the turn's input tokens as soon as it begins.
+	Event *struct {
+		Type    string `json:"type"`
+		Message *struct {
+			ID    string     `json:"id"`
+			Model string     `json:"model"`
+			Usage *usageJSON `json:"usage"`
+		} `json:"message"`
+		Usage *usageJSON `json:"usage"`
+	} `json:"event"`
+	APIMessageID string `json:"api_message_id"`
 	// system/api_retry
 	Attempt     int    `json:"attempt"`
 	MaxRetries  int    `json:"max_retries"`
@@ -61,13 +74,12 @@ func (u *usageJSON) usage() state.Usage {
 }
 
 // streamWatch reads the CLI's stream-json output as it comes: it keeps the
-// usage of every model turn (each turn's usage counted once, though the CLI
-// repeats it on every content block of the turn), reports progress, and
-// remembers the last result line.
+// usage of every model turn (turns: each turn counted once, though the CLI
+// repeats it on every content block of the turn and in its stream events),
+// reports progress, and remembers the last result line.
 type streamWatch struct {
 	mu      sync.Mutex
-	turns   map[string]state.Usage
-	order   []string
+	turns   *turns
 	result  []byte
 	retries int
 	lastErr string
@@ -83,18 +95,39 @@ type streamWatch struct {
 }
 
 func newStreamWatch(progress func(state.Usage), notes func(string)) *streamWatch {
-	return &streamWatch{turns: map[string]state.Usage{}, progress: progress, notes: notes,
+	return &streamWatch{turns: newTurns(), progress: progress, notes: notes,
 		calls: map[string]agent.Denial{}, deniedID: map[string]bool{}}
 }
 
-// consume reads r to its end.
-func (w *streamWatch) consume(r io.Reader) {
+// consume reads r to its end. Each line goes to log (nil: none) too, but
+// the stream events of content deltas (one per few tokens, and the
+// content is in the assistant lines already).
+func (w *streamWatch) consume(r io.Reader, log io.Writer) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
-		w.line(sc.Bytes())
+		b := sc.Bytes()
+		if bytes.HasPrefix(b, streamEvent) && bytes.Contains(b, contentDelta) {
+			continue // no usage in it
+		}
+		if log != nil {
+			log.Write(b)
+			log.Write(newline)
+		}
+		w.line(b)
 	}
+	if log == nil {
+		log = io.Discard
+	}
+	_, _ = io.Copy(log, r) // after a line too long to scan
 }
+
+var newline = []byte("\n")
+
+var (
+	streamEvent  = []byte(`{"type":"stream_event"`)
+	contentDelta = []byte(`"type":"content_block_delta"`)
+)
 
 func (w *streamWatch) line(b []byte) {
 	var l streamLine
@@ -115,14 +148,25 @@ func (w *streamWatch) line(b []byte) {
 				w.denied(c.ToolUseID, w.calls[c.ToolUseID])
 			}
 		}
-	case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>":
-		id := l.Message.ID
-		if _, seen := w.turns[id]; !seen {
-			w.order = append(w.order, id)
+	case l.Type == "stream_event" && l.Event != nil:
+		switch e := l.Event; {
+		case e.Type == "message_start" && e.Message != nil && e.Message.Usage != nil && e.Message.Model != "<synthetic>":
+			w.turns.see(e.Message.ID, e.Message.Model, e.Message.Usage.usage())
+		case e.Type == "message_delta" && e.Usage != nil && l.APIMessageID != "":
+			if _, seen := w.turns.byID[l.APIMessageID]; !seen {
+				return // a turn whose start was not counted (a synthetic one)
+			}
+			w.turns.see(l.APIMessageID, "", e.Usage.usage())
+		default:
+			return
 		}
-		w.turns[id] = l.Message.Usage.usage()
 		if w.progress != nil {
-			w.progress(w.totalLocked())
+			w.progress(w.turns.total())
+		}
+	case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>":
+		w.turns.see(l.Message.ID, l.Message.Model, l.Message.Usage.usage())
+		if w.progress != nil {
+			w.progress(w.turns.total())
 		}
 		for _, c := range l.Message.Content {
 			if c.Type == "tool_use" && c.ID != "" {
@@ -153,15 +197,16 @@ func (w *streamWatch) line(b []byte) {
 func (w *streamWatch) total() state.Usage {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.totalLocked()
+	return w.turns.total()
 }
 
-func (w *streamWatch) totalLocked() state.Usage {
-	var u state.Usage
-	for _, id := range w.order {
-		u = u.Add(w.turns[id])
-	}
-	return u
+// seen is a copy of the model turns seen so far.
+func (w *streamWatch) seen() *turns {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := newTurns()
+	t.merge(w.turns)
+	return t
 }
 
 // lastResult is the last result line, or nil.
