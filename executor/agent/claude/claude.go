@@ -263,8 +263,11 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	}
 	errText, _ := os.ReadFile(logPrefix + ".err")
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
-		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: h.Clock()})
+		Cancelled: ctx.Err() != nil, TimedOut: timedOut(), Now: h.Clock(), RateLimitReset: watch.rateLimitReset()})
 	out.PushAttempts = watch.pushAttempts()
+	if out.Status == state.StepQuota && out.ResetAt == nil {
+		out.ResetAt = quotaReset(h.Clock(), transcriptQuotaText(transcriptOf(env, s)))
+	}
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
 		// No result line (killed, cut): the transcript has each turn's final
 		// usage; the stream only its usage when the turn began (output

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
 )
@@ -26,6 +27,8 @@ type streamLine struct {
 	RetryDelay  int    `json:"retry_delay_ms"`
 	ErrorStatus int    `json:"error_status"`
 	Error       string `json:"error"`
+	// rate_limit_event (quota.go)
+	RateLimit *rateLimitInfo `json:"rate_limit_info"`
 }
 
 type blockJSON struct {
@@ -59,6 +62,8 @@ type streamWatch struct {
 	result  []byte
 	retries int
 	lastErr string
+	// resetAt is the reset time of the last rejected rate_limit_event.
+	resetAt *time.Time
 	// pushes are Bash commands of the session that try to push.
 	pushes   []string
 	progress func(state.Usage)
@@ -110,6 +115,10 @@ func (w *streamWatch) line(b []byte) {
 				}
 			}
 		}
+	case l.Type == "rate_limit_event":
+		if t := l.RateLimit.rejectedUntil(); t != nil {
+			w.resetAt = t
+		}
 	case l.Type == "system" && l.Subtype == "api_retry":
 		w.retries++
 		w.lastErr = l.Error
@@ -139,6 +148,14 @@ func (w *streamWatch) lastResult() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.result
+}
+
+// rateLimitReset is the reset time of the last rejected rate_limit_event,
+// or nil.
+func (w *streamWatch) rateLimitReset() *time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.resetAt
 }
 
 // pushRE spots a git push in a shell command, however it is dressed

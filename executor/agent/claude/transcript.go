@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -52,4 +53,10 @@ func transcriptUsage(path string) (state.Usage, bool) {
 		u = u.Add(seen[id])
 	}
 	return u, len(order) > 0
+}
+
+// transcriptOf is the transcript of session s run with env (the one place
+// that computes it for quota.go).
+func transcriptOf(env []string, s agent.Session) string {
+	return TranscriptPath(envValue(env, "HOME"), s.Dir, s.SessionID)
 }
