@@ -78,7 +78,11 @@ func runStatus(e *env, args []string) int {
 		if st.Budget > 0 {
 			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
 		}
-		fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n\n", spec.Tokens(st.Consumed.CacheRead), spec.USD(st.Consumed.CostMicros))
+		fmt.Fprintf(e.stdout, " (+%s cache reads), %s", spec.Tokens(st.Consumed.CacheRead), spec.USD(st.Consumed.CostMicros))
+		if st.BudgetMicros > 0 {
+			fmt.Fprintf(e.stdout, " of %s", spec.USD(st.BudgetMicros))
+		}
+		fmt.Fprint(e.stdout, ".\n\n")
 	}
 	fmt.Fprintf(e.stdout, "Live waves on this machine (%s):\n", home)
 	if len(live) == 0 {
