@@ -73,6 +73,22 @@ func (b *budget) exhausted() bool {
 	return b.reachedLocked() != ""
 }
 
+// why says why no session may start: which ceiling is reached, or the
+// usage limit; "" when nothing stops them.
+func (b *budget) why() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch c := b.reachedLocked(); {
+	case c == CeilingUSD:
+		return "the wave's dollar budget (budget_usd) is spent"
+	case c == CeilingTokens:
+		return "the wave's budget is spent"
+	case b.suspend == state.WaveSuspendedQuota:
+		return "the agent hit a usage limit"
+	}
+	return ""
+}
+
 // reached names the ceiling that suspended the wave, or "".
 func (b *budget) reached() string {
 	b.mu.Lock()

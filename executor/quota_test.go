@@ -68,8 +68,8 @@ func TestBudgetUSDCeiling(t *testing.T) {
 	if err != nil || res.Status != state.WaveSuspendedBudget || res.Ceiling != CeilingUSD {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
-	if st := h.state(); st.BudgetMicros != 1_000_000 || st.Consumed.CostMicros != 1_200_000 {
-		t.Errorf("state budget %d, cost %d", st.BudgetMicros, st.Consumed.CostMicros)
+	if st := h.state(); st.BudgetMicros != 1_000_000 || st.Consumed.CostMicros != 1_200_000 || st.Lots["a"].Cause != "the wave's dollar budget (budget_usd) is spent" {
+		t.Errorf("state budget %d, cost %d, lot a: %q", st.BudgetMicros, st.Consumed.CostMicros, st.Lots["a"].Cause)
 	}
 	// The planner refuses such a run; Run itself must still suspend.
 	res, err = h.runWith(context.Background(), planner.Options{}, func(*Options) {})
