@@ -81,6 +81,10 @@ func e2eQuotaHeaders(t *testing.T) {
 	r.wantCode(t, 0)
 	r.wantOut(t, `Quota:\s+usage limit until `+regexp.QuoteMeta(reset.Local().Format("15:04"))+` \(in (1h59m|2h)\)`)
 
+	r = e.cadence("status", "-no-color", e.wave)
+	r.wantCode(t, 0)
+	r.wantOut(t, `Usage limit until `+regexp.QuoteMeta(reset.Local().Format("15:04"))+` \(in (1h59m|2h)\)\.`)
+
 	r = e.apply("-ignore-quota")
 	r.wantCode(t, 0)
 	r.wantOut(t, `Wave "w": 1 of 1 lots done`)

@@ -13,6 +13,7 @@ import (
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner/render"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -82,7 +83,11 @@ func runStatus(e *env, args []string) int {
 		if st.BudgetMicros > 0 {
 			fmt.Fprintf(e.stdout, " of %s", spec.USD(st.BudgetMicros))
 		}
-		fmt.Fprint(e.stdout, ".\n\n")
+		fmt.Fprint(e.stdout, ".\n")
+		if now := time.Now(); st.ResetAt != nil && st.ResetAt.After(now) {
+			fmt.Fprintf(e.stdout, "Usage limit until %s.\n", render.ResetLabel(*st.ResetAt, now))
+		}
+		fmt.Fprintln(e.stdout)
 	}
 	fmt.Fprintf(e.stdout, "Live waves on this machine (%s):\n", home)
 	if len(live) == 0 {
