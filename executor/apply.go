@@ -36,6 +36,9 @@ type ApplyOptions struct {
 	Env []string
 	// Jobs caps command lots in this process.
 	Jobs int
+	// QuotaUntil, when set, is a recorded usage limit's reset time that
+	// sessions wait for (on_quota = "wait"; Options.QuotaUntil).
+	QuotaUntil *time.Time
 	// Events receives progress events; it must be safe for concurrent use.
 	Events func(Event)
 	// Warn receives what goes wrong without stopping the run, one sentence
@@ -185,7 +188,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 		Slots: pool, Env: o.Env, Layout: o.Layout,
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		Events: o.Events, Now: o.Now, Failpoint: o.Failpoint,
+		QuotaUntil: o.QuotaUntil, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint,
 	})
 	store.View(func(st *state.State) { res.State = cloneState(st) })
 	return res, err

@@ -8,6 +8,14 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
+// The wave's two ceilings (Result.Ceiling).
+const (
+	// CeilingTokens is the wave's budget in counted tokens (budget, apply -budget).
+	CeilingTokens = "tokens"
+	// CeilingUSD is its dollar ceiling (budget_usd, apply -budget-usd).
+	CeilingUSD = "usd"
+)
+
 // budget tracks the wave's spending against its ceilings, and whether new
 // sessions may start.
 type budget struct {
@@ -16,6 +24,7 @@ type budget struct {
 	spent, spentMicros int64
 	cacheRead          int64
 	suspend            state.WaveStatus
+	ceiling            string // the ceiling reached: CeilingTokens or CeilingUSD
 	resetAt            *time.Time
 	paused             time.Time // on_quota = "wait": no session before
 }
@@ -27,19 +36,64 @@ func (b *budget) add(u state.Usage, micros int64) (counted, cost, cacheRead int6
 	b.spent += u.Counted()
 	b.spentMicros += micros
 	b.cacheRead += u.CacheRead
-	if (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros) {
-		if b.suspend == "" {
-			b.suspend = state.WaveSuspendedBudget
-		}
-	}
+	b.checkLocked()
 	return b.spent, b.spentMicros, b.cacheRead
+}
+
+// check suspends the wave when a ceiling is already reached (a run that
+// starts with its budget spent suspends, it is not interrupted).
+func (b *budget) check() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.checkLocked()
+}
+
+func (b *budget) checkLocked() {
+	c := b.reachedLocked()
+	if c != "" && b.suspend == "" {
+		b.suspend, b.ceiling = state.WaveSuspendedBudget, c
+	}
+}
+
+// reachedLocked names the ceiling reached, or "".
+func (b *budget) reachedLocked() string {
+	switch {
+	case b.limitMicros > 0 && b.spentMicros >= b.limitMicros:
+		return CeilingUSD
+	case b.limit > 0 && b.spent >= b.limit:
+		return CeilingTokens
+	}
+	return ""
 }
 
 // exhausted reports whether no new session may start for lack of budget.
 func (b *budget) exhausted() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return (b.limit > 0 && b.spent >= b.limit) || (b.limitMicros > 0 && b.spentMicros >= b.limitMicros)
+	return b.reachedLocked() != ""
+}
+
+// why says why no session may start: which ceiling is reached, or the
+// usage limit; "" when nothing stops them.
+func (b *budget) why() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch c := b.reachedLocked(); {
+	case c == CeilingUSD:
+		return "the wave's dollar budget (budget_usd) is spent"
+	case c == CeilingTokens:
+		return "the wave's budget is spent"
+	case b.suspend == state.WaveSuspendedQuota:
+		return "the agent hit a usage limit"
+	}
+	return ""
+}
+
+// reached names the ceiling that suspended the wave, or "".
+func (b *budget) reached() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ceiling
 }
 
 // DefaultQuotaWait is how long on_quota = "wait" pauses when the limit's

@@ -102,7 +102,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	o.Store.View(func(st *state.State) {
 		r.budget = budget{limit: o.Budget, limitMicros: o.BudgetUSDMicros, spent: st.Consumed.Counted, spentMicros: st.Consumed.CostMicros, cacheRead: st.Consumed.CacheRead}
 	})
-	if err := o.Store.UpdateWave(func(st *state.State) { st.Status, st.ResetAt, st.Budget = state.WaveRunning, nil, o.Budget }); err != nil {
+	r.budget.check()
+	if o.QuotaUntil != nil {
+		r.budget.pauseUntil(o.QuotaUntil, r.now())
+	}
+	if err := o.Store.UpdateWave(func(st *state.State) {
+		st.Status, st.ResetAt, st.Budget, st.BudgetMicros = state.WaveRunning, o.QuotaUntil, o.Budget, o.BudgetUSDMicros
+	}); err != nil {
 		return Result{}, err
 	}
 	r.emit(Event{Kind: EvWave, Status: string(state.WaveRunning)})
@@ -416,9 +422,14 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 		Lots: res.Lots, Total: len(r.o.Plan.Lots), Outside: res.Outside})
 	if res.Status == suspendAs {
 		res.ResetAt = r.budget.resetAt
+		res.Ceiling = r.budget.reached()
+	}
+	resetAt := res.ResetAt
+	if q := r.o.QuotaUntil; resetAt == nil && q != nil && q.After(r.now()) {
+		resetAt = q // stopped while waiting for it: it still holds
 	}
 	err := r.o.Store.UpdateWave(func(st *state.State) {
-		st.Status, st.ResetAt = res.Status, res.ResetAt
+		st.Status, st.ResetAt = res.Status, resetAt
 		st.Updated = r.now().UTC()
 	})
 	if loopErr == nil {

@@ -189,10 +189,16 @@ type Options struct {
 	// Layout names the wave's files: logs, reports, worktrees.
 	Layout layout.Wave
 	// MaxSessions and Jobs cap agent sessions and command lots in this
-	// process; Budget is the wave budget in counted tokens (0: none).
+	// process; Budget is the wave budget in counted tokens (0: none),
+	// BudgetUSDMicros its dollar ceiling in millionths of a dollar (0: none).
 	MaxSessions, Jobs int
 	Budget            int64
 	BudgetUSDMicros   int64
+	// QuotaUntil, when set, is the reset time of a usage limit recorded by
+	// an earlier run: no session starts before it (the run waits, as with
+	// on_quota = "wait"; ctx ends the wait), and the state keeps it while
+	// it has not passed.
+	QuotaUntil *time.Time
 	// Events receives progress events; it must be safe for concurrent use.
 	Events func(Event)
 	// Now is the clock (tests).
@@ -215,6 +221,9 @@ type Result struct {
 	Outside int
 	// ResetAt is when a usage limit resets (suspended-quota).
 	ResetAt *time.Time
+	// Ceiling is the ceiling that suspended the wave (suspended-budget):
+	// CeilingTokens or CeilingUSD.
+	Ceiling string
 	// Incident says why the wave stopped on an incident, if it did: a
 	// push, or a guarded ref or worktree HEAD moved (and put back).
 	Incident string

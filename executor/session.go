@@ -39,7 +39,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	if r.budget.exhausted() || r.budget.stopped() {
 		lr.giveBackSession()
-		return Outcome{}, state.Outcome{Kind: state.OutcomeWaveBudget}, nil, false
+		return Outcome{}, state.Outcome{Kind: state.OutcomeWaveBudget, Detail: r.budget.why()}, nil, false
 	}
 	if lr.n.heldSession {
 		lr.n.heldSession = false

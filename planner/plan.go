@@ -81,6 +81,11 @@ type Plan struct {
 	WaveDigest, StateDigest string
 	// Targets and Replace echo -target and -replace.
 	Targets, Replace []string
+	// ResetAt is the recorded reset time of the usage limit that suspended
+	// the last run (the state's reset_at), nil when none is recorded; OnQuota
+	// is the wave's on_quota, what apply does before that time.
+	ResetAt *time.Time
+	OnQuota spec.OnQuota
 }
 
 // Step is one planned step of a lot.
@@ -155,7 +160,8 @@ type Totals struct {
 	// counts the pending agent lots without a lot budget.
 	Ceiling   spec.Tokens
 	Unbounded int
-	// Budget is the wave budget (after -budget), BudgetUSD the dollar ceiling.
+	// Budget is the wave budget (after -budget), BudgetUSD the dollar
+	// ceiling (after -budget-usd).
 	Budget    spec.Tokens
 	BudgetUSD spec.USD
 	// Spent are the counted tokens and dollars already used (state file).

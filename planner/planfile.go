@@ -24,13 +24,15 @@ type SavedPlan struct {
 	StateDigest string `json:"state_digest"`
 	// BaseSHAs are the base commits of the repositories, by repo name.
 	BaseSHAs map[string]string `json:"base_shas"`
-	// Vars, VarFiles, Targets, Replace, Budget, MaxSessions and Jobs are the
-	// plan's options, so that apply plans the same way.
+	// Vars, VarFiles, Targets, Replace, Budget, BudgetUSD (micro-dollars),
+	// MaxSessions and Jobs are the plan's options, so that apply plans the
+	// same way.
 	Vars        []string  `json:"vars,omitempty"`
 	VarFiles    []string  `json:"var_files,omitempty"`
 	Targets     []string  `json:"targets,omitempty"`
 	Replace     []string  `json:"replace,omitempty"`
 	Budget      int64     `json:"budget,omitempty"`
+	BudgetUSD   int64     `json:"budget_usd_micros,omitempty"`
 	MaxSessions int       `json:"max_sessions,omitempty"`
 	Jobs        int       `json:"jobs,omitempty"`
 	Offline     bool      `json:"offline,omitempty"`

@@ -20,6 +20,9 @@ type Options struct {
 	Replace []string
 	// Budget, when above zero, raises the wave budget (apply -budget).
 	Budget spec.Tokens
+	// BudgetUSD, when above zero, raises the wave's dollar ceiling
+	// (budget_usd; apply -budget-usd).
+	BudgetUSD spec.USD
 	// MaxSessions, when above zero, overrides the wave's session cap.
 	MaxSessions int
 	// Jobs, when above zero, is the command-lot cap (default: CPUs).
@@ -58,6 +61,11 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 	if b.st == nil {
 		b.st = &state.State{Lots: map[string]*state.Lot{}}
 	}
+	if b.st.ResetAt != nil {
+		t := *b.st.ResetAt
+		b.plan.ResetAt = &t
+	}
+	b.plan.OnQuota = cfg.Wave.OnQuota
 	b.selectLots()
 	b.replace = b.idSet(opts.Replace, "-replace")
 	if b.diags.HasErrors() {

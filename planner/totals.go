@@ -19,6 +19,9 @@ func (b *builder) totals() {
 		t.Budget = b.opts.Budget
 	}
 	t.BudgetUSD = b.cfg.Wave.BudgetUSD
+	if b.opts.BudgetUSD > t.BudgetUSD {
+		t.BudgetUSD = b.opts.BudgetUSD
+	}
 	t.Spent, t.SpentMicro = b.st.Consumed.Counted, b.st.Consumed.CostMicros
 	t.MaxSessions, t.Jobs = b.maxSessions(), b.jobs()
 	perRepo := map[*spec.Repo]int{}
@@ -62,6 +65,9 @@ func (b *builder) warnings() {
 	case t.Budget > 0 && t.Spent >= int64(t.Budget) && t.PendingAgent > 0:
 		b.warn(Warning{Kind: WarnBudget, Refuses: true, Message: fmt.Sprintf(
 			"the wave has spent %s of its %s budget: no session can start; raise it with apply -budget N", spec.Tokens(t.Spent), t.Budget)})
+	case t.BudgetUSD > 0 && t.SpentMicro >= int64(t.BudgetUSD) && t.PendingAgent > 0:
+		b.warn(Warning{Kind: WarnBudget, Refuses: true, Message: fmt.Sprintf(
+			"the wave has spent %s of its %s dollar budget (budget_usd): no session can start; raise it with apply -budget-usd N", spec.USD(t.SpentMicro), t.BudgetUSD)})
 	case t.Budget > 0 && t.Unbounded == 0 && int64(t.Ceiling)+t.Spent > int64(t.Budget):
 		spent := ""
 		if t.Spent > 0 {

@@ -37,6 +37,7 @@ const (
 func runApply(e *env, args []string) int {
 	f := newPlanFlags(e, "apply", "[FILE|PLANFILE]", "Plan, confirm, and run the wave: every lot in its own worktree, agent sessions under the\nmachine's session cap, finished lots integrated into their base. Resumes where the last run stopped.")
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal)")
+	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
 	pos, code := f.parse(e, args)
 	if code >= 0 {
 		return code
@@ -53,6 +54,9 @@ func runApply(e *env, args []string) int {
 		f.maxSessions, f.jobs, f.offline = s.MaxSessions, s.Jobs, false
 		if s.Budget > 0 {
 			f.budget = spec.Tokens(s.Budget).String()
+		}
+		if s.BudgetUSD > 0 {
+			f.budgetUSD = spec.USD(s.BudgetUSD).String()
 		}
 	}
 	if f.offline {
@@ -108,12 +112,20 @@ func runApply(e *env, args []string) int {
 		}
 		return exitFor(p)
 	}
+	quotaOut := e.stdout
+	if f.json {
+		quotaOut = e.stderr
+	}
+	quotaUntil, code := e.quotaGate(w, p, *ignoreQuota, time.Now(), quotaOut)
+	if code >= 0 {
+		return code
+	}
 	if !*auto {
 		if code := e.confirm(); code >= 0 {
 			return code
 		}
 	}
-	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs())
+	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil)
 }
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
@@ -154,7 +166,9 @@ func (e *env) layoutOf(file, name string) layout.Wave {
 
 // execute runs the plan (executor.Apply takes and gives back the locks,
 // guards, store, slots and registry) and renders its end.
-func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave) int {
+// quotaUntil is a recorded usage limit's reset time that sessions wait
+// for (quotaGate), or nil.
+func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time) int {
 	out := newProgress(e, f.json, lay.JournalLog())
 	defer out.close()
 	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
@@ -173,7 +187,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave) i
 	env := gitint.StepEnviron(os.Environ())
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest,
-		Agent: e.agentRunner(env), Env: env, Jobs: jobs,
+		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
 		// Test only: CADENCE_FAILPOINT makes cadence kill itself at a named

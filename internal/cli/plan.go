@@ -18,7 +18,7 @@ import (
 type planFlags struct {
 	*flagSet
 	vars, varFiles, targets, replace listFlag
-	budget                           string
+	budget, budgetUSD                string
 	maxSessions, jobs                int
 	offline                          bool
 }
@@ -30,6 +30,7 @@ func newPlanFlags(e *env, name, args, summary string) *planFlags {
 	f.Var(&f.targets, "target", "plan only this lot and its dependencies (repeatable)")
 	f.Var(&f.replace, "replace", "run this lot again even if it is done (repeatable)")
 	f.StringVar(&f.budget, "budget", "", "raise the wave budget, e.g. 3M (counted tokens)")
+	f.StringVar(&f.budgetUSD, "budget-usd", "", "raise the wave's dollar ceiling (budget_usd), e.g. 25 or 12.50")
 	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (or CADENCE_MAX_SESSIONS; default: the wave's max_sessions)")
 	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: CPUs)")
 	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
@@ -46,6 +47,13 @@ func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Dia
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -budget", Detail: err.Error()})
 		}
 		o.Budget = t
+	}
+	if f.budgetUSD != "" {
+		u, err := spec.ParseUSD(f.budgetUSD)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -budget-usd", Detail: err.Error()})
+		}
+		o.BudgetUSD = u
 	}
 	if o.MaxSessions == 0 {
 		if v := e.getenv("CADENCE_MAX_SESSIONS"); v != "" {
@@ -170,6 +178,10 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 	if f.budget != "" {
 		t, _ := spec.ParseTokens(f.budget)
 		s.Budget = int64(t)
+	}
+	if f.budgetUSD != "" {
+		u, _ := spec.ParseUSD(f.budgetUSD)
+		s.BudgetUSD = int64(u)
 	}
 	for _, r := range p.Repos {
 		if r.BaseSHA != "" {

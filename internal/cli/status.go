@@ -13,6 +13,7 @@ import (
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner/render"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -78,7 +79,15 @@ func runStatus(e *env, args []string) int {
 		if st.Budget > 0 {
 			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
 		}
-		fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n\n", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
+		fmt.Fprintf(e.stdout, " (+%s cache reads), %s", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
+		if st.BudgetMicros > 0 {
+			fmt.Fprintf(e.stdout, " of %s", spec.USD(st.BudgetMicros))
+		}
+		fmt.Fprint(e.stdout, ".\n")
+		if now := time.Now(); st.ResetAt != nil && st.ResetAt.After(now) {
+			fmt.Fprintf(e.stdout, "Usage limit until %s.\n", render.ResetLabel(*st.ResetAt, now))
+		}
+		fmt.Fprintln(e.stdout)
 	}
 	fmt.Fprintf(e.stdout, "Live waves on this machine (%s):\n", home)
 	if len(live) == 0 {

@@ -29,16 +29,20 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 	if p.Totals.Budget > 0 {
 		fmt.Fprintf(e.stdout, " of %s", p.Totals.Budget)
 	}
-	fmt.Fprintf(e.stdout, " (+%s cache reads), %s.\n", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
+	fmt.Fprintf(e.stdout, " (+%s cache reads), %s", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
+	if p.Totals.BudgetUSD > 0 {
+		fmt.Fprintf(e.stdout, " of %s", p.Totals.BudgetUSD)
+	}
+	fmt.Fprintln(e.stdout, ".")
 	switch res.Status {
 	case state.WaveSuspendedBudget:
-		fmt.Fprintf(e.stdout, "The budget is spent: raise it to resume, e.g. cadence apply -budget %s %s\n", spec.Tokens(int64(p.Totals.Budget)*2), w.file)
+		budgetHint(e, w, p, res)
 	case state.WaveSuspendedQuota:
-		reset := "later"
-		if res.ResetAt != nil {
-			reset = "after " + res.ResetAt.Local().Format(time.RFC1123)
+		if res.ResetAt == nil {
+			fmt.Fprintln(e.stdout, "The agent hit a usage limit; when it resets is unknown (the agent's messages gave no time): apply again later.")
+			break
 		}
-		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again %s.\n", reset)
+		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again after %s.\n", res.ResetAt.Local().Format(time.RFC1123))
 	case state.WaveInterrupted:
 		if res.Incident != "" {
 			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remotes and the refs it names before you apply again.\n", res.Incident)
@@ -93,6 +97,16 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			}
 		}
 	}
+}
+
+// budgetHint says which ceiling suspended the wave and how to raise it.
+func budgetHint(e *env, w *wave, p *planner.Plan, res executor.Result) {
+	if res.Ceiling == executor.CeilingUSD {
+		fmt.Fprintf(e.stdout, "The dollar budget is spent (budget_usd %s): raise it to resume, e.g. cadence apply -budget-usd %s %s\n",
+			p.Totals.BudgetUSD, spec.USD(int64(p.Totals.BudgetUSD)*2), w.file)
+		return
+	}
+	fmt.Fprintf(e.stdout, "The budget is spent: raise it to resume, e.g. cadence apply -budget %s %s\n", spec.Tokens(int64(p.Totals.Budget)*2), w.file)
 }
 
 // ctxLive reports whether the run ended by itself (not interrupted as a

@@ -84,7 +84,8 @@ const (
 	// OutcomeQuota: the session hit a usage limit and on_quota = "suspend";
 	// Detail is the agent's message.
 	OutcomeQuota
-	// OutcomeWaveBudget: the wave's budget is spent: no session starts.
+	// OutcomeWaveBudget: the wave's budget is spent (or a usage limit
+	// suspends it): no session starts. Detail says which, if given.
 	OutcomeWaveBudget
 	// OutcomeNoStart: the step could not be set up (no brief, no log
 	// folder); Detail is the cause.
@@ -205,7 +206,7 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 	case OutcomeInterrupted:
 		return end(LotInterrupted, firstNonEmpty(o.Detail, "stopped by cadence"))
 	case OutcomeWaveBudget:
-		return end(LotSuspended, "the wave's budget is spent")
+		return end(LotSuspended, firstNonEmpty(o.Detail, "the wave's budget is spent"))
 	case OutcomeQuota:
 		return end(LotSuspended, "usage limit: "+o.Detail)
 	case OutcomeFailed:

@@ -259,6 +259,7 @@ type State struct {
 	WaveDigest    string          `json:"wave_digest"`
 	Status        WaveStatus      `json:"status"`
 	Budget        int64           `json:"budget,omitempty"`
+	BudgetMicros  int64           `json:"budget_micro_usd,omitempty"`
 	Consumed      Consumed        `json:"consumed"`
 	ResetAt       *time.Time      `json:"reset_at,omitempty"`
 	Updated       time.Time       `json:"updated"`

@@ -280,7 +280,46 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if pushes := pushesSummary(p); pushes != "" {
 		out = append(out, totalsLine{"Pushes", pushes})
 	}
+	if q := quotaSummary(p, now()); q != "" {
+		out = append(out, totalsLine{"Quota", q})
+	}
 	return out
+}
+
+// now is the clock of the quota line (tests set it).
+var now = time.Now
+
+// quotaSummary is the recorded usage limit while it lasts: "usage limit
+// until 15:00 (in 42m): apply starts no session before (-ignore-quota to
+// try anyway)"; "" when none is recorded or its time has passed.
+func quotaSummary(p *planner.Plan, at time.Time) string {
+	if p.ResetAt == nil || !p.ResetAt.After(at) {
+		return ""
+	}
+	s := "usage limit until " + ResetLabel(*p.ResetAt, at)
+	if p.OnQuota == spec.OnQuotaWait {
+		return s + `: apply waits for it before any session (on_quota = "wait")`
+	}
+	return s + ": apply starts no session before (-ignore-quota to try anyway)"
+}
+
+// ResetLabel renders a reset time for people, in the local zone, with how
+// far off it is: "15:00 (in 42m)", "Dec 3 09:00 (in 42h30m)" beyond a
+// day, "15:00 (passed)" once it has passed.
+func ResetLabel(t, at time.Time) string {
+	l := t.Local()
+	s := l.Format("15:04")
+	if d := t.Sub(at); d > 24*time.Hour || l.Year() != at.Local().Year() {
+		s = l.Format("Jan 2 15:04")
+	}
+	if !t.After(at) {
+		return s + " (passed)"
+	}
+	d := t.Sub(at)
+	if d >= time.Minute {
+		d = d.Round(time.Minute)
+	}
+	return s + " (in " + spec.FormatDuration(d) + ")"
 }
 
 // maxPushRepos is how many repositories a group of the pushes line names.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +45,9 @@ type Ended struct {
 	Extensions          int
 	// Now is the clock, for reset times given as a delay.
 	Now time.Time
+	// RateLimitReset is the reset time of the stream's rejected
+	// rate_limit_event, if any (quota.go).
+	RateLimitReset *time.Time
 }
 
 // Classify turns a finished session into an outcome. The exit code alone
@@ -68,6 +69,9 @@ func Classify(e Ended) agent.Outcome {
 		o.Status, o.Cause = state.StepTimedOut, agent.TimeoutCause(string(e.Step), e.Timeout, e.Extensions)
 	case !parsed && e.Proc.Signal != 0:
 		o.Status, o.Cause = state.StepCut, "killed by "+e.Proc.Signal.String()+" before its result"
+	case !parsed && isQuotaText(string(e.Stderr)):
+		o.Status, o.Cause = state.StepQuota, lastLine(e.Stderr)
+		o.ResetAt = quotaResetOf(e, "")
 	case !parsed:
 		o.Status, o.Cause = state.StepFailed, fmt.Sprintf("exit %d without a result", e.Proc.ExitCode)
 		if l := lastLine(e.Stderr); l != "" {
@@ -78,7 +82,7 @@ func Classify(e Ended) agent.Outcome {
 		o.Status, o.Cause = state.StepCut, "aborted: "+r.TerminalReason
 	case r.IsError && isQuota(r):
 		o.Status, o.Cause = state.StepQuota, r.Result
-		o.ResetAt = resetTime(r.Result, e.Now)
+		o.ResetAt = quotaResetOf(e, r.Result)
 	case r.IsError:
 		o.Status, o.Cause = state.StepFailed, failCause(r)
 	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
@@ -122,38 +126,6 @@ func isQuota(r result) bool {
 	}
 	t := strings.ToLower(r.Result)
 	return strings.Contains(t, "rate limit") || strings.Contains(t, "usage limit") || strings.Contains(t, "(429)")
-}
-
-var (
-	resetRFC3339 = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
-	resetUnix    = regexp.MustCompile(`\|(\d{10})\b`)
-	resetIn      = regexp.MustCompile(`(?i)(?:retry|try again|resets?) in (\d+) ?(s|sec|seconds|m|min|minutes|h|hours)\b`)
-)
-
-// resetTime finds when a usage limit resets in its message: an RFC 3339
-// time, Claude's "…|<unix seconds>" form, or "resets in 5 minutes".
-func resetTime(msg string, now time.Time) *time.Time {
-	if m := resetRFC3339.FindString(msg); m != "" {
-		if t, err := time.Parse(time.RFC3339, m); err == nil {
-			return &t
-		}
-		if t, err := time.Parse("2006-01-02T15:04Z07:00", m); err == nil {
-			return &t
-		}
-	}
-	if m := resetUnix.FindStringSubmatch(msg); m != nil {
-		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-			t := time.Unix(n, 0).UTC()
-			return &t
-		}
-	}
-	if m := resetIn.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour}[strings.ToLower(m[2])[0]]
-		t := now.Add(time.Duration(n) * unit).UTC()
-		return &t
-	}
-	return nil
 }
 
 // DecodeReport reads a structured report strictly against the step's

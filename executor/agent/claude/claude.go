@@ -280,14 +280,18 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	errText, _ := os.ReadFile(logPrefix + ".err")
 	fired, extended := timeout()
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
-		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock()})
+		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock(),
+		RateLimitReset: watch.rateLimitReset()})
 	out.PushAttempts = watch.pushAttempts()
 	out.Denials = watch.deniedCalls()
+	if out.Status == state.StepQuota && out.ResetAt == nil {
+		out.ResetAt = quotaReset(h.Clock(), transcriptQuotaText(transcriptOf(env, s)))
+	}
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
 		// No result line (killed, cut): count what the stream and the
 		// transcript saw.
 		t := watch.seen()
-		tr, _ := transcriptTurns(TranscriptPath(env, s.Dir, s.SessionID))
+		tr, _ := transcriptTurns(transcriptOf(env, s))
 		t.merge(tr)
 		out.Usage = t.total()
 		if out.CostMicros == 0 && out.Usage != (state.Usage{}) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/state"
@@ -46,6 +47,8 @@ type streamLine struct {
 		ToolUseID string          `json:"tool_use_id"`
 		ToolInput json.RawMessage `json:"tool_input"`
 	} `json:"permission_denials"`
+	// rate_limit_event (quota.go)
+	RateLimit *rateLimitInfo `json:"rate_limit_info"`
 }
 
 type blockJSON struct {
@@ -83,6 +86,8 @@ type streamWatch struct {
 	result  []byte
 	retries int
 	lastErr string
+	// resetAt is the reset time of the last rejected rate_limit_event.
+	resetAt *time.Time
 	// pushes are Bash commands of the session that try to push.
 	pushes []string
 	// calls are the session's tool calls by tool_use id; denials the
@@ -184,6 +189,10 @@ func (w *streamWatch) line(b []byte) {
 				}
 			}
 		}
+	case l.Type == "rate_limit_event":
+		if t := l.RateLimit.rejectedUntil(); t != nil {
+			w.resetAt = t
+		}
 	case l.Type == "system" && l.Subtype == "api_retry":
 		w.retries++
 		w.lastErr = l.Error
@@ -214,6 +223,14 @@ func (w *streamWatch) lastResult() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.result
+}
+
+// rateLimitReset is the reset time of the last rejected rate_limit_event,
+// or nil.
+func (w *streamWatch) rateLimitReset() *time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.resetAt
 }
 
 // pushRE spots a git push in a shell command, however it is dressed

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/cadence-run/cadence/executor/agent"
 )
 
 // TranscriptPath is where Claude Code keeps the transcript of session when
@@ -129,4 +131,10 @@ func envLookup(env []string, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// transcriptOf is the transcript of session s run with env (the one place
+// that computes it for quota.go).
+func transcriptOf(env []string, s agent.Session) string {
+	return TranscriptPath(env, s.Dir, s.SessionID)
 }
