@@ -80,4 +80,3 @@ func (r *runner) replace(n *node) error {
 		*l = state.Lot{Status: state.LotQueued, PatchID: l.PatchID, Backups: append(l.Backups, backups...)}
 	})
 }
-
