@@ -97,7 +97,7 @@ func stopOutcome(ctx context.Context, err error) (state.Outcome, error) {
 
 // precheck runs the read-only precheck: does the work still need doing?
 func (lr *lotRun) precheck(ctx context.Context) (state.Outcome, error) {
-	out, o, err := lr.session(ctx, state.StepPrecheck, 0, lr.n.lot.ReviewModel, true)
+	out, o, err := lr.readOnlySession(ctx, state.StepPrecheck, 0)
 	if o.Kind != state.OutcomeOK || err != nil {
 		return o, err
 	}
@@ -185,19 +185,9 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 // review runs a read-only review (or the re-review after the minor pass),
 // checks that it left the worktrees as they were, and records its findings.
 func (lr *lotRun) review(ctx context.Context, pos state.Position) (state.Outcome, error) {
-	heads := lr.headsAll(ctx)
-	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.ReviewModel, true)
+	out, o, err := lr.readOnlySession(ctx, pos.Step, pos.Pass)
 	if o.Kind != state.OutcomeOK || err != nil {
 		return o, err
-	}
-	after := lr.headsAll(ctx)
-	dirty, derr := lr.dirtyAll(ctx)
-	if after != heads || derr != nil || len(dirty) > 0 {
-		// Its verdict is not recorded: it is not trusted.
-		if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[len(l.Steps)-1].Conform = nil }); err != nil {
-			return state.Outcome{}, err
-		}
-		return state.Outcome{Kind: state.OutcomeUntrusted}, nil
 	}
 	if out.Report == nil {
 		return state.Outcome{Kind: state.OutcomeNoReport}, nil
@@ -257,9 +247,7 @@ func dirtyCause(step state.StepKind, dirty []string, err error) string {
 	if err != nil {
 		return "cannot read the worktree's status: " + err.Error()
 	}
-	if len(dirty) > 10 {
-		dirty = append(dirty[:10:10], fmt.Sprintf("and %d more", len(dirty)-10))
-	}
+	dirty = limit(dirty, 10)
 	return fmt.Sprintf("the %s session left uncommitted changes (cadence never commits or discards an agent's work): %s", step, strings.Join(dirty, ", "))
 }
 

@@ -109,7 +109,8 @@ const (
 	// OutcomeNotConform: a review with blocking or major findings; Detail
 	// summarizes them.
 	OutcomeNotConform
-	// OutcomeUntrusted: a review changed HEAD or the tree of the worktree.
+	// OutcomeUntrusted: a read-only step (precheck, review, re-review)
+	// changed HEAD or the tree of a worktree, whatever way it ended.
 	OutcomeUntrusted
 	// OutcomeNoReport: a review gave no report.
 	OutcomeNoReport
@@ -213,6 +214,10 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 		return end(LotFailed, fmt.Sprintf("%s session %s: %s", at.Step, o.Status, o.Detail))
 	case OutcomeNoStart:
 		return end(LotFailed, o.Detail)
+	case OutcomeUntrusted:
+		// A read-only step (precheck, review, re-review) that changed a
+		// worktree, however it ended: handed back, its verdict unused.
+		return end(LotHandedBack, firstNonEmpty(o.Detail, fmt.Sprintf("the %s changed the worktree (HEAD or files), so its verdict is not trusted", at.Step)))
 	}
 	switch at.Step {
 	case StepPrecheck:
@@ -262,8 +267,6 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 				return end(LotHandedBack, cause)
 			}
 			return goOn(Position{Step: StepFix, Pass: at.Pass + 1})
-		case OutcomeUntrusted:
-			return end(LotHandedBack, "the review changed the worktree (HEAD or files), so its verdict is not trusted")
 		case OutcomeNoReport:
 			return end(LotFailed, "the review gave no report")
 		}
