@@ -51,7 +51,7 @@ func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, _ string, _ boo
 	if err != nil {
 		return "", err
 	}
-	return "base", os.MkdirAll(dir, 0o755)
+	return fakeBase, os.MkdirAll(dir, 0o755)
 }
 func (g *fakeGit) ResetForReplay(_ context.Context, _ *spec.Repo, dir, wave, lot, to string) (string, error) {
 	g.mu.Lock()
@@ -73,7 +73,7 @@ func (g *fakeGit) SetAside(_ context.Context, _ *spec.Repo, dir, branch, wave, l
 func (g *fakeGit) Head(_ context.Context, dir string) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return fmt.Sprintf("h%d", g.heads[dir]), nil
+	return fmt.Sprintf("a%039x", g.heads[dir]), nil
 }
 func (g *fakeGit) commit(dir string) {
 	g.mu.Lock()
@@ -88,7 +88,12 @@ func (g *fakeGit) Dirty(_ context.Context, dir string) ([]string, error) {
 func (g *fakeGit) Commits(_ context.Context, dir, from, to string) ([]string, error) {
 	return []string{to + " commit (" + filepath.Base(dir) + ")"}, nil
 }
-func (g *fakeGit) Base(context.Context, *spec.Repo) (string, error) { return "base", nil }
+func (g *fakeGit) Base(context.Context, *spec.Repo) (string, error) { return fakeBase, nil }
+
+// fakeBase is the fake git's base commit; its HEADs are "a" and 39 hex
+// digits of a counter: object ids, as the state's checks want them.
+var fakeBase = strings.Repeat("b", 40)
+
 func (g *fakeGit) LockIntegration(context.Context, *spec.Repo, string) (func(), error) {
 	return func() {}, nil
 }

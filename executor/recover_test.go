@@ -109,7 +109,7 @@ lot "c" {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
 	c := h.lots()["c"]
-	if len(h.git.resets) != 1 || h.git.resets[0] != "c@base" {
+	if len(h.git.resets) != 1 || h.git.resets[0] != "c@"+fakeBase {
 		t.Errorf("resets %v, want one to the base the lot started from", h.git.resets)
 	}
 	if len(c.Backups) != 1 || c.Backups[0] != "refs/cadence/backup/w/c/1" {
@@ -210,7 +210,7 @@ repo "r" {
 	if replay == nil {
 		t.Fatalf("no replayed implement session: %+v", h.agent.spans)
 	}
-	if !strings.Contains(replay.brief, "Commits already made for this lot") || !strings.Contains(replay.brief, "h1 commit (") {
+	if !strings.Contains(replay.brief, "Commits already made for this lot") || !strings.Contains(replay.brief, fmt.Sprintf("a%039x commit (", 1)) {
 		t.Errorf("the replayed brief does not list the first attempt's commit:\n%s", replay.brief)
 	}
 }

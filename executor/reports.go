@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -32,30 +33,34 @@ import (
 //     without commit goes on, with a warning: minor findings do not block,
 //     and the re-review sees the tree the review found conform.
 
-// nonQuestions are the entries of a report's questions that say there is
-// no question, compared after normQuestion. An entry with a "?" is a
-// question whatever it says.
-var nonQuestions = map[string]bool{
-	"": true, "n/a": true, "na": true, "n.a": true, "none": true, "no": true, "nothing": true,
-	"no questions": true, "no question": true, "no open questions": true, "no further questions": true,
-	"none so far": true, "none at this time": true, "null": true, "nil": true, "not applicable": true,
-}
+// nonQuestionRE matches the entries of a report's questions that say
+// there is no question, after normQuestion: "none", "n/a", "nothing",
+// "null", "not applicable", and "no"/"none"/"nothing" followed by the
+// usual words of such a statement ("no questions at this time", "none
+// needed", "no further clarifications required", "nothing to ask for
+// now"). A statement with anything else ("no access to the database") is
+// kept: it may be the blocker itself.
+var nonQuestionRE = regexp.MustCompile(`^(?:n[./]?a|null|nil|not applicable|(?:no|none|nothing)(?: (?:further|open|other|additional|more|real|outstanding))?(?: (?:questions?|clarifications?|queries|blockers?|issues|decisions?))?(?: (?:to ask|needed|required|asked|identified|remaining|pending|outstanding))?(?: (?:at (?:this|the|present) ?(?:time|moment|point|stage)?|so far|for now|right now|from me|here|yet))?)$`)
 
 // normQuestion is q lower-cased, without the spaces, quotes, brackets,
-// bullets and punctuation around it ("- None." → "none", "(n/a)" → "n/a",
-// "-" → "").
+// bullets and punctuation around it, its inner spaces made single and none
+// around a slash ("- None." → "none", "(N / A)" → "n/a", "-" → "").
 func normQuestion(q string) string {
-	return strings.ToLower(strings.Trim(q, " \t\r\n\"'`()[]{}*-–—.,;:!…"))
+	q = strings.ToLower(strings.Trim(q, " \t\r\n\"'`()[]{}*-–—.,;:!…"))
+	q = strings.Join(strings.Fields(q), " ")
+	return strings.ReplaceAll(strings.ReplaceAll(q, " /", "/"), "/ ", "/")
 }
 
 // nonQuestion reports whether a report's question entry q says there is no
-// question: empty or blank, or one of nonQuestions in any case, with any
-// punctuation, quotes or bullet around it. Never for an entry holding "?".
+// question: empty or blank, or matched by nonQuestionRE in any case, with
+// any punctuation, quotes or bullet around it. Never for an entry holding
+// "?".
 func nonQuestion(q string) bool {
 	if strings.Contains(q, "?") {
 		return false
 	}
-	return nonQuestions[strings.Join(strings.Fields(normQuestion(q)), " ")]
+	n := normQuestion(q)
+	return n == "" || nonQuestionRE.MatchString(n)
 }
 
 // realQuestions splits a report's questions into the real ones, in order,

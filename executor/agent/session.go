@@ -82,22 +82,30 @@ type Outcome struct {
 }
 
 // Denial is a tool call the agent CLI refused under the session's
-// permissions: the tool ("Edit", "Bash") and what identifies its input
-// (the command, the file path; "" when unknown).
+// permissions, or that its OS sandbox kept from writing: the tool ("Edit",
+// "Bash") and what identifies its input (the command, the file path; ""
+// when unknown). Sandbox marks a write the sandbox refused (the call ran
+// and failed on a read-only file system).
 type Denial struct {
 	Tool, Input string
+	Sandbox     bool
 }
 
-// String is "Tool" or "Tool (input)", the input cut to 200 characters.
+// String is "Tool" or "Tool (input)", the input cut to 200 characters,
+// followed by " by the sandbox" for a write the sandbox refused.
 func (d Denial) String() string {
-	if d.Input == "" {
-		return d.Tool
+	s := d.Tool
+	if d.Input != "" {
+		in := []rune(d.Input)
+		if len(in) > 200 {
+			in = append(in[:200], '…')
+		}
+		s += " (" + string(in) + ")"
 	}
-	in := []rune(d.Input)
-	if len(in) > 200 {
-		in = append(in[:200], '…')
+	if d.Sandbox {
+		s += " by the sandbox"
 	}
-	return d.Tool + " (" + string(in) + ")"
+	return s
 }
 
 // Spent is what a session cost: its tokens and its cost in millionths of

@@ -31,8 +31,8 @@ func Validate(s *State) error {
 	if !slices.Contains(waveStatuses, s.Status) {
 		bad("status %q is not a wave status", s.Status)
 	}
-	if s.Serial < 0 || s.Budget < 0 || s.Consumed.Counted < 0 || s.Consumed.CacheRead < 0 || s.Consumed.CostMicros < 0 {
-		bad("serial, budget and consumed must not be negative")
+	if s.Serial < 0 || s.Budget < 0 || s.BudgetMicros < 0 || s.Consumed.Counted < 0 || s.Consumed.CacheRead < 0 || s.Consumed.CostMicros < 0 {
+		bad("serial, budget, budget_micro_usd and consumed must not be negative")
 	}
 	ids := make([]string, 0, len(s.Lots))
 	for id := range s.Lots {
@@ -75,6 +75,8 @@ func Validate(s *State) error {
 			for i, m := range l.Integrating.Repos {
 				if m.Repo == "" || m.Base == "" || m.Old == "" || m.New == "" {
 					bad("lot %q: integrating repo %d needs repo, base, old and new", id, i)
+				} else if !objectID(m.Old) || !objectID(m.New) {
+					bad("lot %q: integrating repo %d: old and new must be full object ids (40 or 64 hex digits), got %q and %q", id, i, m.Old, m.New)
 				}
 			}
 		}
@@ -85,4 +87,18 @@ func Validate(s *State) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// objectID reports whether s is a full git object id: 40 (SHA-1) or 64
+// (SHA-256) lower-case hex digits (gitformat-hash).
+func objectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -21,6 +21,8 @@ func TestReadRefusesBadStates(t *testing.T) {
 		{"unknown step status", `"lots":{"a":{"status":"queued","steps":[{"kind":"run","status":"meh","started":"2024-01-01T00:00:00Z","usage":{"input":0,"cache_write":0,"cache_read":0,"output":0},"cost_micro_usd":0}]}}}`, `status "meh"`},
 		{"bad severity", `"lots":{"a":{"status":"queued","findings":[{"severity":"huge","text":"x"}]}}}`, `severity "huge"`},
 		{"negative usage", `"lots":{"a":{"status":"queued","steps":[{"kind":"run","status":"ok","started":"2024-01-01T00:00:00Z","usage":{"input":-1,"cache_write":0,"cache_read":0,"output":0},"cost_micro_usd":0}]}}}`, "negative"},
+		{"negative dollar budget", `"budget_micro_usd":-5,"lots":{}}`, "budget_micro_usd"},
+		{"integrating to no object id", `"lots":{"a":{"status":"running","integrating":{"repos":[{"repo":"app","base":"main","old":"0123456789abcdef0123456789abcdef01234567","new":"zzzz"}]}}}}`, `full object ids`},
 		{"integrating without repos", `"lots":{"a":{"status":"running","integrating":{"repos":[]}}}}`, `integrating names no repository`},
 		{"integrating without old", `"lots":{"a":{"status":"running","integrating":{"repos":[{"repo":"app","base":"main","old":"","new":"b"}]}}}}`, `needs repo, base, old and new`},
 		{"also_commits without a repo name", `"lots":{"a":{"status":"queued","steps":[{"kind":"implement","status":"ok","started":"2024-01-01T00:00:00Z","usage":{"input":0,"cache_write":0,"cache_read":0,"output":0},"cost_micro_usd":0,"also_commits":{"":["x"]}}]}}}`, "empty repository name"},

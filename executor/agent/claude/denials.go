@@ -23,11 +23,23 @@ import (
 //     denied." and is in the result's permission_denials
 //     ({"tool_name","tool_use_id","tool_input"}).
 //
-// Both are recorded once per tool_use id, with the call's tool and its
+//   - a write the OS sandbox refused (sandbox.go) is no refusal of the
+//     CLI: the command ran and failed, and its tool_result (is_error true)
+//     holds the kernel's "Read-only file system" (EROFS on the sandbox's
+//     read-only binds), as the shell, git or python print it. It is
+//     recorded as a denial by the sandbox.
+//
+// All are recorded once per tool_use id, with the call's tool and its
 // command or file path (streamWatch.denials).
 
 // refusalRE matches the tool_result text of a refused call.
 var refusalRE = regexp.MustCompile(`No such tool available: |^Permission to use \S+ .*has been denied|^Error: Permission to use `)
+
+// sandboxRefusal reports whether a failed tool call's result text says
+// the sandbox kept it from writing (EROFS).
+func sandboxRefusal(text string) bool {
+	return strings.Contains(text, "Read-only file system")
+}
 
 // refusal reports whether a failed tool call's result text says the CLI
 // refused the call (not that the tool ran and failed).

@@ -106,7 +106,8 @@ func TestSandboxSettingsReadOnly(t *testing.T) {
 
 // TestStreamSeesDenials: refused calls are read from the tool results (a
 // tool a deny rule took away) and from the result's permission_denials (a
-// denied command), once each; a tool that ran and failed is no denial.
+// denied command), once each, and so are writes the sandbox refused
+// (EROFS); a tool that ran and failed otherwise is no denial.
 func TestStreamSeesDenials(t *testing.T) {
 	w := newStreamWatch(nil, nil)
 	use := func(id, name, input string) string {
@@ -125,6 +126,8 @@ func TestStreamSeesDenials(t *testing.T) {
 		result("t3", true, "Exit code 1"),
 		use("t4", "Bash", `{"command":"ls"}`),
 		result("t4", false, "f.txt"),
+		use("t5", "Bash", `{"command":"echo x > f.txt"}`),
+		result("t5", true, "Exit code 1\n/bin/bash: line 1: f.txt: Read-only file system"),
 		`{"type":"result","subtype":"success","permission_denials":[{"tool_name":"Bash","tool_use_id":"t2","tool_input":{"command":"git commit -qm x"}},{"tool_name":"Write","tool_use_id":"t9","tool_input":{"file_path":"/w/a/g.txt"}}]}`,
 	} {
 		w.line([]byte(l))
@@ -133,7 +136,7 @@ func TestStreamSeesDenials(t *testing.T) {
 	for _, d := range w.deniedCalls() {
 		got = append(got, d.String())
 	}
-	want := []string{"Edit (/w/a/f.txt)", "Bash (git commit -qm x)", "Write (/w/a/g.txt)"}
+	want := []string{"Edit (/w/a/f.txt)", "Bash (git commit -qm x)", "Bash (echo x > f.txt) by the sandbox", "Write (/w/a/g.txt)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("denials %q, want %q", got, want)
 	}

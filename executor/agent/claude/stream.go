@@ -149,8 +149,16 @@ func (w *streamWatch) line(b []byte) {
 		}
 	case l.Type == "user" && l.Message != nil:
 		for _, c := range l.Message.Content {
-			if c.Type == "tool_result" && c.IsError && refusal(resultText(c.Content)) {
+			if c.Type != "tool_result" || !c.IsError {
+				continue
+			}
+			switch text := resultText(c.Content); {
+			case refusal(text):
 				w.denied(c.ToolUseID, w.calls[c.ToolUseID])
+			case sandboxRefusal(text):
+				d := w.calls[c.ToolUseID]
+				d.Sandbox = true
+				w.denied(c.ToolUseID, d)
 			}
 		}
 	case l.Type == "stream_event" && l.Event != nil:
