@@ -164,9 +164,12 @@ type Totals struct {
 	// ceiling (after -budget-usd).
 	Budget    spec.Tokens
 	BudgetUSD spec.USD
-	// Spent are the counted tokens and dollars already used (state file).
-	Spent      int64
-	SpentMicro int64
+	// Spent are the counted tokens and dollars already used (state file);
+	// SpentEstimated when some of the dollars were computed at list prices
+	// (state.Consumed.CostEstimated).
+	Spent          int64
+	SpentMicro     int64
+	SpentEstimated bool
 	// MaxSessions is the session cap; Sessions the most that can run at once.
 	MaxSessions, Sessions int
 	// Jobs is the command-lot cap.

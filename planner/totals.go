@@ -22,7 +22,7 @@ func (b *builder) totals() {
 	if b.opts.BudgetUSD > t.BudgetUSD {
 		t.BudgetUSD = b.opts.BudgetUSD
 	}
-	t.Spent, t.SpentMicro = b.st.Consumed.Counted, b.st.Consumed.CostMicros
+	t.Spent, t.SpentMicro, t.SpentEstimated = b.st.Consumed.Counted, b.st.Consumed.CostMicros, b.st.Consumed.CostEstimated
 	t.MaxSessions, t.Jobs = b.maxSessions(), b.jobs()
 	perRepo := map[*spec.Repo]int{}
 	var pending []*simLot

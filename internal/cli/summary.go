@@ -42,6 +42,12 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			fmt.Fprintln(e.stdout, "The agent hit a usage limit; when it resets is unknown (the agent's messages gave no time): apply again later.")
 			break
 		}
+		if !res.ResetAt.After(time.Now()) {
+			// The limit's message named a time already past (a clock
+			// skew, a reset during the session's retries).
+			fmt.Fprintf(e.stdout, "The agent hit a usage limit; the reset time it gave (%s) has passed: apply again now.\n", res.ResetAt.Local().Format(time.RFC1123))
+			break
+		}
 		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again after %s.\n", res.ResetAt.Local().Format(time.RFC1123))
 	case state.WaveInterrupted:
 		if res.Incident != "" {

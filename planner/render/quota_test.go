@@ -56,3 +56,16 @@ func TestQuotaLine(t *testing.T) {
 		t.Errorf("no Quota line in %+v", totalsLines(p))
 	}
 }
+
+// TestBudgetSummarySpentEstimated: a spent cost computed at list prices
+// is marked so in the plan, as in the end table and status.
+func TestBudgetSummarySpentEstimated(t *testing.T) {
+	tot := planner.Totals{Spent: 1200, SpentMicro: 2910}
+	if got := budgetSummary(tot); !strings.Contains(got, "spent 1.2k ($0.00291)") {
+		t.Errorf("reported: %q", got)
+	}
+	tot.SpentEstimated = true
+	if got := budgetSummary(tot); !strings.Contains(got, "spent 1.2k (~$0.00291, estimated)") {
+		t.Errorf("estimated: %q", got)
+	}
+}

@@ -413,7 +413,10 @@ func budgetSummary(t planner.Totals) string {
 	parts = append(parts, b)
 	if t.Spent > 0 || t.SpentMicro > 0 {
 		s := "spent " + spec.Tokens(t.Spent).String()
-		if t.SpentMicro > 0 {
+		switch {
+		case t.SpentMicro > 0 && t.SpentEstimated:
+			s += " (~" + spec.USD(t.SpentMicro).String() + ", estimated)"
+		case t.SpentMicro > 0:
 			s += " (" + spec.USD(t.SpentMicro).String() + ")"
 		}
 		parts = append(parts, s)
