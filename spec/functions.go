@@ -2,9 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -40,24 +37,6 @@ func Functions(dir string, lookup func(name string) (string, bool)) map[string]f
 		"min":          stdlib.MinFunc,
 	}
 	return fns
-}
-
-func readRelative(dir, name string) (string, error) {
-	p := name
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return "", fmt.Errorf("no file %s (paths are relative to the wave file's folder)", p)
-		}
-		return "", err
-	}
-	if !utf8.Valid(b) {
-		return "", fmt.Errorf("%s is not UTF-8 text", p)
-	}
-	return string(b), nil
 }
 
 func fileFunc(dir string) function.Function {
@@ -110,14 +89,20 @@ func templateFileFunc(dir string, lookup func(string) (string, bool)) function.F
 	})
 }
 
-// EnvValue is what env() found for one variable.
+// EnvValue is what env() found for one variable. The value is sensitive:
+// a file (a saved plan) records its Digest, never Value, which is left out
+// of JSON.
 type EnvValue struct {
 	// Value is the variable's value; empty when it is unset.
-	Value string
+	Value string `json:"-"`
 	// Set is false when the variable is not in the environment (env()
 	// returned its default).
-	Set bool
+	Set bool `json:"set"`
 }
+
+// Digest returns Digest(e.Value), what a saved plan records to tell
+// later whether the variable changed.
+func (e EnvValue) Digest() string { return Digest(e.Value) }
 
 // envRecorder looks variables up for env() and records each answer in
 // Config.Env.
@@ -141,7 +126,7 @@ func (r *envRecorder) get(name string) (string, bool) {
 
 func envFunc(lookup func(string) (string, bool)) function.Function {
 	return function.New(&function.Spec{
-		Description: "Returns an environment variable, or the default (second argument, optional) when it is unset.",
+		Description: "Returns an environment variable, or the default (second argument, optional) when it is unset; the value is sensitive.",
 		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
 		VarParam:    &function.Parameter{Name: "default", Type: cty.String},
 		Type:        function.StaticReturnType(cty.String),
@@ -151,13 +136,13 @@ func envFunc(lookup func(string) (string, bool)) function.Function {
 			}
 			if lookup != nil {
 				if v, ok := lookup(args[0].AsString()); ok {
-					return cty.StringVal(v), nil
+					return cty.StringVal(v).Mark(Sensitive), nil
 				}
 			}
 			if len(args) == 2 {
-				return args[1], nil
+				return args[1].Mark(Sensitive), nil
 			}
-			return cty.StringVal(""), nil
+			return cty.StringVal("").Mark(Sensitive), nil
 		},
 	})
 }

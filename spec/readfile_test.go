@@ -1,0 +1,137 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readTree lays out a git work tree for the file() rules:
+//
+//	root/outside.txt              outside every tree
+//	root/plain/wave.hcl           a wave file in no git work tree
+//	root/repo/.git/
+//	root/repo/shared/brief.md     elsewhere in the same work tree
+//	root/repo/waves/wave.hcl      the wave file
+//	root/repo/waves/sub/brief.md  in the wave's own folder tree
+//	root/repo/waves/out -> root/outside.txt
+//	root/repo/waves/in -> ../shared/brief.md
+//	root/repo/waves/fifo          a named pipe
+//	root/repo/waves/big           MaxFileBytes+1 bytes
+func readTree(t *testing.T) (root string) {
+	t.Helper()
+	root = t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("outside.txt", "secret")
+	write("plain/wave.hcl", "")
+	write("repo/.git/HEAD", "ref: refs/heads/main\n")
+	write("repo/shared/brief.md", "shared brief")
+	write("repo/waves/sub/brief.md", "sub brief")
+	write("repo/waves/big", strings.Repeat("x", MaxFileBytes+1))
+	if err := os.Symlink(filepath.Join(root, "outside.txt"), filepath.Join(root, "repo/waves/out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../shared/brief.md", filepath.Join(root, "repo/waves/in")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "repo/waves/fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// loadTitle loads a wave at root/rel whose lot title is expr (on line 3)
+// and returns its title or its diagnostics' text, failing when loading
+// does not return promptly (a FIFO must not hang it).
+func loadTitle(t *testing.T, root, rel, expr string) (string, []string) {
+	t.Helper()
+	src := "wave \"w\" {}\nlot \"a\" {\n  title = " + expr + "\n  run = \"true\"\n}\n"
+	file := filepath.Join(root, rel)
+	type result struct {
+		cfg  *Config
+		errs []string
+	}
+	done := make(chan result, 1)
+	go func() {
+		cfg, diags := NewLoader().LoadBytes([]byte(src), file, Options{})
+		var errs []string
+		for _, d := range diags {
+			if d.Subject == nil || d.Subject.Filename != file || d.Subject.Start.Line != 3 {
+				t.Errorf("diagnostic %q at %v, want %s line 3", d.Summary, d.Subject, file)
+			}
+			errs = append(errs, d.Summary+": "+d.Detail)
+		}
+		done <- result{cfg, errs}
+	}()
+	select {
+	case r := <-done:
+		if len(r.errs) > 0 {
+			return "", r.errs
+		}
+		return r.cfg.Lot("a").Title, nil
+	case <-time.After(60 * time.Second):
+		t.Fatalf("loading %s with title = %s did not return", rel, expr)
+		return "", nil
+	}
+}
+
+// TestFileRefused: file() and templatefile() refuse every path that is not
+// a regular file of at most MaxFileBytes inside the wave's folder tree or
+// git work tree, with a diagnostic at the call naming the rule.
+func TestFileRefused(t *testing.T) {
+	root := readTree(t)
+	outside := filepath.Join(root, "outside.txt")
+	for _, c := range []struct{ name, rel, expr, want string }{
+		{"absolute path outside", "repo/waves/wave.hcl", `file("` + outside + `")`, "outside " + filepath.Join(root, "repo")},
+		{"dot-dot escape of the work tree", "repo/waves/wave.hcl", `file("../../outside.txt")`, "is outside"},
+		{"dot-dot escape without git", "plain/wave.hcl", `file("../outside.txt")`, "outside " + filepath.Join(root, "plain")},
+		{"symlink out", "repo/waves/wave.hcl", `file("out")`, "resolves to " + outside},
+		{"dev zero", "repo/waves/wave.hcl", `file("/dev/zero")`, "outside"},
+		{"proc self environ", "repo/waves/wave.hcl", `file("/proc/self/environ")`, "outside"},
+		{"named pipe", "repo/waves/wave.hcl", `file("fifo")`, "is a named pipe"},
+		{"folder", "repo/waves/wave.hcl", `file("sub")`, "is a folder"},
+		{"over the cap", "repo/waves/wave.hcl", `file("big")`, "larger than 1048576 bytes"},
+		{"templatefile outside", "repo/waves/wave.hcl", `templatefile("` + outside + `", {})`, "outside"},
+		{"templatefile pipe", "repo/waves/wave.hcl", `templatefile("fifo", {})`, "is a named pipe"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			title, errs := loadTitle(t, root, c.rel, c.expr)
+			if len(errs) == 0 {
+				t.Fatalf("read %s: title %q", c.expr, title)
+			}
+			if !strings.Contains(errs[0], c.want) || !strings.Contains(errs[0], "file") {
+				t.Errorf("diagnostic %q, want %q", errs[0], c.want)
+			}
+		})
+	}
+}
+
+// TestFileAllowed: a file in a subfolder of the wave's folder and a file
+// elsewhere in the same git work tree (also through a symlink) are read.
+func TestFileAllowed(t *testing.T) {
+	root := readTree(t)
+	for _, c := range []struct{ expr, want string }{
+		{`file("sub/brief.md")`, "sub brief"},
+		{`file("../shared/brief.md")`, "shared brief"},
+		{`file("` + filepath.Join(root, "repo/shared/brief.md") + `")`, "shared brief"},
+		{`file("in")`, "shared brief"},
+		{`templatefile("sub/brief.md", {})`, "sub brief"},
+	} {
+		title, errs := loadTitle(t, root, "repo/waves/wave.hcl", c.expr)
+		if len(errs) > 0 || title != c.want {
+			t.Errorf("%s = %q, %v; want %q", c.expr, title, errs, c.want)
+		}
+	}
+}
