@@ -136,7 +136,9 @@ func (b *builder) selectLots() {
 func (b *builder) decideActions() {
 	b.actions = make(map[*spec.Lot]*LotPlan, len(b.selected))
 	for _, l := range b.selected {
-		lp := &LotPlan{ID: l.ID, Title: l.Title, Kind: l.Kind}
+		// A plan is shown (and posted on pull requests): it holds
+		// spec.Redacted for a sensitive value, never the value.
+		lp := &LotPlan{ID: l.ID, Title: l.Sensitive.Show("title", l.Title), Kind: l.Kind}
 		b.actions[l] = lp
 		sl := b.st.Lots[l.ID]
 		if sl != nil {
@@ -228,6 +230,13 @@ func (b *builder) planLots() {
 			lp.DependsOn = append(lp.DependsOn, d.ID)
 		}
 		lp.Steps = Steps(l)
+		for i := range lp.Steps {
+			if lp.Steps[i].Model == l.Model {
+				lp.Steps[i].Model = l.Sensitive.Show("model", l.Model)
+			} else {
+				lp.Steps[i].Model = l.Sensitive.Show("review_model", lp.Steps[i].Model)
+			}
+		}
 		lp.Budget, lp.Estimate, lp.EstimateSet = l.Budget, l.Estimate, l.EstimateSet
 		if lp.Action.Pending() {
 			lp.Remaining = time.Duration(remaining[l])

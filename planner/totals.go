@@ -118,7 +118,7 @@ func (b *builder) overlaps() {
 	byPath := map[key][]*spec.Lot{}
 	var keys []key
 	for _, l := range b.selected {
-		if l.Kind != spec.AgentLot || l.Repo == nil || l.Repo.Parallel < 2 || !b.actions[l].Action.Pending() {
+		if l.Kind != spec.AgentLot || l.Repo == nil || l.Repo.Parallel < 2 || !b.actions[l].Action.Pending() || l.Sensitive.Has("brief") {
 			continue
 		}
 		seen := map[string]bool{}

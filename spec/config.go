@@ -35,6 +35,10 @@ type Config struct {
 	// Env is what env() returned while the file loaded, by variable name
 	// (nil when the file calls no env()), for a saved plan to record.
 	Env map[string]EnvValue
+	// SensitiveVars are the variables declared with sensitive = true, by
+	// name (nil when there are none): a saved plan must not hold their
+	// values (-var name=value) in clear.
+	SensitiveVars map[string]bool
 
 	agentsByName map[string]*Agent
 	reposByName  map[string]*Repo
@@ -155,6 +159,9 @@ type Repo struct {
 	// Changelog is the changelog file whose [Unreleased] additions merge by
 	// union; empty for none.
 	Changelog string
+	// Sensitive are the attributes whose values derive from a sensitive
+	// value (env(), a sensitive variable): a plan shows them as Redacted.
+	Sensitive Fields
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }
@@ -225,6 +232,10 @@ type Lot struct {
 	Small bool
 	// OnConflict is what integration does on a rebase conflict.
 	OnConflict OnConflict
+	// Sensitive are the attributes whose values derive from a sensitive
+	// value (env(), a sensitive variable), the defaults block's included:
+	// a plan shows them as Redacted, a session still gets the real value.
+	Sensitive Fields
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 }

@@ -59,9 +59,11 @@ type decoder struct {
 	// agentKinds are the kinds an agent block may name (Options.AgentKinds).
 	agentKinds []string
 	defaults   settings
-	lotAttrs   map[*Lot]hcl.Attributes
-	lotAgent   map[*Lot]*hcl.Attribute
-	lotBudget  map[*Lot]hcl.Range
+	// defaultsSensitive are the defaults block's sensitive attributes.
+	defaultsSensitive Fields
+	lotAttrs          map[*Lot]hcl.Attributes
+	lotAgent          map[*Lot]*hcl.Attribute
+	lotBudget         map[*Lot]hcl.Range
 	// lotCase and repoCase find names that differ only in case.
 	lotCase, repoCase caseFold
 }
@@ -93,6 +95,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		c, diags := b.Body.Content(defaultsSchema)
 		d.values.diags = append(d.values.diags, diags...)
 		d.defaults = d.decodeSettings(c.Attributes)
+		d.defaultsSensitive = d.fields(c.Attributes, nil)
 	}
 	d.agentKinds = opts.AgentKinds
 	if len(d.agentKinds) == 0 {
@@ -203,6 +206,7 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	if s, ok := d.str(c.Attributes["changelog"]); ok {
 		r.Changelog = s
 	}
+	r.Sensitive = d.fields(c.Attributes, nil)
 }
 
 func (d *decoder) decodeLot(b *hcl.Block) {
@@ -256,6 +260,11 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 		d.errorf(b.DefRange, "Empty lot", "Lot %q has an empty %s.", id, map[bool]string{true: "brief", false: "run command"}[hasBrief])
 	}
 	d.applySettings(l, d.decodeSettings(c.Attributes))
+	var inherited Fields
+	if l.Kind == AgentLot {
+		inherited = d.defaultsSensitive
+	}
+	l.Sensitive = d.fields(c.Attributes, inherited)
 }
 
 // settings are the lot settings written in one block (a lot or defaults);

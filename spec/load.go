@@ -117,11 +117,12 @@ type variable struct {
 	name      string
 	typ       cty.Type
 	def       cty.Value
+	sensitive bool
 	declRange hcl.Range
 }
 
 var variableSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "type"}, {Name: "default"}, {Name: "description"},
+	{Name: "type"}, {Name: "default"}, {Name: "description"}, {Name: "sensitive"},
 }}
 
 // decodeVariables evaluates variable blocks with their defaults, then the var
@@ -157,6 +158,17 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 					d.errorf(a.Expr.Range(), "Invalid default value", "The default of variable %q does not match its type: %s.", name, err)
 				} else {
 					v.def = cv
+				}
+			}
+		}
+		if a := content.Attributes["sensitive"]; a != nil {
+			val, diags := a.Expr.Value(nil)
+			d.values.diags = append(d.values.diags, diags...)
+			if !diags.HasErrors() {
+				if bv, err := convert.Convert(val, cty.Bool); err != nil || bv.IsNull() {
+					d.errorf(a.Expr.Range(), "Invalid value", "\"sensitive\" of variable %q must be true or false.", name)
+				} else {
+					v.sensitive = bv.True()
 				}
 			}
 		}
@@ -237,6 +249,14 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 			d.errorf(v.declRange, "No value for required variable",
 				"Variable %q has no default; give it with -var %s=VALUE or in a -var-file.", name, name)
 			obj[name] = cty.DynamicVal
+			continue
+		}
+		if v.sensitive {
+			if d.cfg.SensitiveVars == nil {
+				d.cfg.SensitiveVars = map[string]bool{}
+			}
+			d.cfg.SensitiveVars[name] = true
+			obj[name] = v.def.Mark(Sensitive)
 			continue
 		}
 		obj[name] = v.def

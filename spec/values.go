@@ -16,6 +16,9 @@ import (
 type values struct {
 	ctx   *hcl.EvalContext
 	diags hcl.Diagnostics
+	// sensitive are the attributes whose values carried the Sensitive mark
+	// (see unmark); their Go values are the real ones.
+	sensitive map[*hcl.Attribute]bool
 }
 
 func (v *values) errorf(rng hcl.Range, summary, format string, args ...any) {
@@ -34,6 +37,7 @@ func (v *values) eval(attr *hcl.Attribute, want cty.Type, what string) (cty.Valu
 	}
 	val, diags := attr.Expr.Value(v.ctx)
 	v.diags = append(v.diags, diags...)
+	val = v.unmark(attr, val)
 	if diags.HasErrors() || val.IsNull() {
 		return cty.NilVal, false
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cadence-run/cadence/planner"
@@ -168,6 +169,9 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 	if err != nil {
 		return err
 	}
+	if err := sensitiveVarsUnsaved(f.vars, w.cfg.SensitiveVars); err != nil {
+		return err
+	}
 	s := &planner.SavedPlan{
 		FormatVersion: planner.FormatVersion, Kind: planner.SavedPlanKind,
 		WaveFile: abs, WaveDigest: w.digest, StateDigest: w.stateDigest,
@@ -189,6 +193,18 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 		}
 	}
 	return planner.WriteSaved(path, s)
+}
+
+// sensitiveVarsUnsaved refuses to save a plan that would hold the value of
+// a variable declared sensitive = true in clear (a -var assignment is saved
+// as written); a var file is saved by path and read again by apply.
+func sensitiveVarsUnsaved(vars []string, sensitive map[string]bool) error {
+	for _, kv := range vars {
+		if name, _, _ := strings.Cut(kv, "="); sensitive[name] {
+			return fmt.Errorf("variable %q is sensitive: a saved plan does not hold its value, so give it in a -var-file instead of -var", name)
+		}
+	}
+	return nil
 }
 
 func runGraph(e *env, args []string) int {

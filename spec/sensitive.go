@@ -1,0 +1,86 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// sensitiveMark is the type of the Sensitive mark.
+type sensitiveMark string
+
+// Sensitive is the cty mark of a sensitive value, as Terraform's
+// internal/lang/marks.Sensitive: every value env() returns and the value of
+// a variable declared with sensitive = true carry it, and cty carries it to
+// everything computed from them (interpolation, functions, locals).
+const Sensitive = sensitiveMark("sensitive")
+
+// Redacted is what a plan, in every format, and show print in place of a
+// sensitive value (Terraform's wording).
+const Redacted = "(sensitive)"
+
+// Fields are the attributes of one block (a lot, a repo) whose values
+// derive from a sensitive value, by attribute name ("title", "brief",
+// "run", "model", "test", "path", ...). The zero value holds none.
+type Fields map[string]bool
+
+// Has reports whether the attribute name holds a sensitive value.
+func (f Fields) Has(name string) bool { return f[name] }
+
+// Show returns value, or Redacted when the attribute name is sensitive:
+// what a plan prints for it.
+func (f Fields) Show(name, value string) string {
+	if f[name] {
+		return Redacted
+	}
+	return value
+}
+
+// Digest returns the hex SHA-256 of a sensitive value: what a saved plan
+// may record instead of the value, to tell later that it changed.
+func Digest(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return hex.EncodeToString(sum[:])
+}
+
+// unmark returns val without marks, recording attr as sensitive when val or
+// anything in it carried the Sensitive mark.
+func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
+	if !val.ContainsMarked() {
+		return val
+	}
+	val, marks := val.UnmarkDeep()
+	if _, ok := marks[Sensitive]; ok {
+		if v.sensitive == nil {
+			v.sensitive = map[*hcl.Attribute]bool{}
+		}
+		v.sensitive[attr] = true
+	}
+	return val
+}
+
+// fields returns the names of the attributes in attrs whose values were
+// sensitive, plus those of inherited (the defaults block's) that attrs does
+// not set; nil when there are none.
+func (v *values) fields(attrs hcl.Attributes, inherited Fields) Fields {
+	var f Fields
+	add := func(name string) {
+		if f == nil {
+			f = Fields{}
+		}
+		f[name] = true
+	}
+	for name, a := range attrs {
+		if v.sensitive[a] {
+			add(name)
+		}
+	}
+	for name := range inherited {
+		if _, own := attrs[name]; !own {
+			add(name)
+		}
+	}
+	return f
+}

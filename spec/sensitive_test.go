@@ -1,0 +1,84 @@
+package spec
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestSensitive: env() values and sensitive variables mark every attribute
+// derived from them (through interpolation, functions, locals and the
+// defaults block); the Go values stay the real ones.
+func TestSensitive(t *testing.T) {
+	lookup := func(name string) (string, bool) { return map[string]string{"SECRET": "s3cret"}[name], name == "SECRET" }
+	cfg, diags := load(t, `wave "w" {}
+variable "token" {
+  sensitive = true
+  default   = "tok"
+}
+variable "plain" {
+  default = "open"
+}
+locals {
+  derived = upper(var.token)
+}
+defaults {
+  model = env("MODEL", "opus")
+}
+repo "r" {
+  path = "."
+  test = "make test TOKEN=${var.token}"
+}
+lot "a" {
+  repo  = repo.r
+  title = env("SECRET")
+  brief = "use ${local.derived}"
+}
+lot "b" {
+  repo  = repo.r
+  title = var.plain
+  brief = "plain"
+  model = "sonnet"
+}
+lot "c" {
+  run   = "echo ${var.token}"
+}
+`, Options{LookupEnv: lookup})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	a, b, c := cfg.Lot("a"), cfg.Lot("b"), cfg.Lot("c")
+	if a.Title != "s3cret" || a.Brief != "use TOK" || c.Run != "echo tok" || a.Model != "opus" {
+		t.Errorf("values: %q %q %q %q", a.Title, a.Brief, c.Run, a.Model)
+	}
+	for _, x := range []struct {
+		got, want Fields
+	}{
+		{a.Sensitive, Fields{"title": true, "brief": true, "model": true}},
+		{b.Sensitive, nil},
+		{c.Sensitive, Fields{"run": true}},
+		{cfg.Repo("r").Sensitive, Fields{"test": true}},
+	} {
+		if !reflect.DeepEqual(x.got, x.want) {
+			t.Errorf("sensitive = %v, want %v", x.got, x.want)
+		}
+	}
+	if !reflect.DeepEqual(cfg.SensitiveVars, map[string]bool{"token": true}) {
+		t.Errorf("SensitiveVars = %v", cfg.SensitiveVars)
+	}
+	if got := a.Sensitive.Show("title", a.Title); got != Redacted {
+		t.Errorf("Show = %q", got)
+	}
+}
+
+// TestSensitiveInvalid: sensitive must be a bool.
+func TestSensitiveInvalid(t *testing.T) {
+	_, diags := load(t, `wave "w" {}
+variable "x" {
+  sensitive = "maybe"
+  default   = "v"
+}
+`, Options{})
+	if !diags.HasErrors() {
+		t.Fatal("sensitive = \"maybe\" accepted")
+	}
+}
