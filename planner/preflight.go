@@ -88,15 +88,22 @@ func (b *builder) checkRepo(r *spec.Repo, f RepoFacts) {
 		b.diags = append(b.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary,
 			Detail: fmt.Sprintf(format, args...), Subject: &rng})
 	}
+	// A sensitive path or base is not quoted (nor git's error, which
+	// quotes the path).
+	path, base := r.Sensitive.Show("path", r.Path), r.Sensitive.Show("base", r.Base)
+	var cause any = f.Err
+	if r.Sensitive.Has("path") || r.Sensitive.Has("base") {
+		cause = "git's error is not shown: the repo's path or base is sensitive"
+	}
 	switch {
 	case f.Err != nil:
-		fail("Cannot inspect repository", "repo %q (%s): %v.", r.Name, r.Path, f.Err)
+		fail("Cannot inspect repository", "repo %q (%s): %v.", r.Name, path, cause)
 	case !f.Exists:
-		fail("Repository not found", "repo %q: %s does not exist (paths are relative to the wave file's folder).", r.Name, r.Path)
+		fail("Repository not found", "repo %q: %s does not exist (paths are relative to the wave file's folder).", r.Name, path)
 	case !f.IsGit:
-		fail("Not a git repository", "repo %q: %s is not a git repository.", r.Name, r.Path)
+		fail("Not a git repository", "repo %q: %s is not a git repository.", r.Name, path)
 	case f.BaseSHA == "":
-		fail("Base branch not found", "repo %q: %s has no branch %q; set base to the branch lots start from.", r.Name, r.Path, r.Base)
+		fail("Base branch not found", "repo %q: %s has no branch %q; set base to the branch lots start from.", r.Name, path, base)
 	}
 	if f.HeldBy != "" {
 		fail("Repository held by another wave", "repo %q is in use by %s; one wave per repository at a time.", r.Name, f.HeldBy)

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,26 @@ variable "x" {
 `, Options{})
 	if !diags.HasErrors() {
 		t.Fatal("sensitive = \"maybe\" accepted")
+	}
+}
+
+// TestSensitiveNotQuoted: a diagnostic about a sensitive value does not
+// quote it.
+func TestSensitiveNotQuoted(t *testing.T) {
+	lookup := func(string) (string, bool) { return "hunter2", true }
+	for _, attr := range []string{`on_conflict = env("X")`, `budget = env("X")`, `timeout = env("X")`, `fix_passes = -length(env("X"))`} {
+		_, diags := load(t, `wave "w" {}
+repo "r" {
+  path = "."
+}
+lot "a" {
+  repo  = repo.r
+  brief = "b"
+  `+attr+`
+}
+`, Options{LookupEnv: lookup})
+		if !diags.HasErrors() || strings.Contains(diags.Error(), "hunter2") || strings.Contains(diags.Error(), "-7") {
+			t.Errorf("%s: %v", attr, diags)
+		}
 	}
 }

@@ -61,6 +61,16 @@ func (v *values) eval(attr *hcl.Attribute, want cty.Type, what string) (cty.Valu
 	return out, true
 }
 
+// invalid reports attr's value as invalid; the detail, which quotes the
+// value, is replaced by one that does not when the value is sensitive.
+func (v *values) invalid(attr *hcl.Attribute, summary, format string, args ...any) {
+	if v.sensitive[attr] {
+		v.errorf(attr.Expr.Range(), summary, "The value of %q is not valid here; it is sensitive, so it is not shown.", attr.Name)
+		return
+	}
+	v.errorf(attr.Expr.Range(), summary, format, args...)
+}
+
 func friendlyType(t cty.Type) string {
 	switch {
 	case t == cty.String:
@@ -134,7 +144,7 @@ func (v *values) whole(attr *hcl.Attribute, min int) (int, bool) {
 		return 0, false
 	}
 	if i < int64(min) {
-		v.errorf(attr.Expr.Range(), "Invalid value", "%q must be at least %d; got %d.", attr.Name, min, i)
+		v.invalid(attr, "Invalid value", "%q must be at least %d; got %d.", attr.Name, min, i)
 		return 0, false
 	}
 	return int(i), true
@@ -159,7 +169,7 @@ func (v *values) tokens(attr *hcl.Attribute) (Tokens, bool) {
 	}
 	t, err := ParseTokens(s)
 	if err != nil {
-		v.errorf(attr.Expr.Range(), "Invalid token count", "%s.", capitalize(err.Error()))
+		v.invalid(attr, "Invalid token count", "%s.", capitalize(err.Error()))
 		return 0, false
 	}
 	return t, true
@@ -182,7 +192,7 @@ func (v *values) usd(attr *hcl.Attribute) (USD, bool) {
 		err = fmt.Errorf("a dollar amount is required, like 40 or 12.50, but got %s", friendlyType(val.Type()))
 	}
 	if err != nil {
-		v.errorf(attr.Expr.Range(), "Invalid dollar amount", "%s.", capitalize(err.Error()))
+		v.invalid(attr, "Invalid dollar amount", "%s.", capitalize(err.Error()))
 		return 0, false
 	}
 	return u, true
@@ -195,7 +205,7 @@ func (v *values) duration(attr *hcl.Attribute) (time.Duration, bool) {
 	}
 	d, err := ParseDuration(s)
 	if err != nil {
-		v.errorf(attr.Expr.Range(), "Invalid duration", "%s.", capitalize(err.Error()))
+		v.invalid(attr, "Invalid duration", "%s.", capitalize(err.Error()))
 		return 0, false
 	}
 	if d == 0 {
@@ -220,7 +230,7 @@ func (v *values) enum(attr *hcl.Attribute, allowed ...string) (string, bool) {
 	if sug := Suggest(s, allowed); sug != "" {
 		detail += fmt.Sprintf(" Did you mean %q?", sug)
 	}
-	v.errorf(attr.Expr.Range(), "Invalid value", "%s", detail)
+	v.invalid(attr, "Invalid value", "%s", detail)
 	return "", false
 }
 
