@@ -2,6 +2,7 @@ package spec
 
 import (
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,32 @@ lot "a" {
 		if !diags.HasErrors() || strings.Contains(diags.Error(), "hunter2") || strings.Contains(diags.Error(), "-7") {
 			t.Errorf("%s: %v", attr, diags)
 		}
+	}
+}
+
+// TestLookupOnlyNamed: loading asks LookupEnv for the names the wave file
+// passes to env() and no other (plan -offline in CI reads no more of the
+// runner's environment), however the names are computed.
+func TestLookupOnlyNamed(t *testing.T) {
+	var asked []string
+	lookup := func(name string) (string, bool) {
+		asked = append(asked, name)
+		return "v", true
+	}
+	_, diags := load(t, `wave "w" {}
+locals {
+  n = "B"
+}
+lot "a" {
+  run   = "echo ${env("A")}"
+  title = env(local.n)
+}
+`, Options{LookupEnv: lookup})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	sort.Strings(asked)
+	if !reflect.DeepEqual(asked, []string{"A", "B"}) {
+		t.Errorf("asked %v", asked)
 	}
 }

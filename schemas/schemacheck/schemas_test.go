@@ -59,7 +59,7 @@ func TestWaveSchemaValid(t *testing.T) {
     "docs": {"repo": "repo.api", "run": "make docs", "depends_on": ["lot.L41"], "timeout": "5m", "estimate": "2d", "also": []}
   },
   "locals": {"//": "c", "greeting": "hello", "n": 3},
-  "variable": {"model": {"//": "c", "type": "string", "default": "opus", "description": "the write model"}}
+  "variable": {"model": {"//": "c", "type": "string", "default": "opus", "description": "the write model", "sensitive": true}}
 }`},
 		{"lots as an array of label objects", `{` + head + `, "lot": [
   {"L40": {"repo": "repo.api", "brief": "x"}},
@@ -190,8 +190,8 @@ func TestWaveSchemaInvalid(t *testing.T) {
 			[]string{"/defaults", "maxItems"}, false},
 		{"empty lot object", `{"wave": {"w": {}}, "lot": {}}`,
 			[]string{"/lot", "minProperties"}, false},
-		{"variable with unknown attribute", `{"wave": {"w": {}}, "variable": {"v": {"default": 1, "sensitive": true}}}`,
-			[]string{"/variable/v", "additional properties 'sensitive' not allowed"}, false},
+		{"variable with unknown attribute", `{"wave": {"w": {}}, "variable": {"v": {"default": 1, "validation": true}}}`,
+			[]string{"/variable/v", "additional properties 'validation' not allowed"}, false},
 		{"top-level array", `[{"wave": {"w": {}}}]`,
 			[]string{"want object"}, true},
 		{"null brief", `{` + head + `, "lot": {"a": {"repo": "repo.api", "brief": null}}}`,
