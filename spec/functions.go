@@ -39,17 +39,32 @@ func Functions(dir string, lookup func(name string) (string, bool)) map[string]f
 	return fns
 }
 
+// pathParam is the path parameter of file() and templatefile(). It takes
+// a marked value itself so that, when the path is sensitive, an error does
+// not quote it (see hideSensitivePath); the result carries its marks.
+var pathParam = function.Parameter{Name: "path", Type: cty.String, AllowMarked: true}
+
+// hideSensitivePath replaces err, which may quote the path or the file,
+// when the path is sensitive.
+func hideSensitivePath(err error, marks cty.ValueMarks) error {
+	if _, ok := marks[Sensitive]; ok && err != nil {
+		return fmt.Errorf("cannot read the file, whose path is sensitive, so neither it nor the reason is shown (file() and templatefile() read only regular files of at most 1 MiB inside the wave file's folder tree or its git work tree)")
+	}
+	return err
+}
+
 func fileFunc(dir string) function.Function {
 	return function.New(&function.Spec{
 		Description: "Reads a text file relative to the wave file's folder.",
-		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
+		Params:      []function.Parameter{pathParam},
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			s, err := readRelative(dir, args[0].AsString())
+			path, marks := args[0].Unmark()
+			s, err := readRelative(dir, path.AsString())
 			if err != nil {
-				return cty.NilVal, err
+				return cty.NilVal, hideSensitivePath(err, marks)
 			}
-			return cty.StringVal(s), nil
+			return cty.StringVal(s).WithMarks(marks), nil
 		},
 	})
 }
@@ -58,35 +73,43 @@ func templateFileFunc(dir string, lookup func(string) (string, bool)) function.F
 	return function.New(&function.Spec{
 		Description: "Renders a template file relative to the wave file's folder with the given variables.",
 		Params: []function.Parameter{
-			{Name: "path", Type: cty.String},
+			pathParam,
 			{Name: "vars", Type: cty.DynamicPseudoType},
 		},
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			name := args[0].AsString()
-			src, err := readRelative(dir, name)
+			path, marks := args[0].Unmark()
+			v, err := renderTemplate(dir, lookup, path.AsString(), args[1])
 			if err != nil {
-				return cty.NilVal, err
+				return cty.NilVal, hideSensitivePath(err, marks)
 			}
-			vars := args[1]
-			if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
-				return cty.NilVal, fmt.Errorf("the second argument must be an object of variables")
-			}
-			expr, diags := hclsyntax.ParseTemplate([]byte(src), name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
-			if diags.HasErrors() {
-				return cty.NilVal, diags
-			}
-			ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: Functions(dir, lookup)}
-			v, diags := expr.Value(ctx)
-			if diags.HasErrors() {
-				return cty.NilVal, diags
-			}
-			if v.IsNull() || !v.Type().Equals(cty.String) {
-				return cty.NilVal, fmt.Errorf("template %s did not render to a string", name)
-			}
-			return v, nil
+			return v.WithMarks(marks), nil
 		},
 	})
+}
+
+// renderTemplate renders the template file name with vars for templatefile.
+func renderTemplate(dir string, lookup func(string) (string, bool), name string, vars cty.Value) (cty.Value, error) {
+	src, err := readRelative(dir, name)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
+		return cty.NilVal, fmt.Errorf("the second argument must be an object of variables")
+	}
+	expr, diags := hclsyntax.ParseTemplate([]byte(src), name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: Functions(dir, lookup)}
+	v, diags := expr.Value(ctx)
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	if v.IsNull() || !v.Type().Equals(cty.String) {
+		return cty.NilVal, fmt.Errorf("template %s did not render to a string", name)
+	}
+	return v, nil
 }
 
 // EnvValue is what env() found for one variable. The value is sensitive:

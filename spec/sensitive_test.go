@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -130,5 +132,39 @@ lot "a" {
 	sort.Strings(asked)
 	if !reflect.DeepEqual(asked, []string{"A", "B"}) {
 		t.Errorf("asked %v", asked)
+	}
+}
+
+// TestSensitivePath: a file read through a sensitive path is sensitive, and
+// a failure to read one does not quote the path.
+func TestSensitivePath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "brief.md"), []byte("the brief"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(name string) (string, bool) {
+		return map[string]string{"OK": "brief.md", "BAD": "hunter2.md"}[name], true
+	}
+	src := `wave "w" {}
+lot "a" {
+  run   = "true"
+  title = file(env("OK"))
+  brief = templatefile(env("OK"), {})
+}
+`
+	file := filepath.Join(dir, "wave.hcl")
+	cfg, diags := NewLoader().LoadBytes([]byte(src), file, Options{LookupEnv: lookup})
+	if !diags.HasErrors() {
+		t.Fatal("a lot with brief and run accepted")
+	}
+	a := cfg.Lot("a")
+	if a.Title != "the brief" || !a.Sensitive.Has("title") || !a.Sensitive.Has("brief") {
+		t.Errorf("title %q sensitive %v", a.Title, a.Sensitive)
+	}
+	for _, call := range []string{`file(env("BAD"))`, `templatefile(env("BAD"), {})`} {
+		_, diags = NewLoader().LoadBytes([]byte("wave \"w\" {}\nlot \"a\" {\n  run = \"true\"\n  title = "+call+"\n}\n"), file, Options{LookupEnv: lookup})
+		if !diags.HasErrors() || strings.Contains(diags.Error(), "hunter2") {
+			t.Errorf("%s: %v", call, diags)
+		}
 	}
 }
