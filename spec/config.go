@@ -6,8 +6,11 @@
 // second resolves the references between blocks (lot.X, repo.Y, agent.Z) and
 // checks the dependency graph. Every problem is an hcl.Diagnostic carrying the
 // source range, and all of them are reported in one run. The package never
-// starts a process and never touches git; file() and templatefile() read files
-// relative to the wave file's folder.
+// starts a process and never runs git; file() and templatefile() read files
+// relative to the wave file's folder, and only inside its folder tree or git
+// work tree (readfile.go). Values from env() and sensitive variables carry
+// the Sensitive mark; Lot.Sensitive and Repo.Sensitive name the attributes
+// they reached, for plans to show as Redacted (sensitive.go).
 package spec
 
 import (
@@ -33,7 +36,8 @@ type Config struct {
 	// Lots are the lots in file order.
 	Lots []*Lot
 	// Env is what env() returned while the file loaded, by variable name
-	// (nil when the file calls no env()), for a saved plan to record.
+	// (nil when the file calls no env()), for a saved plan to record: by
+	// EnvValue.Digest, as every env() value is sensitive.
 	Env map[string]EnvValue
 	// SensitiveVars are the variables declared with sensitive = true, by
 	// name (nil when there are none): a saved plan must not hold their

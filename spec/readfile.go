@@ -132,7 +132,6 @@ func regular(p string, st fs.FileInfo) error {
 		what = "a socket"
 	default:
 		what = "not a regular file"
-		return fmt.Errorf("%s is %s: file() and templatefile() read only regular files", p, what)
 	}
 	return fmt.Errorf("%s is %s: file() and templatefile() read only regular files", p, what)
 }
