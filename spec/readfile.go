@@ -50,7 +50,8 @@ func within(root, p string) bool {
 
 // readRelative reads the text file name, relative to the wave file's folder
 // dir, for file() and templatefile(). The rules, for untrusted wave files:
-// the path, after resolving every symbolic link, must be inside readRoot(dir);
+// the path, after resolving every symbolic link, must be inside readRoot(dir)
+// and not under /proc, /sys or /dev (even for a wave file at /);
 // it must be a regular file (no folder, device, named pipe or socket: these
 // are refused before they are opened, so a FIFO cannot hang plan); it must
 // be at most MaxFileBytes and UTF-8. Each broken rule is an error naming it.
@@ -67,6 +68,11 @@ func readRelative(dir, name string) (string, error) {
 			return "", fmt.Errorf("no file %s (paths are relative to the wave file's folder)", p)
 		}
 		return "", err
+	}
+	for _, sys := range []string{"/proc", "/sys", "/dev"} {
+		if within(sys, real) {
+			return "", fmt.Errorf("%s is a system file (under %s): file() and templatefile() read only files inside the wave file's folder tree or the git work tree that holds it", p, sys)
+		}
 	}
 	if !within(root, real) {
 		how := p + " is"
