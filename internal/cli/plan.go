@@ -115,7 +115,7 @@ func runPlan(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "plan", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	if f.json {
 		*format = "json"
@@ -132,7 +132,7 @@ func runPlan(e *env, args []string) int {
 	rend := renderers[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence plan: unknown -format %q (text, json, markdown, dot or mermaid)\n", *format)
-		return ExitError
+		return ExitUsage
 	}
 	diagOut := e.stderr
 	if *format == "json" {
@@ -200,12 +200,12 @@ func runGraph(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "graph", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	rend := map[string]func(io.Writer, *planner.Plan) error{"dot": render.DOT, "mermaid": render.Mermaid}[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence graph: unknown -format %q (dot or mermaid)\n", *format)
-		return ExitError
+		return ExitUsage
 	}
 	f.offline = true // the graph needs no machine facts
 	_, p := f.makePlan(e, file, e.stderr)
