@@ -46,6 +46,7 @@ func init() {
 		{"answer", "FILE LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
 		{"logs", "FILE LOT", "A lot's journal and session reports", runLogs},
 		{"clean", "[FILE]", "Remove a wave's leftover worktrees, merged lot branches and push guard", runClean},
+		{"list", "[FILE]", "The wave's lots with their titles and status", runList},
 		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
 		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
 		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},
