@@ -138,6 +138,9 @@ func runPlan(e *env, args []string) int {
 	if *format == "json" {
 		diagOut = e.stdout
 	}
+	if f.badValues(e, diagOut) {
+		return ExitUsage
+	}
 	w, p := f.makePlan(e, file, diagOut)
 	if p == nil {
 		return ExitError
@@ -205,6 +208,9 @@ func runGraph(e *env, args []string) int {
 	rend := map[string]func(io.Writer, *planner.Plan) error{"dot": render.DOT, "mermaid": render.Mermaid}[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence graph: unknown -format %q (dot or mermaid)\n", *format)
+		return ExitUsage
+	}
+	if f.badValues(e, e.stderr) {
 		return ExitUsage
 	}
 	f.offline = true // the graph needs no machine facts
