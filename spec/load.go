@@ -19,8 +19,17 @@ import (
 type Options struct {
 	// Vars are -var name=value assignments, applied in order after VarFiles.
 	Vars []string
-	// VarFiles are -var-file paths (HCL or HCL JSON files of assignments).
+	// VarFiles are -var-file paths (HCL or HCL JSON files of assignments),
+	// applied in order after EnvVars; the CLI puts the wave's auto-loaded
+	// var file (layout.AutoVarFile) first.
 	VarFiles []string
+	// EnvVars are variable values from the environment, by variable name
+	// (the CLI reads CADENCE_VAR_<name>; spec reads no environment). They
+	// have the lowest precedence after the defaults: VarFiles and Vars
+	// win. A value is read as -var reads one (a string for a string or
+	// untyped variable, else an HCL expression); a name the wave declares
+	// no variable for is ignored, as Terraform ignores such TF_VAR_.
+	EnvVars map[string]string
 	// AgentKinds are the kinds an agent block may name: the kinds that have
 	// an adapter (the CLI passes executor/agent.Kinds(); spec does not
 	// import the executor). Empty means DefaultAgentKinds.
@@ -193,6 +202,19 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		}
 		v.def = cv
 	}
+	envNames := make([]string, 0, len(opts.EnvVars))
+	for name := range opts.EnvVars {
+		envNames = append(envNames, name)
+	}
+	sort.Strings(envNames)
+	for _, name := range envNames {
+		if _, ok := vars[name]; !ok {
+			continue
+		}
+		if val, ok := d.rawVarValue(vars[name], opts.EnvVars[name], "CADENCE_VAR_"+name, "Invalid CADENCE_VAR_ value"); ok {
+			set(name, val, nil, "CADENCE_VAR_"+name)
+		}
+	}
 	for _, vf := range opts.VarFiles {
 		var f *hcl.File
 		var diags hcl.Diagnostics
@@ -228,17 +250,9 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 				Detail: fmt.Sprintf("-var %q must look like name=value.", kv)})
 			continue
 		}
-		val := cty.StringVal(raw)
-		if v, ok := vars[name]; ok && !v.typ.Equals(cty.String) && !v.typ.Equals(cty.DynamicPseudoType) {
-			expr, diags := hclsyntax.ParseExpression([]byte(raw), "-var "+name, hcl.InitialPos)
-			if !diags.HasErrors() {
-				val, diags = expr.Value(nil)
-			}
-			if diags.HasErrors() {
-				d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -var value",
-					Detail: fmt.Sprintf("-var %s: %q is not a valid %s value.", name, raw, typeexpr.TypeString(v.typ))})
-				continue
-			}
+		val, ok := d.rawVarValue(vars[name], raw, "-var "+name, "Invalid -var value")
+		if !ok {
+			continue
 		}
 		set(name, val, nil, "-var")
 	}
@@ -247,7 +261,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		v := vars[name]
 		if v.def == cty.NilVal {
 			d.errorf(v.declRange, "No value for required variable",
-				"Variable %q has no default; give it with -var %s=VALUE or in a -var-file.", name, name)
+				"Variable %q has no default; give it with -var %s=VALUE, in a -var-file or as CADENCE_VAR_%s.", name, name, name)
 			obj[name] = cty.DynamicVal
 			continue
 		}
@@ -262,6 +276,27 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		obj[name] = v.def
 	}
 	return cty.ObjectVal(obj)
+}
+
+// rawVarValue reads the text value raw given to variable v (nil when the
+// wave declares none) from the command line or the environment (from names
+// it): a string for a string or untyped variable, else an HCL expression.
+// A value that does not parse is reported with summary, and ok is false.
+func (d *decoder) rawVarValue(v *variable, raw, from, summary string) (cty.Value, bool) {
+	if v == nil || v.typ.Equals(cty.String) || v.typ.Equals(cty.DynamicPseudoType) {
+		return cty.StringVal(raw), true
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), from, hcl.InitialPos)
+	var val cty.Value
+	if !diags.HasErrors() {
+		val, diags = expr.Value(nil)
+	}
+	if diags.HasErrors() {
+		d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary,
+			Detail: fmt.Sprintf("%s: %q is not a valid %s value.", from, raw, typeexpr.TypeString(v.typ))})
+		return cty.NilVal, false
+	}
+	return val, true
 }
 
 func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {

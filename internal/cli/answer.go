@@ -18,7 +18,7 @@ func runAnswer(e *env, args []string) int {
 	}
 	if len(pos) != 3 {
 		fmt.Fprintln(e.stderr, `cadence answer: usage: cadence answer FILE LOT "text"`)
-		return ExitError
+		return ExitUsage
 	}
 	file, id, text := pos[0], pos[1], pos[2]
 	lay := e.layoutOf(file, "")

@@ -24,7 +24,7 @@ func runClean(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "clean", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	w, diags := loadWave(file, spec.Options{})
 	if diags.HasErrors() {

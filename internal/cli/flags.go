@@ -64,7 +64,7 @@ func (fs *flagSet) parse(e *env, args []string) ([]string, int) {
 			if err == flag.ErrHelp {
 				return nil, ExitOK
 			}
-			return nil, ExitError
+			return nil, ExitUsage
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

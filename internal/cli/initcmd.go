@@ -17,7 +17,7 @@ func runInit(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "init", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if os.IsExist(err) {

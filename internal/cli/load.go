@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/layout"
@@ -23,12 +24,21 @@ type wave struct {
 }
 
 // loadWave reads and decodes a wave file; env() in it reads the process
-// environment (unless opts says otherwise). Diagnostics are returned for
-// the caller to print with the loader's sources.
+// environment (unless opts says otherwise). Variables come, lowest
+// precedence first, from their defaults, CADENCE_VAR_<name> (unless
+// opts.EnvVars is set), the wave's auto-loaded var files
+// (layout.AutoVarFiles: wave.vars.hcl, wave.vars.json beside wave.hcl,
+// when they exist), opts.VarFiles (-var-file) and opts.Vars (-var).
+// Diagnostics are returned for the caller to print with the loader's
+// sources.
 func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
+	if opts.EnvVars == nil {
+		opts.EnvVars = envVars(os.Environ())
+	}
+	opts.VarFiles = append(autoVarFiles(file), opts.VarFiles...)
 	w := &wave{file: file, loader: spec.NewLoader()}
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -61,4 +71,33 @@ func (w *wave) readState() error {
 	}
 	w.state, w.stateDigest = st, digest
 	return nil
+}
+
+// envVarPrefix names an environment variable that sets a wave variable:
+// CADENCE_VAR_model=opus sets var.model (Terraform's TF_VAR_name).
+const envVarPrefix = "CADENCE_VAR_"
+
+// envVars returns the wave variables set in environ (KEY=value entries,
+// as os.Environ), by variable name.
+func envVars(environ []string) map[string]string {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if name, found := strings.CutPrefix(k, envVarPrefix); ok && found && name != "" {
+			vars[name] = v
+		}
+	}
+	return vars
+}
+
+// autoVarFiles returns those of the wave file's auto-loaded var files
+// (layout.AutoVarFiles) that exist.
+func autoVarFiles(file string) []string {
+	var files []string
+	for _, f := range layout.AutoVarFiles(file) {
+		if st, err := os.Stat(f); err == nil && !st.IsDir() {
+			files = append(files, f)
+		}
+	}
+	return files
 }

@@ -23,7 +23,7 @@ func runLogs(e *env, args []string) int {
 	}
 	if len(pos) != 2 {
 		fmt.Fprintln(e.stderr, "cadence logs: usage: cadence logs FILE LOT [-step N]")
-		return ExitError
+		return ExitUsage
 	}
 	file, id := pos[0], pos[1]
 	lay := e.layoutOf(file, "")

@@ -23,6 +23,10 @@ const (
 	ExitOK      = 0
 	ExitError   = 1
 	ExitPending = 2 // plan -detailed-exitcode: work pending
+	// ExitUsage is a usage error of any command (an unknown command or
+	// flag, a bad flag value, a missing or extra argument): refused before
+	// acting, as apply's exit 2 (DESIGN.md §2).
+	ExitUsage = 2
 )
 
 // command is one subcommand.
@@ -42,6 +46,7 @@ func init() {
 		{"answer", "FILE LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
 		{"logs", "FILE LOT", "A lot's journal and session reports", runLogs},
 		{"clean", "[FILE]", "Remove a wave's leftover worktrees, merged lot branches and push guard", runClean},
+		{"list", "[FILE]", "The wave's lots with their titles and status", runList},
 		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
 		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
 		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},
@@ -72,10 +77,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		level = l // the flag wins over CADENCE_LOG, wherever it stands
 	}
 	// Global flags may come before the command.
+	chdir := ""
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch a := args[0]; {
 		case a == "-no-color" || a == "--no-color":
 			e.noColor = true
+		case strings.HasPrefix(a, "-chdir=") || strings.HasPrefix(a, "--chdir="):
+			chdir = a[strings.Index(a, "=")+1:]
+		case (a == "-chdir" || a == "--chdir") && len(args) > 1:
+			chdir = args[1]
+			args = args[1:]
 		case strings.HasPrefix(a, "-log-level=") || strings.HasPrefix(a, "--log-level="):
 		case (a == "-log-level" || a == "--log-level") && len(args) > 1:
 			args = args[1:] // its value, read by logLevelFlag
@@ -88,7 +99,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		default:
 			fmt.Fprintf(stderr, "cadence: unknown global flag %s\n\n", a)
 			usage(stderr)
-			return ExitError
+			return ExitUsage
 		}
 		args = args[1:]
 	}
@@ -99,7 +110,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	gitint.SetEnviron(os.Environ)
 	if len(args) == 0 {
 		usage(stderr)
-		return ExitError
+		return ExitUsage
+	}
+	if code := changeDir(stderr, chdir); code >= 0 {
+		return code
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -116,7 +130,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s\n\n", msg)
 	usage(stderr)
-	return ExitError
+	return ExitUsage
 }
 
 // logLevelFlag finds the last -log-level flag (-log-level=L or -log-level L,
@@ -177,7 +191,7 @@ func usage(w io.Writer) {
 plain commands) with dependencies, models and a token budget, declared in an
 HCL wave file.
 
-Usage: cadence [-no-color] [-log-level=LEVEL] COMMAND [flags] [args]
+Usage: cadence [-chdir=DIR] [-no-color] [-log-level=LEVEL] COMMAND [flags] [args]
 
 Commands:
 `)
@@ -185,8 +199,20 @@ Commands:
 		fmt.Fprintf(w, "  %-8s %-16s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprint(w, `
+Global flags (before the command):
+  -chdir=DIR        switch to folder DIR first: every relative path after it
+                    (wave file, -var-file, -out, PLANFILE) is relative to DIR
+  -no-color         no ANSI colour
+  -log-level=LEVEL  trace, debug, info, warn, error or off (or CADENCE_LOG)
+  -version, -help   the same as the version and help commands
+
 The wave file defaults to wave.hcl in the current folder.
 Run "cadence help COMMAND" for a command's flags.
+
+Exit codes: 0 success; 1 an error (apply: some lot needs the lead);
+2 a usage error (unknown command or flag, a missing argument) or, for apply,
+refused before acting (plan -detailed-exitcode: 2 is work pending, so check
+its standard error); 3 apply suspended (budget or quota); 130 interrupted.
 `)
 }
 
@@ -201,7 +227,7 @@ func runHelp(e *env, args []string) int {
 		}
 	}
 	fmt.Fprintf(e.stderr, "cadence help: no command %q\n", args[0])
-	return ExitError
+	return ExitUsage
 }
 
 // colorOn says whether output to w may use ANSI colour: a terminal, no

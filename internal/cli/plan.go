@@ -116,7 +116,7 @@ func runPlan(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "plan", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	if f.json {
 		*format = "json"
@@ -133,11 +133,14 @@ func runPlan(e *env, args []string) int {
 	rend := renderers[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence plan: unknown -format %q (text, json, markdown, dot or mermaid)\n", *format)
-		return ExitError
+		return ExitUsage
 	}
 	diagOut := e.stderr
 	if *format == "json" {
 		diagOut = e.stdout
+	}
+	if f.badValues(e, diagOut) {
+		return ExitUsage
 	}
 	w, p := f.makePlan(e, file, diagOut)
 	if p == nil {
@@ -216,12 +219,15 @@ func runGraph(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "graph", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	rend := map[string]func(io.Writer, *planner.Plan) error{"dot": render.DOT, "mermaid": render.Mermaid}[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence graph: unknown -format %q (dot or mermaid)\n", *format)
-		return ExitError
+		return ExitUsage
+	}
+	if f.badValues(e, e.stderr) {
+		return ExitUsage
 	}
 	f.offline = true // the graph needs no machine facts
 	_, p := f.makePlan(e, file, e.stderr)

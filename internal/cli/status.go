@@ -28,7 +28,7 @@ func runStatus(e *env, args []string) int {
 	if !*all {
 		var ok bool
 		if file, ok = oneFile(e, "status", pos); !ok {
-			return ExitError
+			return ExitUsage
 		}
 	}
 	lay := e.layoutOf(file, "")

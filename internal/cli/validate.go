@@ -17,7 +17,7 @@ func runValidate(e *env, args []string) int {
 	}
 	file, ok := oneFile(e, "validate", pos)
 	if !ok {
-		return ExitError
+		return ExitUsage
 	}
 	w, diags := loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
 	if fs.json {

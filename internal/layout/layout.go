@@ -137,14 +137,31 @@ func (w Wave) StateFile() string { return StateFile(w.file) }
 // StateFile is the state file of the wave file waveFile (see
 // [Wave.StateFile]); it needs neither the wave's name nor the home.
 func StateFile(waveFile string) string {
-	dir, base := filepath.Split(waveFile)
+	dir, base := stem(waveFile)
+	return filepath.Join(dir, base+".state.json")
+}
+
+// stem splits waveFile into its folder and its name without .hcl, .json
+// or .hcl.json.
+func stem(waveFile string) (dir, base string) {
+	dir, base = filepath.Split(waveFile)
 	for _, ext := range []string{".hcl.json", ".json", ".hcl"} {
 		if strings.HasSuffix(base, ext) {
 			base = strings.TrimSuffix(base, ext)
 			break
 		}
 	}
-	return filepath.Join(dir, base+".state.json")
+	return dir, base
+}
+
+// AutoVarFiles are the var files loaded with the wave file waveFile
+// without a -var-file, when they exist: beside it, its stem plus
+// ".vars.hcl" (HCL) and plus ".vars.json" (HCL JSON), in that order:
+// wave.hcl → wave.vars.hcl, wave.vars.json (as Terraform loads
+// terraform.tfvars; one wave's, so several waves can share a folder).
+func AutoVarFiles(waveFile string) []string {
+	dir, base := stem(waveFile)
+	return []string{filepath.Join(dir, base+".vars.hcl"), filepath.Join(dir, base+".vars.json")}
 }
 
 // Journal is the state's journal, kept beside the state file while a run

@@ -159,3 +159,15 @@ func TestHoldsWorktree(t *testing.T) {
 		}
 	}
 }
+
+func TestAutoVarFiles(t *testing.T) {
+	for in, want := range map[string]string{
+		"wave.hcl":       "wave.vars.hcl wave.vars.json",
+		"dir/w.hcl.json": "dir/w.vars.hcl dir/w.vars.json",
+		"/abs/x.hcl":     "/abs/x.vars.hcl /abs/x.vars.json",
+	} {
+		if got := strings.Join(layout.AutoVarFiles(in), " "); got != want {
+			t.Errorf("AutoVarFiles(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

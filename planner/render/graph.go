@@ -29,7 +29,7 @@ var graphStyles = map[planner.Action]graphStyle{
 
 // graphLabel is a lot's label lines: its id, its title when it has one.
 func graphLabel(lp *planner.LotPlan) []string {
-	if t := titleLabel(lp); t != "" {
+	if t := titleLabel(lp); t != lp.ID {
 		return []string{lp.ID, t}
 	}
 	return []string{lp.ID}

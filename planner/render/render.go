@@ -136,13 +136,13 @@ func estimateLabel(lp *planner.LotPlan) string {
 	return d
 }
 
-// titleLabel is a lot's title, "" when it is only the id.
+// titleLabel is a lot's title on one line: the id when the lot sets none
+// (spec's default; DESIGN.md §1).
 func titleLabel(lp *planner.LotPlan) string {
-	t := oneLine(lp.Title)
-	if t == lp.ID {
-		return ""
+	if t := oneLine(lp.Title); t != "" {
+		return t
 	}
-	return t
+	return lp.ID
 }
 
 // oneLine folds every run of white space (newlines included) into one space.
