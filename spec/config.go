@@ -35,6 +35,10 @@ type Config struct {
 	// Env is what env() returned while the file loaded, by variable name
 	// (nil when the file calls no env()), for a saved plan to record.
 	Env map[string]EnvValue
+	// FilesRead are the files file() and templatefile() read while the file
+	// loaded, and VarFilesRead the var files: absolute path to the digest of
+	// the bytes read ("sha256:" and hex), for a saved plan to record.
+	FilesRead, VarFilesRead map[string]string
 
 	agentsByName map[string]*Agent
 	reposByName  map[string]*Repo

@@ -19,9 +19,14 @@ import (
 // reads variables through lookup (nil: none is set); spec never reads the
 // process environment itself.
 func Functions(dir string, lookup func(name string) (string, bool)) map[string]function.Function {
+	return functions(dir, lookup, nil)
+}
+
+// functions is Functions with the files read recorded in rec (nil: not).
+func functions(dir string, lookup func(name string) (string, bool), rec *readRecorder) map[string]function.Function {
 	fns := map[string]function.Function{
-		"file":         fileFunc(dir),
-		"templatefile": templateFileFunc(dir, lookup),
+		"file":         fileFunc(dir, rec),
+		"templatefile": templateFileFunc(dir, lookup, rec),
 		"env":          envFunc(lookup),
 		"trimspace":    stdlib.TrimSpaceFunc,
 		"join":         stdlib.JoinFunc,
@@ -42,7 +47,7 @@ func Functions(dir string, lookup func(name string) (string, bool)) map[string]f
 	return fns
 }
 
-func readRelative(dir, name string) (string, error) {
+func readRelative(dir, name string, rec *readRecorder) (string, error) {
 	p := name
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
@@ -57,16 +62,17 @@ func readRelative(dir, name string) (string, error) {
 	if !utf8.Valid(b) {
 		return "", fmt.Errorf("%s is not UTF-8 text", p)
 	}
+	rec.file(p, b)
 	return string(b), nil
 }
 
-func fileFunc(dir string) function.Function {
+func fileFunc(dir string, rec *readRecorder) function.Function {
 	return function.New(&function.Spec{
 		Description: "Reads a text file relative to the wave file's folder.",
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			s, err := readRelative(dir, args[0].AsString())
+			s, err := readRelative(dir, args[0].AsString(), rec)
 			if err != nil {
 				return cty.NilVal, err
 			}
@@ -75,7 +81,7 @@ func fileFunc(dir string) function.Function {
 	})
 }
 
-func templateFileFunc(dir string, lookup func(string) (string, bool)) function.Function {
+func templateFileFunc(dir string, lookup func(string) (string, bool), rec *readRecorder) function.Function {
 	return function.New(&function.Spec{
 		Description: "Renders a template file relative to the wave file's folder with the given variables.",
 		Params: []function.Parameter{
@@ -85,7 +91,7 @@ func templateFileFunc(dir string, lookup func(string) (string, bool)) function.F
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			name := args[0].AsString()
-			src, err := readRelative(dir, name)
+			src, err := readRelative(dir, name, rec)
 			if err != nil {
 				return cty.NilVal, err
 			}
@@ -97,7 +103,7 @@ func templateFileFunc(dir string, lookup func(string) (string, bool)) function.F
 			if diags.HasErrors() {
 				return cty.NilVal, diags
 			}
-			ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: Functions(dir, lookup)}
+			ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: functions(dir, lookup, rec)}
 			v, diags := expr.Value(ctx)
 			if diags.HasErrors() {
 				return cty.NilVal, diags
