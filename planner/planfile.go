@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,15 +30,15 @@ type SavedPlan struct {
 	// Vars, VarFiles, Targets, Replace, Budget, BudgetUSD (micro-dollars),
 	// MaxSessions and Jobs are the plan's options, so that apply plans the
 	// same way.
-	Vars        []string  `json:"vars,omitempty"`
-	VarFiles    []string  `json:"var_files,omitempty"`
-	Targets     []string  `json:"targets,omitempty"`
-	Replace     []string  `json:"replace,omitempty"`
-	Budget      int64     `json:"budget,omitempty"`
-	BudgetUSD   int64     `json:"budget_usd_micros,omitempty"`
-	MaxSessions int       `json:"max_sessions,omitempty"`
-	Jobs        int       `json:"jobs,omitempty"`
-	Offline     bool      `json:"offline,omitempty"`
+	Vars        []string `json:"vars,omitempty"`
+	VarFiles    []string `json:"var_files,omitempty"`
+	Targets     []string `json:"targets,omitempty"`
+	Replace     []string `json:"replace,omitempty"`
+	Budget      int64    `json:"budget,omitempty"`
+	BudgetUSD   int64    `json:"budget_usd_micros,omitempty"`
+	MaxSessions int      `json:"max_sessions,omitempty"`
+	Jobs        int      `json:"jobs,omitempty"`
+	Offline     bool     `json:"offline,omitempty"`
 	// Files are the files file() and templatefile() read, VarFileDigests
 	// the var files: absolute path to digest ("sha256:" and hex).
 	Files          map[string]string `json:"files,omitempty"`
@@ -49,8 +50,8 @@ type SavedPlan struct {
 	TemplatesDigest string `json:"templates_digest,omitempty"`
 	// Env is what env() returned, by variable name: the digest of the
 	// value, never the value (it may be a secret); "" when it was unset.
-	Env map[string]string `json:"env,omitempty"`
-	Created     time.Time `json:"created"`
+	Env     map[string]string `json:"env,omitempty"`
+	Created time.Time         `json:"created"`
 	// Summary is the plan's one-line summary, for people reading the file.
 	Summary string `json:"summary"`
 }
@@ -65,7 +66,7 @@ type Inputs struct {
 	BaseSHAs map[string]string
 	// Files, VarFiles and Env are by the saved plan's keys.
 	Files, VarFiles, Env map[string]string
-	TemplatesDigest    string
+	TemplatesDigest      string
 	// Vars are -var assignments given again to apply, if any: each name
 	// given must keep its saved value.
 	Vars []string
@@ -173,6 +174,10 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// ErrNotSaved is ReadSaved's error for a file that is not a saved plan (a
+// wave file, say).
+var ErrNotSaved = errors.New("not a saved cadence plan")
+
 // WriteSaved writes a saved plan file.
 func WriteSaved(path string, s *SavedPlan) error {
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -182,7 +187,8 @@ func WriteSaved(path string, s *SavedPlan) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// ReadSaved reads a saved plan file, refusing files that are not one.
+// ReadSaved reads a saved plan file, refusing files that are not one
+// (ErrNotSaved) and saved plans of another format version.
 func ReadSaved(path string) (*SavedPlan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -190,7 +196,7 @@ func ReadSaved(path string) (*SavedPlan, error) {
 	}
 	var s SavedPlan
 	if err := json.Unmarshal(b, &s); err != nil || s.Kind != SavedPlanKind {
-		return nil, fmt.Errorf("%s is not a saved cadence plan", path)
+		return nil, fmt.Errorf("%s is %w", path, ErrNotSaved)
 	}
 	if s.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("%s is a saved plan of format %d; this cadence reads %d", path, s.FormatVersion, FormatVersion)

@@ -50,7 +50,12 @@ func runApply(e *env, args []string) int {
 	// the flags, and -var or -var-file given again must match it.
 	var saved *planner.SavedPlan
 	var givenVars, givenVarFiles []string
-	if s, err := planner.ReadSaved(file); err == nil {
+	s, err := planner.ReadSaved(file)
+	if err != nil && !errors.Is(err, planner.ErrNotSaved) && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
+		return exitRefused
+	}
+	if err == nil {
 		saved = s
 		file = s.WaveFile
 		givenVars, givenVarFiles = f.vars, f.varFiles
