@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,15 +32,17 @@ type SavedPlan struct {
 	// Vars, VarFiles, Targets, Replace, Budget, BudgetUSD (micro-dollars),
 	// MaxSessions and Jobs are the plan's options, so that apply plans the
 	// same way.
-	Vars        []string `json:"vars,omitempty"`
-	VarFiles    []string `json:"var_files,omitempty"`
-	Targets     []string `json:"targets,omitempty"`
-	Replace     []string `json:"replace,omitempty"`
-	Budget      int64    `json:"budget,omitempty"`
-	BudgetUSD   int64    `json:"budget_usd_micros,omitempty"`
-	MaxSessions int      `json:"max_sessions,omitempty"`
-	Jobs        int      `json:"jobs,omitempty"`
-	Offline     bool     `json:"offline,omitempty"`
+	Vars        []string  `json:"vars,omitempty"`
+	VarFiles    []string  `json:"var_files,omitempty"`
+	Targets     []string  `json:"targets,omitempty"`
+	Replace     []string  `json:"replace,omitempty"`
+	Budget      int64     `json:"budget,omitempty"`
+	BudgetUSD   int64     `json:"budget_usd_micros,omitempty"`
+	MaxSessions int       `json:"max_sessions,omitempty"`
+	Jobs        int       `json:"jobs,omitempty"`
+	Offline     bool      `json:"offline,omitempty"`
+	Created     time.Time `json:"created"`
+
 	// Files are the files file() and templatefile() read, VarFileDigests
 	// the var files: absolute path to digest ("sha256:" and hex).
 	Files          map[string]string `json:"files,omitempty"`
@@ -50,8 +54,8 @@ type SavedPlan struct {
 	TemplatesDigest string `json:"templates_digest,omitempty"`
 	// Env is what env() returned, by variable name: the digest of the
 	// value, never the value (it may be a secret); "" when it was unset.
-	Env     map[string]string `json:"env,omitempty"`
-	Created time.Time         `json:"created"`
+	Env map[string]string `json:"env,omitempty"`
+
 	// Summary is the plan's one-line summary, for people reading the file.
 	Summary string `json:"summary"`
 }
@@ -70,6 +74,9 @@ type Inputs struct {
 	// Vars are -var assignments given again to apply, if any: each name
 	// given must keep its saved value.
 	Vars []string
+	// Sensitive says whether a variable is sensitive: its -var values are
+	// then shown as digests (nil: none is).
+	Sensitive func(name string) bool
 }
 
 // Stale compares a saved plan with the current inputs and returns what
@@ -100,9 +107,16 @@ func (s *SavedPlan) Stale(now Inputs) []string {
 	for _, n := range sortedKeys(given) {
 		was, ok := saved[n]
 		switch {
+		case ok && was == given[n]:
+		case now.Sensitive != nil && now.Sensitive(n):
+			wasD := ""
+			if ok {
+				wasD = valueDigest(was)
+			}
+			why = append(why, fmt.Sprintf("-var %s changed (digest %s → %s; the variable is sensitive)", n, short(wasD), short(valueDigest(given[n]))))
 		case !ok:
 			why = append(why, fmt.Sprintf("-var %s changed (not set → %q)", n, given[n]))
-		case was != given[n]:
+		default:
 			why = append(why, fmt.Sprintf("-var %s changed (%q → %q)", n, was, given[n]))
 		}
 	}
@@ -136,6 +150,12 @@ func short(d string) string {
 		d = d[:12]
 	}
 	return d
+}
+
+// valueDigest is "sha256:" and the hex SHA-256 of v.
+func valueDigest(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // envShort is short for an env() value's digest, "unset" for "".

@@ -37,6 +37,10 @@ func TestSavedPlanStale(t *testing.T) {
 			[]string{"the templates folder tpl changed since the plan (digest t1 → t2)"}},
 		{"-var", func(in *Inputs) { in.Vars = []string{"n=3", "k=1"} },
 			[]string{`-var k changed (not set → "1")`, `-var n changed ("2" → "3")`}},
+		{"sensitive -var", func(in *Inputs) {
+			in.Vars = []string{"n=3"}
+			in.Sensitive = func(name string) bool { return name == "n" }
+		}, []string{`-var n changed (digest d4735e3a265e → 4e07408562be; the variable is sensitive)`}},
 		{"env", func(in *Inputs) { in.Env = map[string]string{"TOKEN": "sha256:e2", "GONE": "sha256:e3"} },
 			[]string{`env("GONE") changed since the plan (digest unset → e3; values are not shown)`,
 				`env("TOKEN") changed since the plan (digest e1 → e2; values are not shown)`}},
