@@ -68,6 +68,11 @@ func runApply(e *env, args []string) int {
 			f.budgetUSD = spec.USD(s.BudgetUSD).String()
 		}
 	}
+	if saved != nil {
+		if code := refuseStale(e, saved.Stale(diskInputs(saved, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
+			return code
+		}
+	}
 	if f.offline {
 		fmt.Fprintln(e.stderr, "cadence apply: -offline is for plan only: apply needs the repositories and the agent")
 		return exitRefused
@@ -92,13 +97,8 @@ func runApply(e *env, args []string) int {
 	}
 	_ = waveLock.SetHolder(flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
-		why := saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars))
-		if d := varFilesChanged(saved.VarFiles, givenVarFiles); d != "" {
-			why = append(why, d)
-		}
-		if len(why) > 0 {
-			fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
-			return exitRefused
+		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
+			return code
 		}
 	}
 	if !f.json {

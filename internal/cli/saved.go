@@ -73,6 +73,30 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 	return in
 }
 
+// diskInputs are the inputs of the saved plan s as they are on disk and in
+// the environment now, before any load: the state and the bases are taken
+// as saved (apply compares them once it has planned). It lets apply say
+// which input changed even when the change breaks the wave.
+func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
+	in := planner.Inputs{
+		WaveDigest: readDigest(nil, s.WaveFile), StateDigest: s.StateDigest, BaseSHAs: s.BaseSHAs, Vars: givenVars,
+		Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
+		TemplatesDigest: templatesDigest(s.Templates),
+	}
+	for path := range s.Files {
+		in.Files[path] = readDigest(nil, path)
+	}
+	for path := range s.VarFileDigests {
+		in.VarFiles[path] = readDigest(nil, path)
+	}
+	for name := range s.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			in.Env[name] = state.Digest([]byte(v))
+		}
+	}
+	return in
+}
+
 // readDigest is the digest of the file at path: the one this load recorded
 // when it read it, else that of the file as it is now ("" when missing).
 func readDigest(read map[string]string, path string) string {
@@ -135,4 +159,18 @@ func varFilesChanged(saved, given []string) string {
 		return ""
 	}
 	return fmt.Sprintf("-var-file changed (%s → %s)", strings.Join(saved, ", "), strings.Join(abs, ", "))
+}
+
+// refuseStale prints why a saved plan is stale, with a -var-file list given
+// again that differs from the saved one, and returns exitRefused; -1 when
+// nothing changed.
+func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) int {
+	if d := varFilesChanged(savedVarFiles, givenVarFiles); d != "" {
+		why = append(why, d)
+	}
+	if len(why) == 0 {
+		return -1
+	}
+	fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
+	return exitRefused
 }
