@@ -1,10 +1,15 @@
 package planner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -37,32 +42,161 @@ type SavedPlan struct {
 	Jobs        int       `json:"jobs,omitempty"`
 	Offline     bool      `json:"offline,omitempty"`
 	Created     time.Time `json:"created"`
+
+	// Files are the files file() and templatefile() read, VarFileDigests
+	// the var files: absolute path to digest ("sha256:" and hex).
+	Files          map[string]string `json:"files,omitempty"`
+	VarFileDigests map[string]string `json:"var_file_digests,omitempty"`
+	// Templates is the wave's brief templates folder (absolute; "" for
+	// none) and TemplatesDigest the digest of its *.tmpl files ("" when
+	// there is none).
+	Templates       string `json:"templates,omitempty"`
+	TemplatesDigest string `json:"templates_digest,omitempty"`
+	// Env is what env() returned, by variable name: the digest of the
+	// value, never the value (it may be a secret); "" when it was unset.
+	Env map[string]string `json:"env,omitempty"`
+
 	// Summary is the plan's one-line summary, for people reading the file.
 	Summary string `json:"summary"`
 }
 
-// Stale compares a saved plan with the current digests and base commits and
-// returns what changed (empty when the plan still holds).
-func (s *SavedPlan) Stale(waveDigest, stateDigest string, baseSHAs map[string]string) []string {
+// Inputs are the current values of what a saved plan recorded, for Stale:
+// digests as in SavedPlan ("" for a missing file, an unset variable, no
+// state file).
+type Inputs struct {
+	WaveDigest, StateDigest string
+	// BaseSHAs are the base commits by repo name ("" when the base branch
+	// or the repo is missing).
+	BaseSHAs map[string]string
+	// Files, VarFiles and Env are by the saved plan's keys.
+	Files, VarFiles, Env map[string]string
+	TemplatesDigest      string
+	// Vars are -var assignments given again to apply, if any: each name
+	// given must keep its saved value.
+	Vars []string
+	// Sensitive says whether a variable is sensitive: its -var values are
+	// then shown as digests (nil: none is).
+	Sensitive func(name string) bool
+}
+
+// Stale compares a saved plan with the current inputs and returns what
+// changed, each with its value at plan time and now (empty when the plan
+// still holds). Paths are shown relative to the wave file's folder when
+// inside it. env() values are compared and shown by digest only.
+func (s *SavedPlan) Stale(now Inputs) []string {
 	var why []string
-	if s.WaveDigest != waveDigest {
-		why = append(why, fmt.Sprintf("the wave file %s changed", s.WaveFile))
+	dir := filepath.Dir(s.WaveFile)
+	if s.WaveDigest != now.WaveDigest {
+		why = append(why, fmt.Sprintf("the wave file %s changed since the plan (digest %s → %s)", s.WaveFile, short(s.WaveDigest), short(now.WaveDigest)))
 	}
-	if s.StateDigest != stateDigest {
-		why = append(why, "the state file changed (another apply ran)")
+	for _, p := range sortedKeys(s.Files) {
+		if was, is := s.Files[p], now.Files[p]; was != is {
+			why = append(why, fmt.Sprintf("file %s changed since the plan (digest %s → %s)", rel(dir, p), short(was), short(is)))
+		}
 	}
-	names := make([]string, 0, len(s.BaseSHAs))
-	for n := range s.BaseSHAs {
-		names = append(names, n)
+	for _, p := range sortedKeys(s.VarFileDigests) {
+		if was, is := s.VarFileDigests[p], now.VarFiles[p]; was != is {
+			why = append(why, fmt.Sprintf("var file %s changed since the plan (digest %s → %s)", rel(dir, p), short(was), short(is)))
+		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		if now := baseSHAs[n]; now != s.BaseSHAs[n] {
-			why = append(why, fmt.Sprintf("repo %s: base moved from %.12s to %.12s", n, s.BaseSHAs[n], now))
+	if s.TemplatesDigest != now.TemplatesDigest {
+		why = append(why, fmt.Sprintf("the templates folder %s changed since the plan (digest %s → %s)", rel(dir, s.Templates), short(s.TemplatesDigest), short(now.TemplatesDigest)))
+	}
+	saved := lastValues(s.Vars)
+	given := lastValues(now.Vars)
+	for _, n := range sortedKeys(given) {
+		was, ok := saved[n]
+		switch {
+		case ok && was == given[n]:
+		case now.Sensitive != nil && now.Sensitive(n):
+			wasD := ""
+			if ok {
+				wasD = valueDigest(was)
+			}
+			why = append(why, fmt.Sprintf("-var %s changed (digest %s → %s; the variable is sensitive)", n, short(wasD), short(valueDigest(given[n]))))
+		case !ok:
+			why = append(why, fmt.Sprintf("-var %s changed (not set → %q)", n, given[n]))
+		default:
+			why = append(why, fmt.Sprintf("-var %s changed (%q → %q)", n, was, given[n]))
+		}
+	}
+	for _, n := range sortedKeys(s.Env) {
+		if was, is := s.Env[n], now.Env[n]; was != is {
+			why = append(why, fmt.Sprintf("env(%q) changed since the plan (digest %s → %s; values are not shown)", n, envShort(was), envShort(is)))
+		}
+	}
+	if s.StateDigest != now.StateDigest {
+		why = append(why, fmt.Sprintf("the state file changed since the plan (another apply ran: digest %s → %s)", short(s.StateDigest), short(now.StateDigest)))
+	}
+	for _, n := range sortedKeys(s.BaseSHAs) {
+		if was, is := s.BaseSHAs[n], now.BaseSHAs[n]; is != was {
+			if is == "" {
+				why = append(why, fmt.Sprintf("the base of repo %s is gone (was %.12s)", n, was))
+				continue
+			}
+			why = append(why, fmt.Sprintf("the base of repo %s moved from %.12s to %.12s", n, was, is))
 		}
 	}
 	return why
 }
+
+// short is a digest cut to its first 12 hex digits, or "none" for "".
+func short(d string) string {
+	if d == "" {
+		return "none"
+	}
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	return d
+}
+
+// valueDigest is "sha256:" and the hex SHA-256 of v.
+func valueDigest(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// envShort is short for an env() value's digest, "unset" for "".
+func envShort(d string) string {
+	if d == "" {
+		return "unset"
+	}
+	return short(d)
+}
+
+// rel is p relative to dir when it is inside it, else p.
+func rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+		return r
+	}
+	return p
+}
+
+// lastValues maps -var name=value assignments to each name's last value.
+func lastValues(kvs []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		if n, v, ok := strings.Cut(kv, "="); ok {
+			m[n] = v
+		}
+	}
+	return m
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ErrNotSaved is ReadSaved's error for a file that is not a saved plan (a
+// wave file, say).
+var ErrNotSaved = errors.New("not a saved cadence plan")
 
 // WriteSaved writes a saved plan file.
 func WriteSaved(path string, s *SavedPlan) error {
@@ -73,7 +207,8 @@ func WriteSaved(path string, s *SavedPlan) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// ReadSaved reads a saved plan file, refusing files that are not one.
+// ReadSaved reads a saved plan file, refusing files that are not one
+// (ErrNotSaved) and saved plans of another format version.
 func ReadSaved(path string) (*SavedPlan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -81,7 +216,7 @@ func ReadSaved(path string) (*SavedPlan, error) {
 	}
 	var s SavedPlan
 	if err := json.Unmarshal(b, &s); err != nil || s.Kind != SavedPlanKind {
-		return nil, fmt.Errorf("%s is not a saved cadence plan", path)
+		return nil, fmt.Errorf("%s is %w", path, ErrNotSaved)
 	}
 	if s.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("%s is a saved plan of format %d; this cadence reads %d", path, s.FormatVersion, FormatVersion)

@@ -360,17 +360,6 @@ func TestVersionAtLeast(t *testing.T) {
 	}
 }
 
-func TestSavedPlanStale(t *testing.T) {
-	s := &SavedPlan{WaveFile: "/w.hcl", WaveDigest: "w1", StateDigest: "", BaseSHAs: map[string]string{"api": "aaa"}}
-	if why := s.Stale("w1", "", map[string]string{"api": "aaa"}); len(why) != 0 {
-		t.Errorf("fresh plan stale: %v", why)
-	}
-	why := s.Stale("w2", "s1", map[string]string{"api": "bbb"})
-	if len(why) != 3 || !strings.Contains(why[2], "base moved from aaa to bbb") {
-		t.Errorf("why = %v", why)
-	}
-}
-
 func TestResumeRules(t *testing.T) {
 	no := false
 	st := &state.State{Lots: map[string]*state.Lot{

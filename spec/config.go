@@ -43,6 +43,10 @@ type Config struct {
 	// name (nil when there are none): a saved plan must not hold their
 	// values (-var name=value) in clear.
 	SensitiveVars map[string]bool
+	// FilesRead are the files file() and templatefile() read while the file
+	// loaded, and VarFilesRead the var files: absolute path to the digest of
+	// the bytes read ("sha256:" and hex), for a saved plan to record.
+	FilesRead, VarFilesRead map[string]string
 
 	agentsByName map[string]*Agent
 	reposByName  map[string]*Repo

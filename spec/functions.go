@@ -16,9 +16,14 @@ import (
 // reads variables through lookup (nil: none is set); spec never reads the
 // process environment itself.
 func Functions(dir string, lookup func(name string) (string, bool)) map[string]function.Function {
+	return functions(dir, lookup, nil)
+}
+
+// functions is Functions with the files read recorded in rec (nil: not).
+func functions(dir string, lookup func(name string) (string, bool), rec *readRecorder) map[string]function.Function {
 	fns := map[string]function.Function{
-		"file":         fileFunc(dir),
-		"templatefile": templateFileFunc(dir, lookup),
+		"file":         fileFunc(dir, rec),
+		"templatefile": templateFileFunc(dir, lookup, rec),
 		"env":          envFunc(lookup),
 		"trimspace":    stdlib.TrimSpaceFunc,
 		"join":         stdlib.JoinFunc,
@@ -53,14 +58,14 @@ func hideSensitivePath(err error, marks cty.ValueMarks) error {
 	return err
 }
 
-func fileFunc(dir string) function.Function {
+func fileFunc(dir string, rec *readRecorder) function.Function {
 	return function.New(&function.Spec{
 		Description: "Reads a text file relative to the wave file's folder.",
 		Params:      []function.Parameter{pathParam},
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			path, marks := args[0].Unmark()
-			s, err := readRelative(dir, path.AsString())
+			s, err := readRelative(dir, path.AsString(), rec)
 			if err != nil {
 				return cty.NilVal, hideSensitivePath(err, marks)
 			}
@@ -69,7 +74,7 @@ func fileFunc(dir string) function.Function {
 	})
 }
 
-func templateFileFunc(dir string, lookup func(string) (string, bool)) function.Function {
+func templateFileFunc(dir string, lookup func(string) (string, bool), rec *readRecorder) function.Function {
 	return function.New(&function.Spec{
 		Description: "Renders a template file relative to the wave file's folder with the given variables.",
 		Params: []function.Parameter{
@@ -79,7 +84,7 @@ func templateFileFunc(dir string, lookup func(string) (string, bool)) function.F
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			path, marks := args[0].Unmark()
-			v, err := renderTemplate(dir, lookup, path.AsString(), args[1])
+			v, err := renderTemplate(dir, lookup, path.AsString(), args[1], rec)
 			if err != nil {
 				return cty.NilVal, hideSensitivePath(err, marks)
 			}
@@ -89,8 +94,8 @@ func templateFileFunc(dir string, lookup func(string) (string, bool)) function.F
 }
 
 // renderTemplate renders the template file name with vars for templatefile.
-func renderTemplate(dir string, lookup func(string) (string, bool), name string, vars cty.Value) (cty.Value, error) {
-	src, err := readRelative(dir, name)
+func renderTemplate(dir string, lookup func(string) (string, bool), name string, vars cty.Value, rec *readRecorder) (cty.Value, error) {
+	src, err := readRelative(dir, name, rec)
 	if err != nil {
 		return cty.NilVal, err
 	}
@@ -101,7 +106,7 @@ func renderTemplate(dir string, lookup func(string) (string, bool), name string,
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
-	ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: Functions(dir, lookup)}
+	ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: functions(dir, lookup, rec)}
 	v, diags := expr.Value(ctx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags

@@ -114,7 +114,7 @@ func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, 
 	}
 	d := &decoder{cfg: &Config{File: filename, Dir: dir}, filename: filename}
 	env := &envRecorder{lookup: opts.LookupEnv, cfg: d.cfg}
-	d.ctx = &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: Functions(dir, env.get)}
+	d.ctx = &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: functions(dir, env.get, &readRecorder{cfg: d.cfg})}
 	d.values.ctx = d.ctx
 	d.values.diags = diags
 	d.decode(file.Body, l, opts)
@@ -223,6 +223,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error()})
 			continue
 		}
+		(&readRecorder{cfg: d.cfg}).varFile(vf, src)
 		if IsJSON(vf) {
 			f, diags = l.parser.ParseJSON(src, vf)
 		} else {

@@ -55,7 +55,8 @@ func within(root, p string) bool {
 // it must be a regular file (no folder, device, named pipe or socket: these
 // are refused before they are opened, so a FIFO cannot hang plan); it must
 // be at most MaxFileBytes and UTF-8. Each broken rule is an error naming it.
-func readRelative(dir, name string) (string, error) {
+// A file read is recorded in rec (nil: not), for a saved plan.
+func readRelative(dir, name string, rec *readRecorder) (string, error) {
 	p := name
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
@@ -111,6 +112,7 @@ func readRelative(dir, name string) (string, error) {
 	if !utf8.Valid(b) {
 		return "", fmt.Errorf("%s is not UTF-8 text", p)
 	}
+	rec.file(p, b)
 	return string(b), nil
 }
 

@@ -36,7 +36,7 @@ const (
 
 func runApply(e *env, args []string) int {
 	f := newPlanFlags(e, "apply", "[FILE|PLANFILE]", "Plan, confirm, and run the wave: every lot in its own worktree, agent sessions under the\nmachine's session cap, finished lots integrated into their base. Resumes where the last run stopped.")
-	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal)")
+	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
 	pos, code := f.parse(e, args)
 	if code >= 0 {
@@ -46,10 +46,19 @@ func runApply(e *env, args []string) int {
 	if !ok {
 		return exitRefused
 	}
+	// A saved plan (plan -out) runs as it was planned: its options replace
+	// the flags, and -var or -var-file given again must match it.
 	var saved *planner.SavedPlan
-	if s, err := planner.ReadSaved(file); err == nil {
+	var givenVars, givenVarFiles []string
+	s, err := planner.ReadSaved(file)
+	if err != nil && !errors.Is(err, planner.ErrNotSaved) && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
+		return exitRefused
+	}
+	if err == nil {
 		saved = s
 		file = s.WaveFile
+		givenVars, givenVarFiles = f.vars, f.varFiles
 		f.vars, f.varFiles, f.targets, f.replace = s.Vars, s.VarFiles, s.Targets, s.Replace
 		f.maxSessions, f.jobs, f.offline = s.MaxSessions, s.Jobs, false
 		if s.Budget > 0 {
@@ -57,6 +66,11 @@ func runApply(e *env, args []string) int {
 		}
 		if s.BudgetUSD > 0 {
 			f.budgetUSD = spec.USD(s.BudgetUSD).String()
+		}
+	}
+	if saved != nil {
+		if code := refuseStale(e, saved.Stale(diskInputs(saved, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
+			return code
 		}
 	}
 	if f.offline {
@@ -83,15 +97,8 @@ func runApply(e *env, args []string) int {
 	}
 	_ = waveLock.SetHolder(flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
-		bases := map[string]string{}
-		for _, r := range p.Repos {
-			if r.BaseSHA != "" {
-				bases[r.Name] = r.BaseSHA
-			}
-		}
-		if why := saved.Stale(w.digest, w.stateDigest, bases); len(why) > 0 {
-			fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
-			return exitRefused
+		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
+			return code
 		}
 	}
 	if !f.json {
@@ -120,7 +127,8 @@ func runApply(e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if !*auto {
+	// A saved plan was the review (as Terraform's): apply runs it unasked.
+	if !*auto && saved == nil {
 		if code := e.confirm(); code >= 0 {
 			return code
 		}

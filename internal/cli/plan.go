@@ -175,10 +175,14 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 	if err := sensitiveVarsUnsaved(f.vars, w.cfg.SensitiveVars); err != nil {
 		return err
 	}
+	varFiles, err := absPaths(f.varFiles)
+	if err != nil {
+		return err
+	}
 	s := &planner.SavedPlan{
 		FormatVersion: planner.FormatVersion, Kind: planner.SavedPlanKind,
 		WaveFile: abs, WaveDigest: w.digest, StateDigest: w.stateDigest,
-		BaseSHAs: map[string]string{}, Vars: f.vars, VarFiles: f.varFiles,
+		BaseSHAs: map[string]string{}, Vars: f.vars, VarFiles: varFiles,
 		Targets: f.targets, Replace: f.replace, MaxSessions: f.maxSessions, Jobs: f.jobs,
 		Offline: f.offline, Created: time.Now().UTC().Truncate(time.Second), Summary: p.Summary(),
 	}
@@ -195,6 +199,7 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 			s.BaseSHAs[r.Name] = r.BaseSHA
 		}
 	}
+	recordInputs(s, w)
 	return planner.WriteSaved(path, s)
 }
 

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
+)
+
+// recordInputs fills in what a saved plan needs to tell later that one of
+// its inputs changed: the files file() and templatefile() read, the var
+// files, the brief templates folder and what env() returned (as digests:
+// an env() value may be a secret).
+func recordInputs(s *planner.SavedPlan, w *wave) {
+	s.Files, s.VarFileDigests = w.cfg.FilesRead, w.cfg.VarFilesRead
+	s.Templates = w.cfg.Wave.Templates
+	s.TemplatesDigest = templatesDigest(s.Templates)
+	if len(w.cfg.Env) > 0 {
+		s.Env = map[string]string{}
+		for name, v := range w.cfg.Env {
+			s.Env[name] = ""
+			if v.Set {
+				s.Env[name] = state.Digest([]byte(v.Value))
+			}
+		}
+	}
+}
+
+// currentInputs are the current values of what the saved plan s recorded:
+// the wave w and its plan p as apply loaded them now, and, for what they
+// no longer read, the files, variables and base branches themselves.
+// givenVars are the -var assignments given to apply itself.
+func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planner.Plan, givenVars []string) planner.Inputs {
+	in := planner.Inputs{
+		WaveDigest: w.digest, StateDigest: w.stateDigest, Vars: givenVars,
+		BaseSHAs: map[string]string{}, Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
+		TemplatesDigest: templatesDigest(s.Templates),
+		Sensitive:       func(name string) bool { return w.cfg.SensitiveVars[name] },
+	}
+	for path := range s.Files {
+		in.Files[path] = readDigest(w.cfg.FilesRead, path)
+	}
+	for path := range s.VarFileDigests {
+		in.VarFiles[path] = readDigest(w.cfg.VarFilesRead, path)
+	}
+	for name := range s.Env {
+		v, set := os.LookupEnv(name)
+		if got, ok := w.cfg.Env[name]; ok {
+			v, set = got.Value, got.Set
+		}
+		if set {
+			in.Env[name] = state.Digest([]byte(v))
+		}
+	}
+	for _, r := range p.Repos {
+		if r.BaseSHA != "" {
+			in.BaseSHAs[r.Name] = r.BaseSHA
+		}
+	}
+	// The plan checks only the repos with pending lots: look the others up.
+	for name := range s.BaseSHAs {
+		if r := w.cfg.Repo(name); in.BaseSHAs[name] == "" && r != nil {
+			if f, err := gitint.Inspect(ctx, r.Path, r.Base); err == nil {
+				in.BaseSHAs[name] = f.BaseSHA
+			}
+		}
+	}
+	return in
+}
+
+// diskInputs are the inputs of the saved plan s as they are on disk and in
+// the environment now, before any load: the state and the bases are taken
+// as saved (apply compares them once it has planned). It lets apply say
+// which input changed even when the change breaks the wave.
+func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
+	in := planner.Inputs{
+		WaveDigest: readDigest(nil, s.WaveFile), StateDigest: s.StateDigest, BaseSHAs: s.BaseSHAs, Vars: givenVars,
+		Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
+		TemplatesDigest: templatesDigest(s.Templates),
+	}
+	for path := range s.Files {
+		in.Files[path] = readDigest(nil, path)
+	}
+	for path := range s.VarFileDigests {
+		in.VarFiles[path] = readDigest(nil, path)
+	}
+	for name := range s.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			in.Env[name] = state.Digest([]byte(v))
+		}
+	}
+	return in
+}
+
+// readDigest is the digest of the file at path: the one this load recorded
+// when it read it, else that of the file as it is now ("" when missing).
+func readDigest(read map[string]string, path string) string {
+	if d, ok := read[path]; ok {
+		return d
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return state.Digest(b)
+}
+
+// templatesDigest is the digest of a brief templates folder: the names and
+// bytes of its *.tmpl files (what executor/briefs.Load reads), sorted by
+// name; "" when dir is "".
+func templatesDigest(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tmpl"))
+	sort.Strings(files)
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			b = []byte("unreadable: " + err.Error())
+		}
+		all = fmt.Appendf(all, "%s\x00%d\x00", filepath.Base(f), len(b))
+		all = append(all, b...)
+	}
+	return state.Digest(all)
+}
+
+// absPaths are paths made absolute against the working folder, so that a
+// saved plan finds them from any folder.
+func absPaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("var file %s: %w", p, err)
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// varFilesChanged says how the -var-file list given to apply PLANFILE
+// differs from the saved one ("" when none was given or it is the same).
+func varFilesChanged(saved, given []string) string {
+	if len(given) == 0 {
+		return ""
+	}
+	abs, err := absPaths(given)
+	if err != nil {
+		return err.Error()
+	}
+	if strings.Join(abs, "\x00") == strings.Join(saved, "\x00") {
+		return ""
+	}
+	return fmt.Sprintf("-var-file changed (%s → %s)", strings.Join(saved, ", "), strings.Join(abs, ", "))
+}
+
+// refuseStale prints why a saved plan is stale, with a -var-file list given
+// again that differs from the saved one, and returns exitRefused; -1 when
+// nothing changed.
+func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) int {
+	if d := varFilesChanged(savedVarFiles, givenVarFiles); d != "" {
+		why = append(why, d)
+	}
+	if len(why) == 0 {
+		return -1
+	}
+	fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
+	return exitRefused
+}
