@@ -21,8 +21,10 @@ func recordInputs(s *planner.SavedPlan, w *wave) {
 	s.Files, s.VarFileDigests = w.cfg.FilesRead, w.cfg.VarFilesRead
 	s.Templates = w.cfg.Wave.Templates
 	s.TemplatesDigest = templatesDigest(s.Templates)
+	// Always recorded, "" for none: a CADENCE_VAR_name added later makes
+	// the plan stale too.
+	s.Env = map[string]string{cadenceVarsKey: cadenceVarsDigest(os.Environ())}
 	if len(w.cfg.Env) > 0 {
-		s.Env = map[string]string{}
 		for name, v := range w.cfg.Env {
 			s.Env[name] = ""
 			if v.Set {
@@ -50,6 +52,10 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 		in.VarFiles[path] = readDigest(w.cfg.VarFilesRead, path)
 	}
 	for name := range s.Env {
+		if name == cadenceVarsKey {
+			in.Env[name] = cadenceVarsDigest(os.Environ())
+			continue
+		}
 		v, set := os.LookupEnv(name)
 		if got, ok := w.cfg.Env[name]; ok {
 			v, set = got.Value, got.Set
@@ -91,6 +97,10 @@ func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
 		in.VarFiles[path] = readDigest(nil, path)
 	}
 	for name := range s.Env {
+		if name == cadenceVarsKey {
+			in.Env[name] = cadenceVarsDigest(os.Environ())
+			continue
+		}
 		if v, ok := os.LookupEnv(name); ok {
 			in.Env[name] = state.Digest([]byte(v))
 		}
@@ -174,4 +184,25 @@ func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) in
 	}
 	fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
 	return exitRefused
+}
+
+// cadenceVarsKey is the key, among a saved plan's env() digests, of the
+// digest of every CADENCE_VAR_name variable (cadenceVarsDigest): the wave's
+// variables from the environment are inputs of the plan like -var values,
+// and a saved plan is stale when one of them is changed, added or removed.
+const cadenceVarsKey = envVarPrefix + "*"
+
+// cadenceVarsDigest is the digest of the CADENCE_VAR_name entries of
+// environ ("name=value" lines, sorted), "" when there is none.
+func cadenceVarsDigest(environ []string) string {
+	vars := envVars(environ)
+	if len(vars) == 0 {
+		return ""
+	}
+	lines := make([]string, 0, len(vars))
+	for k, v := range vars {
+		lines = append(lines, k+"="+v)
+	}
+	sort.Strings(lines)
+	return state.Digest([]byte(strings.Join(lines, "\n")))
 }
