@@ -270,6 +270,12 @@ func newHarness(t *testing.T, src string) *harness {
 // run plans against the current state and runs it.
 func (h *harness) run(ctx context.Context, opts planner.Options) (Result, error) {
 	h.t.Helper()
+	return h.runWith(ctx, opts, func(*Options) {})
+}
+
+// runWith is harness.run with Options shaped by set.
+func (h *harness) runWith(ctx context.Context, opts planner.Options, set func(*Options)) (Result, error) {
+	h.t.Helper()
 	statePath := filepath.Join(h.dir, "wave.state.json")
 	st, _, err := state.Read(statePath)
 	if err != nil && err != state.ErrNotExist {
@@ -286,10 +292,12 @@ func (h *harness) run(ctx context.Context, opts planner.Options) (Result, error)
 	}
 	defer store.Close()
 	bs, _ := briefs.Load("")
-	budget := int64(p.Totals.Budget)
-	return Run(ctx, Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
-		Layout: layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, filepath.Join(h.dir, "home")), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: budget,
-		Env: []string{"PATH=" + os.Getenv("PATH")}})
+	o := Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
+		Layout:      layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, filepath.Join(h.dir, "home")),
+		MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
+		Env: []string{"PATH=" + os.Getenv("PATH")}}
+	set(&o)
+	return Run(ctx, o)
 }
 
 // lots reads the lot statuses from the state file.

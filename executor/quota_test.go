@@ -2,43 +2,13 @@ package executor
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/briefs"
-	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 )
-
-// runWith is harness.run with Options shaped by set.
-func (h *harness) runWith(ctx context.Context, opts planner.Options, set func(*Options)) (Result, error) {
-	h.t.Helper()
-	statePath := filepath.Join(h.dir, "wave.state.json")
-	st, _, err := state.Read(statePath)
-	if err != nil && err != state.ErrNotExist {
-		h.t.Fatal(err)
-	}
-	opts.Jobs = max(opts.Jobs, 2)
-	p, diags := planner.Build(planner.Input{Config: h.cfg, State: st, Options: opts})
-	if diags.HasErrors() {
-		h.t.Fatal(diags.Error())
-	}
-	store, err := state.OpenStore(statePath)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer store.Close()
-	bs, _ := briefs.Load("")
-	o := Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
-		Layout:      layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, filepath.Join(h.dir, "home")),
-		MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		Env: []string{"PATH=" + os.Getenv("PATH")}}
-	set(&o)
-	return Run(ctx, o)
-}
 
 func (h *harness) state() *state.State {
 	st, _, err := state.Read(filepath.Join(h.dir, "wave.state.json"))

@@ -93,20 +93,7 @@ func e2eKilledCountedOnResume(t *testing.T) {
 		"a-implement0~2": {commit("g.txt", "g"), writeDone("added g.txt")},
 		"a-review0":      {review("conform")},
 	}, waveOpts{})
-	p := e.start(e.applyArgs()...)
-	var session string
-	if !waitFor(90*time.Second, func() bool {
-		q := e.turns("a-implement0")
-		if len(q) >= 2 {
-			session = q[0].SessionID
-			return true
-		}
-		return false
-	}) {
-		p.signal(syscall.SIGKILL)
-		p.wait()
-		t.Fatal("the implement session never asked for its second turn")
-	}
+	p, session := e.startUntilTurn("a-implement0", 2)
 	// The second turn's message_start reaches the CLI, then the step's log.
 	log := filepath.Join(e.dir, ".cadence", "w", "a", "0-implement.json")
 	if !waitFor(60*time.Second, func() bool {

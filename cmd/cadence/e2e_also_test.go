@@ -40,6 +40,18 @@ func (e *e2e) newWeb() string {
 // web, beside its own.
 var commitInWeb = fakeapi.Bash("cd ../a@web && echo w > w.txt && git add w.txt && git commit -q -m 'a: add w.txt (a)'")
 
+// newAlsoBoth is the scenario of a lot whose implement session commits in
+// its own worktree and in its neighbour web's (the gate of web wants
+// w.txt), then a conform review; it returns it and web's path.
+func newAlsoBoth(t *testing.T) (*e2e, string) {
+	t.Helper()
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": {commit("f.txt", "f"), commitInWeb, writeDone("added f.txt and w.txt")},
+		"a-review0":    {review("conform")},
+	}, alsoWave("test -f w.txt", ""))
+	return e, e.newWeb()
+}
+
 // TestE2EAlsoBothRepos: a lot with a neighbour repository (also = [repo.web])
 // whose session commits in both worktrees is integrated into both bases;
 // the implement brief names the neighbour's worktree and its role, the
@@ -48,11 +60,7 @@ var commitInWeb = fakeapi.Bash("cd ../a@web && echo w > w.txt && git add w.txt &
 func TestE2EAlsoBothRepos(t *testing.T) {
 	t.Parallel()
 	fakeapi.FindCLI(t)
-	e := newE2E(t, map[string]fakeapi.Script{
-		"a-implement0": {commit("f.txt", "f"), commitInWeb, writeDone("added f.txt and w.txt")},
-		"a-review0":    {review("conform")},
-	}, alsoWave("test -f w.txt", ""))
-	web := e.newWeb()
+	e, web := newAlsoBoth(t)
 	r := e.apply()
 	r.wantCode(t, 0)
 	r.wantOut(t, `Wave "w": 1 of 1 lots done`, `(?m)^a +done +0 +conform +2 `)
@@ -139,11 +147,7 @@ func TestE2EAlsoNeighbourGateRed(t *testing.T) {
 func TestE2EAlsoCrashBetweenAdvances(t *testing.T) {
 	t.Parallel()
 	fakeapi.FindCLI(t)
-	e := newE2E(t, map[string]fakeapi.Script{
-		"a-implement0": {commit("f.txt", "f"), commitInWeb, writeDone("added f.txt and w.txt")},
-		"a-review0":    {review("conform")},
-	}, alsoWave("test -f w.txt", ""))
-	web := e.newWeb()
+	e, web := newAlsoBoth(t)
 	appBase, webBase := e.git(e.repo, "rev-parse", "main"), e.git(web, "rev-parse", "main")
 
 	env := e.env

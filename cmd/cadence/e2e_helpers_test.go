@@ -222,6 +222,28 @@ func (e *e2e) start(args ...string) *cadenceProc {
 	return p
 }
 
+// startUntilTurn starts `cadence apply` and waits until the session whose
+// requests carry marker has sent its n-th request (its earlier tool calls
+// have then run); it returns the process and the session's id. Should that
+// never happen, cadence is killed and the test fails.
+func (e *e2e) startUntilTurn(marker string, n int) (*cadenceProc, string) {
+	e.t.Helper()
+	p := e.start(e.applyArgs()...)
+	var session string
+	if !waitFor(2*time.Minute, func() bool {
+		q := e.turns(marker)
+		if len(q) >= n {
+			session = q[0].SessionID
+		}
+		return len(q) >= n
+	}) {
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		e.t.Fatalf("the %s session never sent request %d:\n%s", marker, n, p.out.String())
+	}
+	return p, session
+}
+
 // wait waits for the process and returns how it ended.
 func (p *cadenceProc) wait() run {
 	p.e.t.Helper()

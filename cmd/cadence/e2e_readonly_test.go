@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
@@ -66,12 +65,7 @@ func TestE2EReadOnlyCommits(t *testing.T) {
 				marker = "a-precheck0"
 			}
 			if c.stop != 0 {
-				p := e.start(e.applyArgs()...)
-				if !waitFor(2*time.Minute, func() bool { return len(e.turns(marker)) >= 2 }) {
-					p.signal(syscall.SIGKILL)
-					<-p.done
-					t.Fatalf("the %s session never made its commit:\n%s", marker, p.out.String())
-				}
+				p, _ := e.startUntilTurn(marker, 2) // its commit is made
 				p.signal(c.stop)
 				<-p.done
 				p.cancel()

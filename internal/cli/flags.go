@@ -24,6 +24,13 @@ type flagSet struct {
 	level   string
 }
 
+// varFlags adds -var and -var-file, the wave's variables, to the set
+// (plan, apply, validate, list: spec.Options Vars and VarFiles).
+func (fs *flagSet) varFlags(vars, varFiles *listFlag) {
+	fs.Var(vars, "var", "set a variable: -var name=value (repeatable)")
+	fs.Var(varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
+}
+
 func newFlags(e *env, name, args, summary string) *flagSet {
 	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
 	fs.SetOutput(e.stderr)

@@ -38,8 +38,7 @@ type listOutput struct {
 func runList(e *env, args []string) int {
 	fs := newFlags(e, "list", "[FILE]", "List the wave's lots in file order: id, title (the id when the lot sets none), kind,\nstatus from the state file (pending when the lot has not started) and dependencies.")
 	var vars, varFiles listFlag
-	fs.Var(&vars, "var", "set a variable: -var name=value (repeatable)")
-	fs.Var(&varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
+	fs.varFlags(&vars, &varFiles)
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code

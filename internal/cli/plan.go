@@ -26,8 +26,7 @@ type planFlags struct {
 
 func newPlanFlags(e *env, name, args, summary string) *planFlags {
 	f := &planFlags{flagSet: newFlags(e, name, args, summary)}
-	f.Var(&f.vars, "var", "set a variable: -var name=value (repeatable)")
-	f.Var(&f.varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
+	f.varFlags(&f.vars, &f.varFiles)
 	f.Var(&f.targets, "target", "plan only this lot and its dependencies (repeatable)")
 	f.Var(&f.replace, "replace", "run this lot again even if it is done (repeatable)")
 	f.StringVar(&f.budget, "budget", "", "raise the wave budget, e.g. 3M (counted tokens)")

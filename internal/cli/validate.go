@@ -9,8 +9,7 @@ import (
 func runValidate(e *env, args []string) int {
 	fs := newFlags(e, "validate", "[FILE]", "Parse the wave file, resolve its references and check the dependency graph.\nNo filesystem, git or agent checks: use plan for those.")
 	var vars, varFiles listFlag
-	fs.Var(&vars, "var", "set a variable: -var name=value (repeatable)")
-	fs.Var(&varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
+	fs.varFlags(&vars, &varFiles)
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
