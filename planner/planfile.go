@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // SavedPlanKind marks a saved plan file.
@@ -152,11 +152,8 @@ func short(d string) string {
 	return d
 }
 
-// valueDigest is "sha256:" and the hex SHA-256 of v.
-func valueDigest(v string) string {
-	sum := sha256.Sum256([]byte(v))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// valueDigest is the digest of a -var value (state.Digest).
+func valueDigest(v string) string { return state.Digest([]byte(v)) }
 
 // envShort is short for an env() value's digest, "unset" for "".
 func envShort(d string) string {

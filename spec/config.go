@@ -37,7 +37,8 @@ type Config struct {
 	Lots []*Lot
 	// Env is what env() returned while the file loaded, by variable name
 	// (nil when the file calls no env()), for a saved plan to record: by
-	// EnvValue.Digest, as every env() value is sensitive.
+	// the digest of each value (internal/state.Digest), as every env()
+	// value is sensitive.
 	Env map[string]EnvValue
 	// SensitiveVars are the variables declared with sensitive = true, by
 	// name (nil when there are none): a saved plan must not hold their

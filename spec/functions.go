@@ -118,7 +118,7 @@ func renderTemplate(dir string, lookup func(string) (string, bool), name string,
 }
 
 // EnvValue is what env() found for one variable. The value is sensitive:
-// a file (a saved plan) records its Digest, never Value, which is left out
+// a file (a saved plan) records a digest of it, never Value, which is left out
 // of JSON.
 type EnvValue struct {
 	// Value is the variable's value; empty when it is unset.
@@ -127,10 +127,6 @@ type EnvValue struct {
 	// returned its default).
 	Set bool `json:"set"`
 }
-
-// Digest returns Digest(e.Value), what a saved plan records to tell
-// later whether the variable changed.
-func (e EnvValue) Digest() string { return Digest(e.Value) }
 
 // envRecorder looks variables up for env() and records each answer in
 // Config.Env.

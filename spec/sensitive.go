@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -36,13 +34,6 @@ func (f Fields) Show(name, value string) string {
 		return Redacted
 	}
 	return value
-}
-
-// Digest returns the hex SHA-256 of a sensitive value: what a saved plan
-// may record instead of the value, to tell later that it changed.
-func Digest(value string) string {
-	sum := sha256.Sum256([]byte(value))
-	return hex.EncodeToString(sum[:])
 }
 
 // unmark returns val without marks, recording attr as sensitive when val or

@@ -13,6 +13,15 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
+// turnJSON is what cadence reads of a model turn's message, wherever the
+// CLI writes it (a stream event's message_start, a transcript's assistant
+// line): its id, model and usage.
+type turnJSON struct {
+	ID    string     `json:"id"`
+	Model string     `json:"model"`
+	Usage *usageJSON `json:"usage"`
+}
+
 // streamLine is the part of a stream-json line cadence reads.
 type streamLine struct {
 	Type    string `json:"type"`
@@ -26,13 +35,9 @@ type streamLine struct {
 	// stream_event (--include-partial-messages): the API's own events,
 	// message_start with the turn's input tokens as soon as it begins.
 	Event *struct {
-		Type    string `json:"type"`
-		Message *struct {
-			ID    string     `json:"id"`
-			Model string     `json:"model"`
-			Usage *usageJSON `json:"usage"`
-		} `json:"message"`
-		Usage *usageJSON `json:"usage"`
+		Type    string     `json:"type"`
+		Message *turnJSON  `json:"message"`
+		Usage   *usageJSON `json:"usage"`
 	} `json:"event"`
 	APIMessageID string `json:"api_message_id"`
 	// system/api_retry

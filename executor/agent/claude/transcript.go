@@ -108,12 +108,8 @@ func transcriptTurns(path string) (*turns, bool) {
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		var l struct {
-			Type    string `json:"type"`
-			Message *struct {
-				ID    string     `json:"id"`
-				Model string     `json:"model"`
-				Usage *usageJSON `json:"usage"`
-			} `json:"message"`
+			Type    string    `json:"type"`
+			Message *turnJSON `json:"message"`
 		}
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "assistant" || l.Message == nil || l.Message.Usage == nil || l.Message.Model == "<synthetic>" {
 			continue
