@@ -118,6 +118,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	if !readOnly {
 		alsoCommits = lr.neighbourCommits(ctx, alsoBefore)
 	}
+	denied := deniedCalls(out.Denials)
 	status := out.Status
 	if ctx.Err() != nil && status != state.StepOK {
 		status = state.StepInterrupted
@@ -125,7 +126,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	if err := lr.endStep(i, status, out.Cause, func(s *state.Step) {
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = out.Usage, out.CostMicros, after, commits, sess.LogPrefix+".json"
 		s.AlsoCommits = alsoCommits
-		s.Denied = deniedCalls(out.Denials)
+		s.Denied = denied
 		s.CostEstimated = out.CostEstimated
 		if (kind == state.StepReview || kind == state.StepRecheck) && out.Report != nil {
 			c := out.Report.Conform()
@@ -139,7 +140,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		w = append(w, "the session ran a push command: "+c)
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "push attempt: " + c})
 	}
-	for _, d := range deniedCalls(out.Denials) {
+	for _, d := range denied {
 		msg := string(kind) + " tried " + d + ": denied"
 		w = append(w, msg)
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg})
