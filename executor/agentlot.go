@@ -114,7 +114,6 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 	if why := lr.writeBudgetLeft(); why != "" {
 		return state.Outcome{Kind: state.OutcomeLotBudget, Detail: why}, nil
 	}
-	heads := lr.headsAll(ctx)
 	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.Model, false)
 	if o.Kind != state.OutcomeOK || err != nil {
 		return o, err
@@ -132,7 +131,7 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 	if o, stop := unfinished(pos.Step, out.Report); stop {
 		return o, nil
 	}
-	if o, stop, err := lr.checkCommits(ctx, pos.Step, heads, out.Report); stop || err != nil {
+	if o, stop, err := lr.checkCommits(ctx, pos.Step, out.Report); stop || err != nil {
 		return o, err
 	}
 	return okOutcome, nil
