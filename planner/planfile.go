@@ -58,6 +58,10 @@ type SavedPlan struct {
 
 	// Summary is the plan's one-line summary, for people reading the file.
 	Summary string `json:"summary"`
+	// Plan is the plan itself in its JSON form (plan -json,
+	// schemas/plan.schema.json; sensitive values already (sensitive)), for
+	// cadence show; absent in plans saved before show existed.
+	Plan json.RawMessage `json:"plan,omitempty"`
 }
 
 // Inputs are the current values of what a saved plan recorded, for Stale:

@@ -41,6 +41,7 @@ func init() {
 	commands = []*command{
 		{"validate", "[FILE]", "Check a wave file: syntax, references, the dependency graph", runValidate},
 		{"plan", "[FILE]", "Preview what apply would do: per lot, totals, warnings", runPlan},
+		{"show", "PLANFILE", "Print a saved plan (plan -out): text, -json or -format markdown", runShow},
 		{"apply", "[FILE|PLANFILE]", "Run the wave: plan, confirm, run every lot, integrate, resume", runApply},
 		{"status", "[FILE]", "The lot table from the state file, and this machine's live waves and slots", runStatus},
 		{"answer", "FILE LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},

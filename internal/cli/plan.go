@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -199,6 +200,11 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 		}
 	}
 	recordInputs(s, w)
+	var js bytes.Buffer
+	if err := render.JSON(&js, p); err != nil {
+		return err
+	}
+	s.Plan = js.Bytes()
 	return planner.WriteSaved(path, s)
 }
 
