@@ -203,6 +203,9 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("no JSON lines in %s", args[1])
 				}
 			},
+			// json-check [-lines] FILE: one JSON document (or one a line),
+			// every key snake_case (jsoncheck_test.go).
+			"json-check": jsonCheck,
 			// schema NAME FILE: FILE (or "stdout") validates against schemas/NAME.
 			"schema": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {

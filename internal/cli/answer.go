@@ -56,6 +56,9 @@ func runAnswer(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence answer: %s\n", problem)
 		return ExitError
 	}
+	if fs.json {
+		return answerJSON(e, answerOutput{File: file, LotID: id, Question: question, Answer: text})
+	}
 	fmt.Fprintf(e.stdout, "Answered %s: %q\n  → %q\nThe next cadence apply %s replays the step that asked.\n", id, question, text, file)
 	return ExitOK
 }

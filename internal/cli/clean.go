@@ -46,7 +46,14 @@ func runClean(e *env, args []string) int {
 	}
 	g := gitint.NewRepos()
 	status := ExitOK
-	found := 0
+	out := cleanOutput{Wave: w.cfg.Wave.Name, DryRun: *dry, Items: []cleanItem{}}
+	// say prints one item as text (-json prints them all at the end).
+	say := func(it cleanItem, line string) {
+		out.Items = append(out.Items, it)
+		if !fs.json {
+			fmt.Fprintln(e.stdout, line)
+		}
+	}
 	for _, repo := range w.cfg.Repos {
 		if f, err := gitint.Inspect(ctx, repo.Path, repo.Base); err != nil || !f.IsGit {
 			continue
@@ -64,30 +71,70 @@ func runClean(e *env, args []string) int {
 				if lo.Kind != kind {
 					continue
 				}
-				found++
+				it := cleanItem{Repo: repo.Name, Kind: lo.Kind, Path: lo.Path, Gone: lo.Gone}
 				switch {
 				case lo.Keep != "":
-					fmt.Fprintf(e.stdout, "keep    %s %s %s: %s\n", repo.Name, lo.Kind, lo.Path, lo.Keep)
+					it.Action, it.Reason = cleanKeep, lo.Keep
+					say(it, fmt.Sprintf("keep    %s %s %s: %s", repo.Name, lo.Kind, lo.Path, lo.Keep))
 				case *dry:
-					fmt.Fprintf(e.stdout, "remove  %s %s %s%s\n", repo.Name, lo.Kind, lo.Path, goneNote(lo, "git still lists it; clean unlocks and prunes that record"))
+					it.Action = cleanRemove
+					say(it, fmt.Sprintf("remove  %s %s %s%s", repo.Name, lo.Kind, lo.Path, goneNote(lo, "git still lists it; clean unlocks and prunes that record")))
 				default:
 					if err := g.RemoveLeftover(ctx, repo, lo); err != nil {
-						fmt.Fprintf(e.stdout, "keep    %s %s %s: %v\n", repo.Name, lo.Kind, lo.Path, err)
+						it.Action, it.Reason = cleanKeep, err.Error()
+						say(it, fmt.Sprintf("keep    %s %s %s: %v", repo.Name, lo.Kind, lo.Path, err))
 						status = ExitError
 						continue
 					}
-					fmt.Fprintf(e.stdout, "removed %s %s %s%s\n", repo.Name, lo.Kind, lo.Path, goneNote(lo, "git's record of it unlocked and pruned"))
+					it.Action = cleanRemoved
+					say(it, fmt.Sprintf("removed %s %s %s%s", repo.Name, lo.Kind, lo.Path, goneNote(lo, "git's record of it unlocked and pruned")))
 				}
 			}
 		}
 	}
 	switch {
-	case found == 0:
+	case fs.json:
+		if err := writeJSON(e.stdout, out); err != nil {
+			fmt.Fprintf(e.stderr, "cadence clean: %v\n", err)
+			return ExitError
+		}
+	case len(out.Items) == 0:
 		fmt.Fprintf(e.stdout, "Nothing to clean for wave %q.\n", w.cfg.Wave.Name)
 	case *dry:
 		fmt.Fprintln(e.stdout, "\nDry run: nothing was removed. cadence clean -dry-run=false "+file+" removes what is marked remove.")
 	}
 	return status
+}
+
+// cleanOutput is cadence clean -json: what clean found in the wave's
+// repositories and what it did with each.
+type cleanOutput struct {
+	Wave string `json:"wave"`
+	// DryRun is -dry-run: nothing was removed.
+	DryRun bool        `json:"dry_run"`
+	Items  []cleanItem `json:"items"`
+}
+
+// clean's actions: kept (with a reason), would be removed (dry run), removed.
+const (
+	cleanKeep    = "keep"
+	cleanRemove  = "remove"
+	cleanRemoved = "removed"
+)
+
+// cleanItem is one leftover (gitint.Leftover) and what clean did with it.
+type cleanItem struct {
+	Repo string `json:"repo"`
+	// Kind is "worktree", "guard", "hook", "branch" or "backup".
+	Kind string `json:"kind"`
+	// Path is the worktree folder, branch or ref name, or file.
+	Path string `json:"path"`
+	// Action is "keep", "remove" (a dry run) or "removed"; Reason says why
+	// a leftover is kept ("" otherwise).
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+	// Gone says a worktree's folder is gone (git only keeps its record).
+	Gone bool `json:"gone"`
 }
 
 // goneNote is what clean adds to the line of a worktree whose folder is

@@ -41,47 +41,101 @@ func runFmt(e *env, args []string) int {
 		files = append(files, matches...)
 	}
 	status := ExitOK
+	out := fmtOutput{Check: *check, Files: []fmtFile{}}
 	for _, name := range files {
+		res := fmtFile{Path: name}
+		fail := func(err string) {
+			res.Error, status = err, ExitError
+			out.Files = append(out.Files, res)
+		}
 		if strings.HasSuffix(name, ".json") {
-			fmt.Fprintf(e.stderr, "cadence fmt: %s: JSON syntax is not formatted (use a JSON formatter)\n", name)
-			status = ExitError
+			if !fs.json {
+				fmt.Fprintf(e.stderr, "cadence fmt: %s: JSON syntax is not formatted (use a JSON formatter)\n", name)
+			}
+			fail("JSON syntax is not formatted (use a JSON formatter)")
 			continue
 		}
 		src, err := os.ReadFile(name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
-			status = ExitError
+			if !fs.json {
+				fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
+			}
+			fail(err.Error())
 			continue
 		}
 		f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 		if diags.HasErrors() {
+			// the diagnostics go to the standard error, -json or not
 			e.writeDiags(e.stderr, diags, func() map[string]*hcl.File { return map[string]*hcl.File{name: f} }, false)
-			fmt.Fprintf(e.stderr, "cadence fmt: %s has syntax errors; left unchanged\n", name)
-			status = ExitError
+			if !fs.json {
+				fmt.Fprintf(e.stderr, "cadence fmt: %s has syntax errors; left unchanged\n", name)
+			}
+			fail("syntax errors; left unchanged")
 			continue
 		}
-		out := hclwrite.Format(src)
-		if bytes.Equal(out, src) {
+		formatted := hclwrite.Format(src)
+		if bytes.Equal(formatted, src) {
+			out.Files = append(out.Files, res)
 			continue
 		}
+		res.Changed = true
 		if *showDiff {
-			e.stdout.Write(diff.Diff(name, src, name+" (formatted)", out))
+			d := diff.Diff(name, src, name+" (formatted)", formatted)
+			if fs.json {
+				res.Diff = string(d)
+			} else {
+				e.stdout.Write(d)
+			}
 		}
 		if *check {
-			fmt.Fprintln(e.stdout, name)
+			if !fs.json {
+				fmt.Fprintln(e.stdout, name)
+			}
 			status = ExitError
+			out.Files = append(out.Files, res)
 			continue
 		}
-		if err := writeKeepMode(name, out); err != nil {
-			fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
-			status = ExitError
+		if err := writeKeepMode(name, formatted); err != nil {
+			if !fs.json {
+				fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
+			}
+			fail(err.Error())
 			continue
 		}
-		if !*showDiff {
+		res.Written = true
+		out.Files = append(out.Files, res)
+		if !*showDiff && !fs.json {
 			fmt.Fprintln(e.stdout, name)
 		}
 	}
+	if fs.json {
+		if err := writeJSON(e.stdout, out); err != nil {
+			fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
+			return ExitError
+		}
+	}
 	return status
+}
+
+// fmtOutput is cadence fmt -json: every file fmt looked at.
+type fmtOutput struct {
+	// Check is -check: nothing was written.
+	Check bool      `json:"check"`
+	Files []fmtFile `json:"files"`
+}
+
+// fmtFile is one file of fmt -json.
+type fmtFile struct {
+	Path string `json:"path"`
+	// Changed says the file was not in canonical format: fmt rewrote it,
+	// or would (-check); Written that it was rewritten.
+	Changed bool `json:"changed"`
+	Written bool `json:"written"`
+	// Diff is the unified diff of the change (-diff; "" otherwise).
+	Diff string `json:"diff,omitempty"`
+	// Error says why the file was left unchanged: syntax errors (given as
+	// diagnostics on the standard error), JSON syntax, an I/O error.
+	Error string `json:"error,omitempty"`
 }
 
 // writeKeepMode replaces a file's content, keeping its permissions.

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 //go:embed starter.hcl
@@ -37,6 +38,22 @@ func runInit(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
 		return ExitError
 	}
+	if fs.json {
+		abs, _ := filepath.Abs(file)
+		if err := writeJSON(e.stdout, initOutput{Path: file, AbsPath: abs}); err != nil {
+			fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
+			return ExitError
+		}
+		return ExitOK
+	}
 	fmt.Fprintf(e.stdout, "Wrote %s. Edit the repo path and the lots, then: cadence plan %s\n", file, file)
 	return ExitOK
+}
+
+// initOutput is cadence init -json: the wave file written, as given and
+// absolute. (An existing file is an error: nothing is written, stdout is
+// empty.)
+type initOutput struct {
+	Path    string `json:"path"`
+	AbsPath string `json:"abs_path"`
 }

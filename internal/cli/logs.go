@@ -45,11 +45,17 @@ func runLogs(e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "cadence logs: no files for step %d in %s\n", *step, dir)
 			return ExitError
 		}
+		if fs.json {
+			return stepJSON(e, st.Wave, id, *step, matches)
+		}
 		for _, m := range matches {
 			b, _ := os.ReadFile(m)
 			fmt.Fprintf(e.stdout, "==> %s <==\n%s\n", m, strings.TrimRight(string(b), "\n"))
 		}
 		return ExitOK
+	}
+	if fs.json {
+		return logsJSON(e, lay, st, id)
 	}
 	fmt.Fprintf(e.stdout, "Lot %s: %s", id, l.Status)
 	if l.Cause != "" {

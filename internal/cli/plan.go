@@ -222,7 +222,7 @@ func sensitiveVarsUnsaved(vars []string, sensitive map[string]bool) error {
 
 func runGraph(e *env, args []string) int {
 	f := newPlanFlags(e, "graph", "[FILE]", "Print the dependency graph of the lots, coloured by what apply would do.\nDOT by default (Graphviz); -format mermaid renders on GitHub.")
-	format := f.String("format", "dot", "dot or mermaid")
+	format := f.String("format", "dot", "dot, mermaid or json (the same as -json: nodes and edges)")
 	pos, code := f.parse(e, args)
 	if code >= 0 {
 		return code
@@ -231,16 +231,21 @@ func runGraph(e *env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	rend := map[string]func(io.Writer, *planner.Plan) error{"dot": render.DOT, "mermaid": render.Mermaid}[*format]
+	diagOut := e.stderr
+	if f.json {
+		// nodes and edges (render.GraphJSON); diagnostics as JSON too
+		*format, diagOut = "json", e.stdout
+	}
+	rend := map[string]func(io.Writer, *planner.Plan) error{"dot": render.DOT, "mermaid": render.Mermaid, "json": render.GraphJSON}[*format]
 	if rend == nil {
-		fmt.Fprintf(e.stderr, "cadence graph: unknown -format %q (dot or mermaid)\n", *format)
+		fmt.Fprintf(e.stderr, "cadence graph: unknown -format %q (dot, mermaid or json)\n", *format)
 		return ExitUsage
 	}
-	if f.badValues(e, e.stderr) {
+	if f.badValues(e, diagOut) {
 		return ExitUsage
 	}
 	f.offline = true // the graph needs no machine facts
-	_, p := f.makePlan(e, file, e.stderr)
+	_, p := f.makePlan(e, file, diagOut)
 	if p == nil {
 		return ExitError
 	}

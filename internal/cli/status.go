@@ -49,7 +49,7 @@ func runStatus(e *env, args []string) int {
 		st = s
 	}
 	if fs.json {
-		out := map[string]any{"live_waves": nonNil(live), "slots": nonNilSlots(held)}
+		out := map[string]any{"live_waves": nonNil(live), "slots": jsonSlots(held)}
 		if st != nil {
 			out["state"] = st
 			out["lock"] = lockHolder(lay.Lock())
@@ -118,11 +118,24 @@ func nonNil(w []slots.WaveEntry) []slots.WaveEntry {
 	return w
 }
 
-func nonNilSlots(s []slots.SlotInfo) []slots.SlotInfo {
-	if s == nil {
-		return []slots.SlotInfo{}
+// statusSlot is one session slot in status -json (slots.SlotInfo with
+// snake_case keys).
+type statusSlot struct {
+	// Index is n of slot-n.
+	Index int `json:"index"`
+	// Held says a process holds the slot now; Holder is what it wrote
+	// (null when free or unreadable).
+	Held   bool          `json:"held"`
+	Holder *slots.Holder `json:"holder"`
+}
+
+// jsonSlots are the slots of status -json ([] for none).
+func jsonSlots(s []slots.SlotInfo) []statusSlot {
+	out := make([]statusSlot, 0, len(s))
+	for _, si := range s {
+		out = append(out, statusSlot{Index: si.Index, Held: si.Held, Holder: si.Holder})
 	}
-	return s
+	return out
 }
 
 // lockHolder returns who holds a lock file, or nil when it is free.

@@ -128,10 +128,15 @@ type jsonAgent struct {
 // JSON writes the plan as indented, versioned JSON (plan -json) that
 // validates against schemas/plan.schema.json.
 func JSON(w io.Writer, p *planner.Plan) error {
+	return writeIndented(w, toJSON(p))
+}
+
+// writeIndented writes v as indented JSON, HTML characters unescaped.
+func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(toJSON(p))
+	return enc.Encode(v)
 }
 
 func toJSON(p *planner.Plan) *jsonPlan {
