@@ -25,6 +25,10 @@ func runStatus(e *env, args []string) int {
 		return code
 	}
 	var file string
+	if *all && len(pos) > 0 {
+		fmt.Fprintf(e.stderr, "cadence status: -all takes no wave file; got %s\n", strings.Join(pos, " "))
+		return ExitUsage
+	}
 	if !*all {
 		var ok bool
 		if file, ok = oneFile(e, "status", pos); !ok {
