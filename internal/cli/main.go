@@ -222,6 +222,11 @@ func runHelp(e *env, args []string) int {
 		usage(e.stdout)
 		return ExitOK
 	}
+	if strings.HasPrefix(args[0], "-") {
+		// help -json included: help has no machine form
+		fmt.Fprintf(e.stderr, "cadence help: help takes no flags (%s); usage: cadence help [COMMAND]\n", args[0])
+		return ExitUsage
+	}
 	for _, c := range commands {
 		if c.name == args[0] {
 			return c.run(e, []string{"-h"})
