@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -204,19 +206,29 @@ func WriteSaved(path string, s *SavedPlan) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// maxSavedBytes is the largest saved plan ReadSaved reads: 64 MiB.
+const maxSavedBytes = 64 << 20
+
 // ReadSaved reads a saved plan file, refusing files that are not one
 // (ErrNotSaved) and saved plans of another format version.
 func ReadSaved(path string) (*SavedPlan, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, maxSavedBytes)
 	if err != nil {
 		return nil, err
 	}
 	var s SavedPlan
-	if err := json.Unmarshal(b, &s); err != nil || s.Kind != SavedPlanKind {
+	err = json.Unmarshal(b, &s)
+	if err != nil && bytes.Contains(b, []byte(`"kind": "`+SavedPlanKind+`"`)) {
+		return nil, fmt.Errorf("%s is a damaged saved plan: %v; run cadence plan -out again", path, err)
+	}
+	if err != nil || s.Kind != SavedPlanKind {
 		return nil, fmt.Errorf("%s is %w", path, ErrNotSaved)
 	}
 	if s.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("%s is a saved plan of format %d; this cadence reads %d", path, s.FormatVersion, FormatVersion)
+	}
+	if s.WaveFile == "" || !filepath.IsAbs(s.WaveFile) || s.WaveDigest == "" {
+		return nil, fmt.Errorf("%s is a damaged saved plan: it names no wave file (an absolute path) or wave digest; run cadence plan -out again", path)
 	}
 	return &s, nil
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
 )
 
 // recordInputs fills in what a saved plan needs to tell later that one of
@@ -114,7 +116,7 @@ func readDigest(read map[string]string, path string) string {
 	if d, ok := read[path]; ok {
 		return d
 	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, spec.MaxWaveBytes)
 	if err != nil {
 		return ""
 	}
@@ -132,7 +134,7 @@ func templatesDigest(dir string) string {
 	sort.Strings(files)
 	var all []byte
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := safefile.Read(f, spec.MaxFileBytes)
 		if err != nil {
 			b = []byte("unreadable: " + err.Error())
 		}
