@@ -43,6 +43,11 @@ type SavedPlan struct {
 	MaxSessions int       `json:"max_sessions,omitempty"`
 	Jobs        int       `json:"jobs,omitempty"`
 	Offline     bool      `json:"offline,omitempty"`
+	// Variables are the wave's declared variables (a CADENCE_VAR_ of
+	// another name is no input) and SensitiveVars those declared
+	// sensitive = true (a -var of theirs given to apply is shown by digest).
+	Variables     []string `json:"variables,omitempty"`
+	SensitiveVars []string `json:"sensitive_vars,omitempty"`
 	Created     time.Time `json:"created"`
 
 	// Files are the files file() and templatefile() read, VarFileDigests
@@ -147,7 +152,9 @@ func short(d string) string {
 	if d == "" {
 		return "none"
 	}
-	d = strings.TrimPrefix(d, "sha256:")
+	if _, hex, ok := strings.Cut(d, ":"); ok {
+		d = hex // "sha256:…", "hmac-sha256:…"
+	}
 	if len(d) > 12 {
 		d = d[:12]
 	}

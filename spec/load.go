@@ -284,6 +284,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		}
 		set(name, val, nil, "-var")
 	}
+	d.cfg.Variables = order
 	obj := map[string]cty.Value{}
 	for _, name := range order {
 		v := vars[name]

@@ -104,6 +104,9 @@ func runApply(e *env, args []string) int {
 	}
 	_ = waveLock.SetHolder(flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
+		if code := refuseOffline(e, saved, p); code >= 0 {
+			return code
+		}
 		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
 			return code
 		}

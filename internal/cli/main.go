@@ -221,6 +221,10 @@ func runHelp(e *env, args []string) int {
 		usage(e.stdout)
 		return ExitOK
 	}
+	if len(args) > 1 {
+		fmt.Fprintf(e.stderr, "cadence help: one command at most, got %q\n", args)
+		return ExitUsage
+	}
 	for _, c := range commands {
 		if c.name == args[0] {
 			return c.run(e, []string{"-h"})
