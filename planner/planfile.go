@@ -34,21 +34,21 @@ type SavedPlan struct {
 	// Vars, VarFiles, Targets, Replace, Budget, BudgetUSD (micro-dollars),
 	// MaxSessions and Jobs are the plan's options, so that apply plans the
 	// same way.
-	Vars        []string  `json:"vars,omitempty"`
-	VarFiles    []string  `json:"var_files,omitempty"`
-	Targets     []string  `json:"targets,omitempty"`
-	Replace     []string  `json:"replace,omitempty"`
-	Budget      int64     `json:"budget,omitempty"`
-	BudgetUSD   int64     `json:"budget_usd_micros,omitempty"`
-	MaxSessions int       `json:"max_sessions,omitempty"`
-	Jobs        int       `json:"jobs,omitempty"`
-	Offline     bool      `json:"offline,omitempty"`
+	Vars        []string `json:"vars,omitempty"`
+	VarFiles    []string `json:"var_files,omitempty"`
+	Targets     []string `json:"targets,omitempty"`
+	Replace     []string `json:"replace,omitempty"`
+	Budget      int64    `json:"budget,omitempty"`
+	BudgetUSD   int64    `json:"budget_usd_micros,omitempty"`
+	MaxSessions int      `json:"max_sessions,omitempty"`
+	Jobs        int      `json:"jobs,omitempty"`
+	Offline     bool     `json:"offline,omitempty"`
 	// Variables are the wave's declared variables (a CADENCE_VAR_ of
 	// another name is no input) and SensitiveVars those declared
 	// sensitive = true (a -var of theirs given to apply is shown by digest).
-	Variables     []string `json:"variables,omitempty"`
-	SensitiveVars []string `json:"sensitive_vars,omitempty"`
-	Created     time.Time `json:"created"`
+	Variables     []string  `json:"variables,omitempty"`
+	SensitiveVars []string  `json:"sensitive_vars,omitempty"`
+	Created       time.Time `json:"created"`
 
 	// Files are the files file() and templatefile() read, VarFileDigests
 	// the var files: absolute path to digest ("sha256:" and hex).
