@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -32,16 +34,21 @@ type SavedPlan struct {
 	// Vars, VarFiles, Targets, Replace, Budget, BudgetUSD (micro-dollars),
 	// MaxSessions and Jobs are the plan's options, so that apply plans the
 	// same way.
-	Vars        []string  `json:"vars,omitempty"`
-	VarFiles    []string  `json:"var_files,omitempty"`
-	Targets     []string  `json:"targets,omitempty"`
-	Replace     []string  `json:"replace,omitempty"`
-	Budget      int64     `json:"budget,omitempty"`
-	BudgetUSD   int64     `json:"budget_usd_micros,omitempty"`
-	MaxSessions int       `json:"max_sessions,omitempty"`
-	Jobs        int       `json:"jobs,omitempty"`
-	Offline     bool      `json:"offline,omitempty"`
-	Created     time.Time `json:"created"`
+	Vars        []string `json:"vars,omitempty"`
+	VarFiles    []string `json:"var_files,omitempty"`
+	Targets     []string `json:"targets,omitempty"`
+	Replace     []string `json:"replace,omitempty"`
+	Budget      int64    `json:"budget,omitempty"`
+	BudgetUSD   int64    `json:"budget_usd_micros,omitempty"`
+	MaxSessions int      `json:"max_sessions,omitempty"`
+	Jobs        int      `json:"jobs,omitempty"`
+	Offline     bool     `json:"offline,omitempty"`
+	// Variables are the wave's declared variables (a CADENCE_VAR_ of
+	// another name is no input) and SensitiveVars those declared
+	// sensitive = true (a -var of theirs given to apply is shown by digest).
+	Variables     []string  `json:"variables,omitempty"`
+	SensitiveVars []string  `json:"sensitive_vars,omitempty"`
+	Created       time.Time `json:"created"`
 
 	// Files are the files file() and templatefile() read, VarFileDigests
 	// the var files: absolute path to digest ("sha256:" and hex).
@@ -149,7 +156,9 @@ func short(d string) string {
 	if d == "" {
 		return "none"
 	}
-	d = strings.TrimPrefix(d, "sha256:")
+	if _, hex, ok := strings.Cut(d, ":"); ok {
+		d = hex // "sha256:…", "hmac-sha256:…"
+	}
 	if len(d) > 12 {
 		d = d[:12]
 	}
@@ -208,19 +217,29 @@ func WriteSaved(path string, s *SavedPlan) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// maxSavedBytes is the largest saved plan ReadSaved reads: 64 MiB.
+const maxSavedBytes = 64 << 20
+
 // ReadSaved reads a saved plan file, refusing files that are not one
 // (ErrNotSaved) and saved plans of another format version.
 func ReadSaved(path string) (*SavedPlan, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, maxSavedBytes)
 	if err != nil {
 		return nil, err
 	}
 	var s SavedPlan
-	if err := json.Unmarshal(b, &s); err != nil || s.Kind != SavedPlanKind {
+	err = json.Unmarshal(b, &s)
+	if err != nil && bytes.Contains(b, []byte(`"kind": "`+SavedPlanKind+`"`)) {
+		return nil, fmt.Errorf("%s is a damaged saved plan: %v; run cadence plan -out again", path, err)
+	}
+	if err != nil || s.Kind != SavedPlanKind {
 		return nil, fmt.Errorf("%s is %w", path, ErrNotSaved)
 	}
 	if s.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("%s is a saved plan of format %d; this cadence reads %d", path, s.FormatVersion, FormatVersion)
+	}
+	if s.WaveFile == "" || !filepath.IsAbs(s.WaveFile) || s.WaveDigest == "" {
+		return nil, fmt.Errorf("%s is a damaged saved plan: it names no wave file (an absolute path) or wave digest; run cadence plan -out again", path)
 	}
 	return &s, nil
 }

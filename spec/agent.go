@@ -88,7 +88,7 @@ func (d *decoder) agentKind(b *hcl.Block) (string, bool) {
 	if s := Suggest(kind, d.agentKinds); s != "" {
 		detail += fmt.Sprintf(" Did you mean %q?", s)
 	}
-	d.errorf(attr.Expr.Range(), "Unknown agent kind", "%s", detail)
+	d.invalid(attr, "Unknown agent kind", "%s", detail)
 	return "", false
 }
 

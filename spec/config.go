@@ -44,6 +44,10 @@ type Config struct {
 	// name (nil when there are none): a saved plan must not hold their
 	// values (-var name=value) in clear.
 	SensitiveVars map[string]bool
+	// Variables are the names of the declared variables, in file order:
+	// a CADENCE_VAR_ of another name is ignored, and a saved plan records
+	// only these (nil when the wave declares none).
+	Variables []string
 	// FilesRead are the files file() and templatefile() read while the file
 	// loaded, and VarFilesRead the var files: absolute path to the digest of
 	// the bytes read ("sha256:" and hex), for a saved plan to record.

@@ -79,16 +79,23 @@ func templateFileFunc(dir string, lookup func(string) (string, bool), rec *readR
 		Description: "Renders a template file relative to the wave file's folder with the given variables.",
 		Params: []function.Parameter{
 			pathParam,
-			{Name: "vars", Type: cty.DynamicPseudoType},
+			{Name: "vars", Type: cty.DynamicPseudoType, AllowMarked: true},
 		},
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			path, marks := args[0].Unmark()
+			// Sensitive vars: the template sees them marked (a file()
+			// inside it hides a sensitive path), its result is sensitive,
+			// and an error does not quote them.
+			_, varMarks := args[1].UnmarkDeep()
 			v, err := renderTemplate(dir, lookup, path.AsString(), args[1], rec)
+			if _, ok := varMarks[Sensitive]; ok && err != nil && !args[0].IsMarked() {
+				return cty.NilVal, fmt.Errorf("template %s failed with sensitive variables, so the reason is not shown", path.AsString())
+			}
 			if err != nil {
 				return cty.NilVal, hideSensitivePath(err, marks)
 			}
-			return v.WithMarks(marks), nil
+			return v.WithMarks(marks, varMarks), nil
 		},
 	})
 }
@@ -99,6 +106,7 @@ func renderTemplate(dir string, lookup func(string) (string, bool), name string,
 	if err != nil {
 		return cty.NilVal, err
 	}
+	vars, marks := vars.Unmark()
 	if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
 		return cty.NilVal, fmt.Errorf("the second argument must be an object of variables")
 	}
@@ -106,7 +114,21 @@ func renderTemplate(dir string, lookup func(string) (string, bool), name string,
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
-	ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: functions(dir, lookup, rec)}
+	values := map[string]cty.Value{}
+	for k, v := range vars.AsValueMap() {
+		values[k] = v.WithMarks(marks) // a sensitive object: each of its values is
+	}
+	fns := functions(dir, lookup, rec)
+	// As in Terraform, a template cannot call templatefile: a template
+	// rendering itself would recurse until the stack overflows.
+	fns["templatefile"] = function.New(&function.Spec{
+		Params: []function.Parameter{pathParam, {Name: "vars", Type: cty.DynamicPseudoType, AllowMarked: true}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
+			return cty.NilVal, fmt.Errorf("templatefile cannot be called from inside a template")
+		},
+	})
+	ctx := &hcl.EvalContext{Variables: values, Functions: fns}
 	v, diags := expr.Value(ctx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags

@@ -2,11 +2,11 @@ package spec
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -81,7 +81,7 @@ func IsJSON(name string) bool { return strings.HasSuffix(name, ".json") }
 
 // LoadFile reads, decodes and resolves the wave file at path.
 func (l *Loader) LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := ReadWaveFile(path)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -118,7 +118,23 @@ func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, 
 	d.values.ctx = d.ctx
 	d.values.diags = diags
 	d.decode(file.Body, l, opts)
+	if len(d.cfg.Env) > 0 || len(d.cfg.SensitiveVars) > 0 {
+		hideEvalContext(d.values.diags)
+	}
 	return d.cfg, d.values.diags
+}
+
+// hideEvalContext drops the expression and its evaluation context from
+// diags, so that a printed diagnostic has no "with x as …" line. HCL's
+// printer skips marked values, but a for expression iterates over the
+// unmarked elements of a sensitive collection and puts them, unmarked, in
+// the context it attaches to its diagnostics: `[for c in split("", secret)
+// : c + 1]` would quote the secret a character at a time. Used when the
+// wave has a sensitive value (a sensitive variable, or any env() call).
+func hideEvalContext(diags hcl.Diagnostics) {
+	for _, d := range diags {
+		d.Expression, d.EvalContext = nil, nil
+	}
 }
 
 // variable is a declared input variable.
@@ -184,6 +200,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		vars[name] = v
 		order = append(order, name)
 	}
+	bad := map[string]bool{} // given a value that was refused: not also "required"
 	set := func(name string, val cty.Value, rng *hcl.Range, from string) {
 		v, ok := vars[name]
 		if !ok {
@@ -196,6 +213,7 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		}
 		cv, err := convert.Convert(val, v.typ)
 		if err != nil {
+			bad[name] = true
 			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
 				Detail: fmt.Sprintf("%s: variable %q: %s.", from, name, err), Subject: rng})
 			return
@@ -213,21 +231,29 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		}
 		if val, ok := d.rawVarValue(vars[name], opts.EnvVars[name], "CADENCE_VAR_"+name, "Invalid CADENCE_VAR_ value"); ok {
 			set(name, val, nil, "CADENCE_VAR_"+name)
+		} else {
+			bad[name] = true
 		}
 	}
 	for _, vf := range opts.VarFiles {
 		var f *hcl.File
 		var diags hcl.Diagnostics
-		src, err := os.ReadFile(vf)
+		src, err := safefile.Read(vf, MaxFileBytes)
 		if err != nil {
 			d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error()})
 			continue
 		}
 		(&readRecorder{cfg: d.cfg}).varFile(vf, src)
+		// A var file often holds secrets (a CI runner's), and the wave file
+		// that decides what is declared may be a pull request's: its
+		// diagnostics name the file and line, but are printed without a
+		// snippet (a parser of its own, not the Loader's, so Files() never
+		// returns its source).
+		vp := hclparse.NewParser()
 		if IsJSON(vf) {
-			f, diags = l.parser.ParseJSON(src, vf)
+			f, diags = vp.ParseJSON(src, vf)
 		} else {
-			f, diags = l.parser.ParseHCL(normalizeLineEnds(src), vf)
+			f, diags = vp.ParseHCL(normalizeLineEnds(src), vf)
 		}
 		d.values.diags = append(d.values.diags, diags...)
 		if diags.HasErrors() {
@@ -253,13 +279,19 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		}
 		val, ok := d.rawVarValue(vars[name], raw, "-var "+name, "Invalid -var value")
 		if !ok {
+			bad[name] = true
 			continue
 		}
 		set(name, val, nil, "-var")
 	}
+	d.cfg.Variables = order
 	obj := map[string]cty.Value{}
 	for _, name := range order {
 		v := vars[name]
+		if v.def == cty.NilVal && bad[name] {
+			obj[name] = cty.DynamicVal
+			continue
+		}
 		if v.def == cty.NilVal {
 			d.errorf(v.declRange, "No value for required variable",
 				"Variable %q has no default; give it with -var %s=VALUE, in a -var-file or as CADENCE_VAR_%s.", name, name, name)
@@ -293,8 +325,11 @@ func (d *decoder) rawVarValue(v *variable, raw, from, summary string) (cty.Value
 		val, diags = expr.Value(nil)
 	}
 	if diags.HasErrors() {
+		// The value is not quoted: it may be a secret of the CI runner's,
+		// and the wave file (which decides the type) may be a pull
+		// request's.
 		d.values.diags = append(d.values.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary,
-			Detail: fmt.Sprintf("%s: %q is not a valid %s value.", from, raw, typeexpr.TypeString(v.typ))})
+			Detail: fmt.Sprintf("%s: the value (not shown) is not a valid %s value.", from, typeexpr.TypeString(v.typ))})
 		return cty.NilVal, false
 	}
 	return val, true

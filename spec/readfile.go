@@ -3,13 +3,14 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/cadence-run/cadence/internal/safefile"
 )
 
 // MaxFileBytes is the largest file file() and templatefile() read: 1 MiB.
@@ -17,6 +18,34 @@ import (
 // publicly), so reading is bounded: a brief or a run script is a few
 // kilobytes, and a larger file is refused with a diagnostic.
 const MaxFileBytes = 1 << 20
+
+// MaxWaveBytes is the largest wave file (or auto-loaded var file) cadence
+// reads: 8 MiB, some fifty times a wave of 5,000 lots.
+const MaxWaveBytes = 8 << 20
+
+// ReadRoot is readRoot, for the CLI: the folder tree that a wave file in
+// dir may read from, and that its auto-loaded var files must be in.
+func ReadRoot(dir string) string { return readRoot(dir) }
+
+// ReadWaveFile reads the wave file (or an auto-loaded var file beside it)
+// at path, bounded as internal/safefile reads: a regular file of at most
+// MaxWaveBytes, not under /proc, /sys or /dev. When path is a symbolic
+// link, the file it resolves to must be inside ReadRoot of the link's own
+// folder: git stores symbolic links, so a pull request could otherwise
+// commit wave.hcl -> /etc/passwd and have its first line printed in a
+// diagnostic snippet. Errors: fs.ErrNotExist when missing, or a refusal
+// (errors.Is safefile.ErrRefused) that names the rule.
+func ReadWaveFile(path string) ([]byte, error) {
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	b, err := safefile.ReadWithin(readRoot(dir), path, MaxWaveBytes)
+	if errors.Is(err, safefile.ErrRefused) {
+		return nil, fmt.Errorf("%w: cadence reads wave and var files only when they are regular files of at most 8 MiB inside the folder tree or git work tree that holds them", err)
+	}
+	return b, err
+}
 
 // readRoot returns the folder tree file() may read from for a wave file in
 // dir: the top of the git work tree that contains dir (the nearest folder
@@ -39,75 +68,41 @@ func readRoot(dir string) string {
 	}
 }
 
-// within reports whether p is root or a path under it (both cleaned).
-func within(root, p string) bool {
-	if p == root {
-		return true
-	}
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
+// fileRule ends every refusal of file() and templatefile(): the rule, for
+// untrusted wave files.
+const fileRule = "file() and templatefile() read only regular files of at most 1 MiB inside the wave file's folder tree or the git work tree that holds it, never under .git"
 
 // readRelative reads the text file name, relative to the wave file's folder
 // dir, for file() and templatefile(). The rules, for untrusted wave files:
-// the path, after resolving every symbolic link, must be inside readRoot(dir)
-// and not under /proc, /sys or /dev (even for a wave file at /);
-// it must be a regular file (no folder, device, named pipe or socket: these
-// are refused before they are opened, so a FIFO cannot hang plan); it must
-// be at most MaxFileBytes and UTF-8. Each broken rule is an error naming it.
-// A file read is recorded in rec (nil: not), for a saved plan.
+// the path, after resolving every symbolic link, must be inside readRoot(dir),
+// not under a .git folder (checkout leaves the CI token in .git/config) and
+// not under /proc, /sys or /dev (even for a wave file at /); it must be a
+// regular file (no folder, device, named pipe or socket: these are refused
+// before they are opened, so a FIFO cannot hang plan); it must be at most
+// MaxFileBytes and UTF-8 (internal/safefile). Each broken rule is an error
+// naming it. A file read is recorded in rec (nil: not), for a saved plan.
 func readRelative(dir, name string, rec *readRecorder) (string, error) {
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return "", fmt.Errorf("path %q has a control character: %s", name, fileRule)
+	}
 	p := name
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
 	p = filepath.Clean(p)
 	root := readRoot(dir)
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("no file %s (paths are relative to the wave file's folder)", p)
-		}
-		return "", err
+	if real, err := filepath.EvalSymlinks(p); err == nil && underGit(root, real) {
+		return "", fmt.Errorf("%s is inside a .git folder: %s", p, fileRule)
 	}
-	for _, sys := range []string{"/proc", "/sys", "/dev"} {
-		if within(sys, real) {
-			return "", fmt.Errorf("%s is a system file (under %s): file() and templatefile() read only files inside the wave file's folder tree or the git work tree that holds it", p, sys)
-		}
+	b, err := safefile.ReadWithin(root, p, MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no file %s (paths are relative to the wave file's folder)", p)
 	}
-	if !within(root, real) {
-		how := p + " is"
-		if real != p {
-			how = fmt.Sprintf("%s resolves to %s,", p, real)
-		}
-		return "", fmt.Errorf("%s outside %s: file() and templatefile() read only files inside the wave file's folder tree or the git work tree that holds it", how, root)
+	if errors.Is(err, safefile.ErrRefused) {
+		return "", fmt.Errorf("%w: %s", err, fileRule)
 	}
-	st, err := os.Stat(real)
 	if err != nil {
 		return "", err
-	}
-	if err := regular(p, st); err != nil {
-		return "", err
-	}
-	// O_NONBLOCK: should the file have become a FIFO since Stat, open
-	// does not wait for a writer; Fstat below refuses it.
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return "", err
-	}
-	if err := regular(p, st); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > MaxFileBytes {
-		return "", tooBig(p)
 	}
 	if !utf8.Valid(b) {
 		return "", fmt.Errorf("%s is not UTF-8 text", p)
@@ -116,30 +111,43 @@ func readRelative(dir, name string, rec *readRecorder) (string, error) {
 	return string(b), nil
 }
 
-func tooBig(p string) error {
-	return fmt.Errorf("%s is larger than %d bytes (1 MiB), the most file() and templatefile() read", p, MaxFileBytes)
+// underGit reports whether real, inside root, has a path element named
+// .git (a repository's git dir, or a worktree's .git file).
+func underGit(root, real string) bool {
+	rel, err := filepath.Rel(root, real)
+	if err != nil {
+		return false
+	}
+	for _, e := range strings.Split(rel, string(filepath.Separator)) {
+		if e == ".git" {
+			return true
+		}
+	}
+	return false
 }
 
-// regular refuses what is not a regular file of at most MaxFileBytes.
-func regular(p string, st fs.FileInfo) error {
-	m := st.Mode()
-	var what string
-	switch {
-	case m.IsRegular():
-		if st.Size() > MaxFileBytes {
-			return tooBig(p)
-		}
-		return nil
-	case m.IsDir():
-		what = "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
-		what = "a device"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	default:
-		what = "not a regular file"
+// templatesFolder checks the wave's brief templates folder (absolute): it
+// must be a folder inside readRoot(dir), outside .git and the system
+// folders, as file() reads (executor/briefs reads its *.tmpl files, each
+// bounded by MaxFileBytes). A missing folder is an error, not an empty set
+// of overrides: a mistyped path would otherwise silently use the built-in
+// briefs.
+func templatesFolder(dir, path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("there is no folder %s", path)
 	}
-	return fmt.Errorf("%s is %s: file() and templatefile() read only regular files", p, what)
+	if err != nil {
+		return err
+	}
+	root := readRoot(dir)
+	switch st, err := os.Stat(real); {
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", path)
+	case safefile.System(real) != "" || !safefile.Within(root, real) || underGit(root, real):
+		return fmt.Errorf("%s is outside %s (or inside .git): templates are read only from the wave file's folder tree or the git work tree that holds it", path, root)
+	}
+	return nil
 }

@@ -9,11 +9,12 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"os"
 	"path/filepath"
 	"text/template"
 
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
 )
 
 //go:embed *.tmpl
@@ -67,9 +68,12 @@ func Load(dir string) (*Set, error) {
 	if dir != "" {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.tmpl"))
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			// Bounded (internal/safefile): a template is a regular file
+			// of at most 1 MiB, so a FIFO or a link to /dev/zero cannot
+			// hang or exhaust apply.
+			b, err := safefile.Read(f, spec.MaxFileBytes)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("brief template: %w", err)
 			}
 			if _, err := t.New(filepath.Base(f)).Parse(string(b)); err != nil {
 				return nil, fmt.Errorf("brief template %s: %w", f, err)

@@ -15,15 +15,16 @@ const module = "github.com/cadence-run/cadence/"
 // forbidden maps a package (or a package tree, ending in "/...") to the
 // packages it must never import, directly or through another package.
 var forbidden = map[string][]string{
-	"spec/...":            {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/..."},
-	"internal/state/...":  {"planner/...", "executor/...", "gitint/...", "internal/cli/..."},
-	"internal/layout/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/..."},
-	"internal/flock/...":  {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/..."},
-	"internal/proc/...":   {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/..."},
-	"internal/dag/...":    {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/..."},
-	"planner/...":         {"executor/...", "gitint/...", "internal/cli/..."},
-	"gitint/...":          {"executor/...", "planner/...", "internal/cli/..."},
-	"executor/...":        {"internal/cli/..."},
+	"spec/...":              {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/..."},
+	"internal/state/...":    {"planner/...", "executor/...", "gitint/...", "internal/cli/..."},
+	"internal/layout/...":   {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/..."},
+	"internal/flock/...":    {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/..."},
+	"internal/proc/...":     {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/..."},
+	"internal/dag/...":      {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/..."},
+	"internal/safefile/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "spec/...", "internal/state/...", "internal/layout/...", "internal/flock/...", "internal/proc/...", "internal/dag/..."},
+	"planner/...":           {"executor/...", "gitint/...", "internal/cli/..."},
+	"gitint/...":            {"executor/...", "planner/...", "internal/cli/..."},
+	"executor/...":          {"internal/cli/..."},
 }
 
 func matches(pkg, pattern string) bool {

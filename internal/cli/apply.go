@@ -55,7 +55,14 @@ func runApply(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
 		return exitRefused
 	}
+	if errors.Is(err, planner.ErrNotSaved) && !isWaveFileName(file) {
+		fmt.Fprintf(e.stderr, "cadence apply: %s is neither a wave file (*.hcl, *.hcl.json) nor a saved plan (plan -out): %v\n", file, err)
+		return exitRefused
+	}
 	if err == nil {
+		if code := refuseSavedOptions(e, f.FlagSet, s); code >= 0 {
+			return code
+		}
 		saved = s
 		file = s.WaveFile
 		givenVars, givenVarFiles = f.vars, f.varFiles
@@ -97,6 +104,9 @@ func runApply(e *env, args []string) int {
 	}
 	_ = waveLock.SetHolder(flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
+		if code := refuseOffline(e, saved, p); code >= 0 {
+			return code
+		}
 		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
 			return code
 		}

@@ -16,6 +16,18 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
+// varFlag is -var: a listFlag whose values must look like name=value, so
+// that a malformed one is a usage error (exit 2) before anything loads.
+type varFlag listFlag
+
+func (l *varFlag) String() string { return (*listFlag)(l).String() }
+func (l *varFlag) Set(v string) error {
+	if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+		return fmt.Errorf("%q must look like name=value", v)
+	}
+	return (*listFlag)(l).Set(v)
+}
+
 // flagSet is a command's flags with the common ones.
 type flagSet struct {
 	*flag.FlagSet
@@ -27,7 +39,7 @@ type flagSet struct {
 // varFlags adds -var and -var-file, the wave's variables, to the set
 // (plan, apply, validate, list: spec.Options Vars and VarFiles).
 func (fs *flagSet) varFlags(vars, varFiles *listFlag) {
-	fs.Var(vars, "var", "set a variable: -var name=value (repeatable)")
+	fs.Var((*varFlag)(vars), "var", "set a variable: -var name=value (repeatable)")
 	fs.Var(varFiles, "var-file", "read variables from an HCL or JSON file (repeatable)")
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
@@ -38,9 +39,15 @@ func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 	if opts.EnvVars == nil {
 		opts.EnvVars = envVars(os.Environ())
 	}
+	given := opts.VarFiles
 	opts.VarFiles = append(autoVarFiles(file), opts.VarFiles...)
 	w := &wave{file: file, loader: spec.NewLoader()}
-	src, err := os.ReadFile(file)
+	for _, vf := range opts.VarFiles[:len(opts.VarFiles)-len(given)] {
+		if _, err := spec.ReadWaveFile(vf); errors.Is(err, safefile.ErrRefused) {
+			return w, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error() + "."}}
+		}
+	}
+	src, err := spec.ReadWaveFile(file)
 	if err != nil {
 		detail := err.Error() + "."
 		if errors.Is(err, os.ErrNotExist) && file == "wave.hcl" {

@@ -227,6 +227,10 @@ func runHelp(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence help: help takes no flags (%s); usage: cadence help [COMMAND]\n", args[0])
 		return ExitUsage
 	}
+	if len(args) > 1 {
+		fmt.Fprintf(e.stderr, "cadence help: one command at most, got %q\n", args)
+		return ExitUsage
+	}
 	for _, c := range commands {
 		if c.name == args[0] {
 			return c.run(e, []string{"-h"})

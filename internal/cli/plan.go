@@ -168,6 +168,12 @@ func runPlan(e *env, args []string) int {
 
 // save writes plan -out.
 func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
+	if err := refuseOverwrite(path); err != nil {
+		return err
+	}
+	if _, err := planKey(); err != nil {
+		return err
+	}
 	abs, err := filepath.Abs(w.file)
 	if err != nil {
 		return err

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
 )
 
 // recordInputs fills in what a saved plan needs to tell later that one of
@@ -23,12 +26,17 @@ func recordInputs(s *planner.SavedPlan, w *wave) {
 	s.TemplatesDigest = templatesDigest(s.Templates)
 	// Always recorded, "" for none: a CADENCE_VAR_name added later makes
 	// the plan stale too.
-	s.Env = map[string]string{cadenceVarsKey: cadenceVarsDigest(os.Environ())}
+	s.Variables = w.cfg.Variables
+	for name := range w.cfg.SensitiveVars {
+		s.SensitiveVars = append(s.SensitiveVars, name)
+	}
+	sort.Strings(s.SensitiveVars)
+	s.Env = map[string]string{cadenceVarsKey: cadenceVarsDigest(os.Environ(), s.Variables)}
 	if len(w.cfg.Env) > 0 {
 		for name, v := range w.cfg.Env {
 			s.Env[name] = ""
 			if v.Set {
-				s.Env[name] = state.Digest([]byte(v.Value))
+				s.Env[name] = secretDigest(v.Value)
 			}
 		}
 	}
@@ -53,7 +61,7 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 	}
 	for name := range s.Env {
 		if name == cadenceVarsKey {
-			in.Env[name] = cadenceVarsDigest(os.Environ())
+			in.Env[name] = cadenceVarsDigest(os.Environ(), w.cfg.Variables)
 			continue
 		}
 		v, set := os.LookupEnv(name)
@@ -61,7 +69,7 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 			v, set = got.Value, got.Set
 		}
 		if set {
-			in.Env[name] = state.Digest([]byte(v))
+			in.Env[name] = secretDigest(v)
 		}
 	}
 	for _, r := range p.Repos {
@@ -89,6 +97,7 @@ func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
 		WaveDigest: readDigest(nil, s.WaveFile), StateDigest: s.StateDigest, BaseSHAs: s.BaseSHAs, Vars: givenVars,
 		Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
 		TemplatesDigest: templatesDigest(s.Templates),
+		Sensitive:       func(name string) bool { return slices.Contains(s.SensitiveVars, name) },
 	}
 	for path := range s.Files {
 		in.Files[path] = readDigest(nil, path)
@@ -98,11 +107,11 @@ func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
 	}
 	for name := range s.Env {
 		if name == cadenceVarsKey {
-			in.Env[name] = cadenceVarsDigest(os.Environ())
+			in.Env[name] = cadenceVarsDigest(os.Environ(), s.Variables)
 			continue
 		}
 		if v, ok := os.LookupEnv(name); ok {
-			in.Env[name] = state.Digest([]byte(v))
+			in.Env[name] = secretDigest(v)
 		}
 	}
 	return in
@@ -114,7 +123,7 @@ func readDigest(read map[string]string, path string) string {
 	if d, ok := read[path]; ok {
 		return d
 	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, spec.MaxWaveBytes)
 	if err != nil {
 		return ""
 	}
@@ -132,7 +141,7 @@ func templatesDigest(dir string) string {
 	sort.Strings(files)
 	var all []byte
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := safefile.Read(f, spec.MaxFileBytes)
 		if err != nil {
 			b = []byte("unreadable: " + err.Error())
 		}
@@ -194,8 +203,13 @@ const cadenceVarsKey = envVarPrefix + "*"
 
 // cadenceVarsDigest is the digest of the CADENCE_VAR_name entries of
 // environ ("name=value" lines, sorted), "" when there is none.
-func cadenceVarsDigest(environ []string) string {
+func cadenceVarsDigest(environ, declared []string) string {
 	vars := envVars(environ)
+	for name := range vars {
+		if !slices.Contains(declared, name) {
+			delete(vars, name) // ignored by the load, so no input
+		}
+	}
 	if len(vars) == 0 {
 		return ""
 	}
@@ -204,5 +218,5 @@ func cadenceVarsDigest(environ []string) string {
 		lines = append(lines, k+"="+v)
 	}
 	sort.Strings(lines)
-	return state.Digest([]byte(strings.Join(lines, "\n")))
+	return secretDigest(strings.Join(lines, "\n"))
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/safefile"
 )
 
 // FormatVersion is the state file format this build writes and reads.
@@ -274,6 +275,10 @@ func PathFor(waveFile string) string { return layout.StateFile(waveFile) }
 // ErrNotExist is returned by Read when there is no state file yet.
 var ErrNotExist = errors.New("no state file")
 
+// MaxStateBytes is the largest state file, and journal, Read reads:
+// 256 MiB, far beyond a wave of thousands of lots.
+const MaxStateBytes = 256 << 20
+
 // Read reads a state file, replaying the journal a running (or killed)
 // apply keeps beside it, and returns the state and the SHA-256 digest of the
 // bytes read. A missing file (and journal) gives ErrNotExist. What is read
@@ -283,8 +288,11 @@ var ErrNotExist = errors.New("no state file")
 // (FuzzRead). Updated is, after a crash, the time of the last journal
 // record (or the journal's modification time).
 func Read(path string) (*State, string, error) {
-	b, err := os.ReadFile(path)
-	journal, jerr := os.ReadFile(path + JournalSuffix)
+	// Bounded reads (internal/safefile): a state file is a regular file,
+	// so a symbolic link committed in its place cannot point Read at
+	// /dev/zero or a named pipe.
+	b, err := safefile.Read(path, MaxStateBytes)
+	journal, jerr := safefile.Read(path+JournalSuffix, MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) && errors.Is(jerr, os.ErrNotExist) {
 		return nil, "", ErrNotExist
 	}
