@@ -66,7 +66,7 @@ func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Dia
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid CADENCE_MAX_SESSIONS",
 					Detail: fmt.Sprintf("CADENCE_MAX_SESSIONS=%q must be a whole number of at least 1.", v)})
 			}
-			o.MaxSessions = n
+			o.MaxSessions, o.MaxSessionsFrom = n, planner.CapEnv
 		}
 	}
 	if f.maxSessions < 0 || f.jobs < 0 {
