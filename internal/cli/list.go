@@ -65,7 +65,7 @@ func runList(e *env, args []string) int {
 		stopped = lockHolder(lay.Lock()) == nil
 	}
 	for _, l := range w.cfg.Lots {
-		ll := listedLot{ID: l.ID, Title: l.Title, Kind: l.Kind.String(), Status: statusNotStarted, DependsOn: []string{}}
+		ll := listedLot{ID: l.ID, Title: l.Sensitive.Show("title", l.Title), Kind: l.Kind.String(), Status: statusNotStarted, DependsOn: []string{}}
 		if ll.Title == "" {
 			ll.Title = l.ID
 		}

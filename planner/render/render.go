@@ -54,7 +54,13 @@ func stepsLabel(steps []planner.Step) string {
 			continue
 		}
 		b.WriteString(string(s.Kind))
-		if s.Model != "" && (s.Max == 0 || !slices.Contains(shown, s.Model)) {
+		switch {
+		case s.Model == "" || s.Max > 0 && slices.Contains(shown, s.Model):
+		case s.Model == spec.Redacted:
+			// "(sensitive)" already has its parentheses
+			b.WriteString(" " + s.Model)
+			shown = append(shown, s.Model)
+		default:
 			b.WriteString(" (" + s.Model + ")")
 			shown = append(shown, s.Model)
 		}
