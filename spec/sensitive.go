@@ -1,7 +1,6 @@
 package spec
 
 import (
-
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
