@@ -111,7 +111,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 func runPlan(e *env, args []string) int {
 	f := newPlanFlags(e, "plan", "[FILE]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file.")
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
-	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending")
+	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending (and 1 for a usage error)")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
 	// With -detailed-exitcode, 2 means work pending: a usage error is 1.
 	usageErr := planUsageExit(append([]string{"plan"}, args...))
