@@ -174,10 +174,55 @@ type Totals struct {
 	MaxSessions, Sessions int
 	// Jobs is the command-lot cap.
 	Jobs int
+	// SessionsFrom and JobsFrom say where MaxSessions and Jobs come from
+	// (CapWave, CapFlag, CapEnv; CapFlag, CapCPUs), so that a plan can
+	// name the cap that binds.
+	SessionsFrom, JobsFrom CapSource
+	// Agents and Commands say how many pending agent lots and command
+	// lots can run at once before the caps (MaxSessions, Jobs), and which
+	// repositories' parallel bound them.
+	Agents, Commands Concurrency
 	// CriticalPath is the longest chain of pending work; Estimate the
 	// expected duration at the session cap.
 	CriticalPath, Estimate time.Duration
 }
+
+// CapSource says where a concurrency cap comes from.
+type CapSource string
+
+// Cap sources.
+const (
+	CapWave CapSource = "max_sessions"         // the wave's max_sessions (or its default)
+	CapFlag CapSource = "flag"                 // -max-sessions or -jobs
+	CapEnv  CapSource = "CADENCE_MAX_SESSIONS" // the environment variable
+	CapCPUs CapSource = "CPUs"                 // -jobs's default: the number of CPUs
+)
+
+// Concurrency is how many pending lots of one kind (agent lots, command
+// lots) can run at once by their number and their repositories' parallel,
+// before the kind's cap (Totals.MaxSessions, Totals.Jobs). It counts each
+// lot in its own repository (also repositories are not counted) and
+// ignores dependencies: an upper bound, as the scheduler's caps are.
+type Concurrency struct {
+	// Pending is the number of pending lots of the kind.
+	Pending int
+	// Allowed is the sum over repositories of min(pending lots, parallel),
+	// plus the pending lots without a repository.
+	Allowed int
+	// Repos are the repositories of those lots, in file order.
+	Repos []RepoConcurrency
+}
+
+// RepoConcurrency is one repository's share of a Concurrency.
+type RepoConcurrency struct {
+	Name string
+	// Parallel is the repository's parallel; Pending its pending lots of
+	// the kind. Parallel < Pending means parallel bounds them.
+	Parallel, Pending int
+}
+
+// At is the most lots of the kind that can run at once under cap.
+func (c Concurrency) At(cap int) int { return min(c.Allowed, cap) }
 
 // WarningKind classifies warnings.
 type WarningKind string

@@ -51,7 +51,9 @@ type SavedPlan struct {
 	Created       time.Time `json:"created"`
 
 	// Files are the files file() and templatefile() read, VarFileDigests
-	// the var files: absolute path to digest ("sha256:" and hex).
+	// the var files: absolute path to digest ("sha256:" and hex). The
+	// wave's auto-loaded var files that were not there are recorded with
+	// "": one that appears since makes the plan stale.
 	Files          map[string]string `json:"files,omitempty"`
 	VarFileDigests map[string]string `json:"var_file_digests,omitempty"`
 	// Templates is the wave's brief templates folder (absolute; "" for
@@ -106,7 +108,14 @@ func (s *SavedPlan) Stale(now Inputs) []string {
 		}
 	}
 	for _, p := range sortedKeys(s.VarFileDigests) {
-		if was, is := s.VarFileDigests[p], now.VarFiles[p]; was != is {
+		switch was, is := s.VarFileDigests[p], now.VarFiles[p]; {
+		case was == is:
+		case was == "":
+			// an auto-loaded var file, absent at plan time
+			why = append(why, fmt.Sprintf("var file %s appeared since the plan (digest none → %s)", rel(dir, p), short(is)))
+		case is == "":
+			why = append(why, fmt.Sprintf("var file %s is gone since the plan (digest %s → none)", rel(dir, p), short(was)))
+		default:
 			why = append(why, fmt.Sprintf("var file %s changed since the plan (digest %s → %s)", rel(dir, p), short(was), short(is)))
 		}
 	}

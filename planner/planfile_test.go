@@ -10,7 +10,7 @@ func TestSavedPlanStale(t *testing.T) {
 		WaveFile: "/w/wave.hcl", WaveDigest: "sha256:w1", StateDigest: "",
 		BaseSHAs:       map[string]string{"api": "aaaaaaaaaaaaaaaa"},
 		Files:          map[string]string{"/w/cmd.sh": "sha256:f1"},
-		VarFileDigests: map[string]string{"/w/v.hcl": "sha256:v1"},
+		VarFileDigests: map[string]string{"/w/v.hcl": "sha256:v1", "/w/wave.vars.hcl": ""},
 		Templates:      "/w/tpl", TemplatesDigest: "sha256:t1",
 		Env:  map[string]string{"TOKEN": "sha256:e1", "GONE": ""},
 		Vars: []string{"n=1", "n=2", "m=x"},
@@ -33,6 +33,11 @@ func TestSavedPlanStale(t *testing.T) {
 			[]string{"file cmd.sh changed since the plan (digest f1 → none)"}},
 		{"var file", func(in *Inputs) { in.VarFiles = map[string]string{"/w/v.hcl": "sha256:v2"} },
 			[]string{"var file v.hcl changed since the plan (digest v1 → v2)"}},
+		{"var file gone", func(in *Inputs) { in.VarFiles = map[string]string{} },
+			[]string{"var file v.hcl is gone since the plan (digest v1 → none)"}},
+		{"auto var file appeared", func(in *Inputs) {
+			in.VarFiles = map[string]string{"/w/v.hcl": "sha256:v1", "/w/wave.vars.hcl": "sha256:a1"}
+		}, []string{"var file wave.vars.hcl appeared since the plan (digest none → a1)"}},
 		{"templates", func(in *Inputs) { in.TemplatesDigest = "sha256:t2" },
 			[]string{"the templates folder tpl changed since the plan (digest t1 → t2)"}},
 		{"-var", func(in *Inputs) { in.Vars = []string{"n=3", "k=1"} },

@@ -23,8 +23,11 @@ type Options struct {
 	// BudgetUSD, when above zero, raises the wave's dollar ceiling
 	// (budget_usd; apply -budget-usd).
 	BudgetUSD spec.USD
-	// MaxSessions, when above zero, overrides the wave's session cap.
-	MaxSessions int
+	// MaxSessions, when above zero, overrides the wave's session cap;
+	// MaxSessionsFrom says where it comes from (CapFlag when "": the
+	// caller may say CapEnv).
+	MaxSessions     int
+	MaxSessionsFrom CapSource
 	// Jobs, when above zero, is the command-lot cap (default: CPUs).
 	Jobs int
 	// WaveDigest identifies the wave file's bytes.
@@ -266,6 +269,25 @@ func (b *builder) jobs() int {
 		return b.opts.Jobs
 	}
 	return runtime.NumCPU()
+}
+
+// jobsFrom says where jobs() comes from.
+func (b *builder) jobsFrom() CapSource {
+	if b.opts.Jobs > 0 {
+		return CapFlag
+	}
+	return CapCPUs
+}
+
+// maxSessionsFrom says where maxSessions() comes from.
+func (b *builder) maxSessionsFrom() CapSource {
+	switch {
+	case b.opts.MaxSessions > 0 && b.opts.MaxSessionsFrom != "":
+		return b.opts.MaxSessionsFrom
+	case b.opts.MaxSessions > 0:
+		return CapFlag
+	}
+	return CapWave
 }
 
 func (b *builder) maxSessions() int {

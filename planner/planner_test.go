@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -411,5 +412,60 @@ func TestResumeAfterIntegrationTest(t *testing.T) {
 	p, _ = build(t, mustLoad(t, chain), st, nil, Options{})
 	if r := byID(p)["a"].ResumeAt; r == nil || r.Step != state.StepIntegrate {
 		t.Errorf("resume at %+v, want integrate", r)
+	}
+}
+
+// TestConcurrency: the totals say how many lots of each kind the lots and
+// their repositories' parallel allow at once, and where the caps come from.
+func TestConcurrency(t *testing.T) {
+	src := `wave "w" {}
+repo "api" {
+  path     = "."
+  parallel = 4
+}
+repo "web" {
+  path = "."
+}
+lot "a" {
+  repo  = repo.api
+  brief = "x"
+}
+lot "b" {
+  repo  = repo.api
+  brief = "x"
+}
+lot "c" {
+  repo = repo.web
+  run  = "true"
+}
+lot "d" {
+  repo = repo.web
+  run  = "true"
+}
+lot "e" {
+  run = "true"
+}
+`
+	cfg := mustLoad(t, src)
+	p, diags := Build(Input{Config: cfg})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	tt := p.Totals
+	wantAgents := Concurrency{Pending: 2, Allowed: 2, Repos: []RepoConcurrency{{Name: "api", Parallel: 4, Pending: 2}}}
+	wantCommands := Concurrency{Pending: 3, Allowed: 2, Repos: []RepoConcurrency{{Name: "web", Parallel: 1, Pending: 2}}}
+	if !reflect.DeepEqual(tt.Agents, wantAgents) || !reflect.DeepEqual(tt.Commands, wantCommands) {
+		t.Errorf("agents %+v commands %+v, want %+v and %+v", tt.Agents, tt.Commands, wantAgents, wantCommands)
+	}
+	if tt.SessionsFrom != CapWave || tt.JobsFrom != CapCPUs || tt.Sessions != 2 {
+		t.Errorf("defaults: sessions from %q, jobs from %q, sessions %d", tt.SessionsFrom, tt.JobsFrom, tt.Sessions)
+	}
+	p, _ = Build(Input{Config: cfg, Options: Options{MaxSessions: 1, MaxSessionsFrom: CapEnv, Jobs: 3}})
+	if tt := p.Totals; tt.SessionsFrom != CapEnv || tt.JobsFrom != CapFlag || tt.Sessions != 1 || tt.Commands.At(tt.Jobs) != 2 {
+		t.Errorf("options: sessions from %q (%d), jobs from %q, commands at once %d", tt.SessionsFrom, tt.Sessions, tt.JobsFrom, tt.Commands.At(tt.Jobs))
+	}
+	p, _ = Build(Input{Config: cfg, Options: Options{MaxSessions: 3}})
+	if p.Totals.SessionsFrom != CapFlag {
+		t.Errorf("-max-sessions: from %q", p.Totals.SessionsFrom)
 	}
 }

@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/spec"
@@ -60,14 +62,18 @@ func (b *builder) preflight(m Machine) {
 		if !agents[a] {
 			continue
 		}
-		f := m.Agent(a)
+		f := redactAgent(a, m.Agent(a))
 		facts[a] = f
 		if a.Name == spec.BuiltinAgent || b.plan.Agent.Command == "" {
 			b.plan.Agent = f
 		}
 		switch {
 		case f.Path == "":
-			msg := fmt.Sprintf("agent %s: command %q not found on PATH", a.Name, f.Command)
+			cmd := strconv.Quote(f.Command)
+			if f.Command == spec.Redacted {
+				cmd = spec.Redacted
+			}
+			msg := fmt.Sprintf("agent %s: command %s not found on PATH", a.Name, cmd)
 			if f.Install != "" {
 				msg += " (" + f.Install + ")"
 			}
@@ -80,6 +86,25 @@ func (b *builder) preflight(m Machine) {
 				Message: fmt.Sprintf("agent %s: %s is version %q; cadence needs %s or newer", a.Name, f.Path, f.Version, f.MinVersion)})
 		}
 	}
+}
+
+// redactAgent hides in f what derives from a's sensitive command (the
+// agent block's command = ... of a sensitive value): the command, the path
+// it was found at and the error of its version probe, which may quote
+// them. A command the machine took from elsewhere (an adapter's override,
+// CADENCE_CLAUDE_BIN) is not the block's and stays shown.
+func redactAgent(a *spec.Agent, f AgentFacts) AgentFacts {
+	if !a.Sensitive.Has("command") || f.Command != a.Command {
+		return f
+	}
+	f.Command = spec.Redacted
+	if f.Path != "" {
+		f.Path = spec.Redacted
+	}
+	if f.Err != nil {
+		f.Err = errors.New("its error is not shown: the agent's command is sensitive")
+	}
+	return f
 }
 
 func (b *builder) checkRepo(r *spec.Repo, f RepoFacts) {

@@ -24,7 +24,10 @@ func (b *builder) totals() {
 	}
 	t.Spent, t.SpentMicro, t.SpentEstimated = b.st.Consumed.Counted, b.st.Consumed.CostMicros, b.st.Consumed.CostEstimated
 	t.MaxSessions, t.Jobs = b.maxSessions(), b.jobs()
+	t.SessionsFrom, t.JobsFrom = b.maxSessionsFrom(), b.jobsFrom()
 	perRepo := map[*spec.Repo]int{}
+	cmdPerRepo := map[*spec.Repo]int{}
+	cmdNoRepo := 0
 	var pending []*simLot
 	for _, l := range b.selected {
 		lp := b.actions[l]
@@ -38,6 +41,11 @@ func (b *builder) totals() {
 		}
 		if l.Kind == spec.CommandLot {
 			t.PendingCommand++
+			if l.Repo != nil {
+				cmdPerRepo[l.Repo]++
+			} else {
+				cmdNoRepo++
+			}
 			continue
 		}
 		t.PendingAgent++
@@ -51,11 +59,28 @@ func (b *builder) totals() {
 			t.Unbounded++
 		}
 	}
-	for r, n := range perRepo {
-		t.Sessions += min(n, r.Parallel)
-	}
-	t.Sessions = min(t.Sessions, t.MaxSessions)
+	// (An agent lot always has a repository: spec refuses one without.)
+	t.Agents = b.concurrency(perRepo, 0)
+	t.Commands = b.concurrency(cmdPerRepo, cmdNoRepo)
+	t.Sessions = t.Agents.At(t.MaxSessions)
 	t.Estimate = simulate(pending, t.MaxSessions, t.Jobs)
+}
+
+// concurrency sums up how many lots of one kind can run at once: perRepo
+// are the pending lots of the kind by their own repository, noRepo those
+// without one.
+func (b *builder) concurrency(perRepo map[*spec.Repo]int, noRepo int) Concurrency {
+	c := Concurrency{Pending: noRepo, Allowed: noRepo}
+	for _, r := range b.cfg.Repos {
+		n := perRepo[r]
+		if n == 0 {
+			continue
+		}
+		c.Pending += n
+		c.Allowed += min(n, r.Parallel)
+		c.Repos = append(c.Repos, RepoConcurrency{Name: r.Name, Parallel: r.Parallel, Pending: n})
+	}
+	return c
 }
 
 // warnings adds what the lead should know about budget, state and overlaps.

@@ -62,6 +62,7 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 		a.NoSandbox = !on
 	}
 	d.decodeKind(a, c.Attributes)
+	a.Sensitive = d.fields(c.Attributes, nil) // once every attribute is read
 }
 
 // agentKind reads an agent block's kind: AgentKindClaude when it sets none.

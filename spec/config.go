@@ -134,6 +134,10 @@ type Agent struct {
 	// (pushes are then only detected, not prevented; DESIGN.md §5). The
 	// default (false) is to use the sandbox wherever it works.
 	NoSandbox bool
+	// Sensitive are the attributes whose values derive from a sensitive
+	// value ("command", "append_system_prompt", ...): a plan shows
+	// Redacted for what they give.
+	Sensitive Fields
 	// Builtin is true when the agent was not declared in the file.
 	Builtin bool
 	// DeclRange is the range of the block header (empty for a built-in).

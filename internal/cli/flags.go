@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -57,14 +58,48 @@ func newFlags(e *env, name, args, summary string) *flagSet {
 	return fs
 }
 
+// printDefaults writes each flag of fs with its usage and, as Go's
+// flag.PrintDefaults does, its default when that is not the zero value of
+// its type: `(default "text")` for a string, `(default 4)` otherwise.
 func printDefaults(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, use := flag.UnquoteUsage(f)
 		if name != "" {
 			name = " " + name
 		}
-		fmt.Fprintf(w, "  -%s%s\n      %s\n", f.Name, name, use)
+		fmt.Fprintf(w, "  -%s%s\n      %s%s\n", f.Name, name, use, defaultText(f))
 	})
+}
+
+// defaultText is " (default V)" for a flag whose default is not the zero
+// value of its type (a string's V quoted), "" otherwise.
+func defaultText(f *flag.Flag) string {
+	if isZeroValue(f) {
+		return ""
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isString := g.Get().(string); isString {
+			return fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+	}
+	return fmt.Sprintf(" (default %s)", f.DefValue)
+}
+
+// isZeroValue reports whether f's default is the zero value of its type:
+// what a new value of that type prints (the test of Go's flag package).
+func isZeroValue(f *flag.Flag) bool {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	if !ok {
+		return f.DefValue == ""
+	}
+	return f.DefValue == v.String()
 }
 
 // parse parses flags and positional arguments in any order (Go's flag

@@ -100,7 +100,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		default:
 			fmt.Fprintf(stderr, "cadence: unknown global flag %s\n\n", a)
 			usage(stderr)
-			return ExitUsage
+			return planUsageExit(args)
 		}
 		args = args[1:]
 	}
@@ -114,6 +114,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if code := changeDir(stderr, chdir); code >= 0 {
+		if code == ExitUsage {
+			return planUsageExit(args)
+		}
 		return code
 	}
 	for _, c := range commands {
@@ -212,8 +215,8 @@ Run "cadence help COMMAND" for a command's flags.
 
 Exit codes: 0 success; 1 an error (apply: some lot needs the lead);
 2 a usage error (unknown command or flag, a missing argument) or, for apply,
-refused before acting (plan -detailed-exitcode: 2 is work pending, so check
-its standard error); 3 apply suspended (budget or quota); 130 interrupted.
+refused before acting (plan -detailed-exitcode: 2 is work pending only, and
+a usage error is 1); 3 apply suspended (budget or quota); 130 interrupted.
 `)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,9 @@ type planFlags struct {
 	budget, budgetUSD                string
 	maxSessions, jobs                int
 	offline                          bool
+	// graph is set for graph's flags (newGraphFlags): no caps are read,
+	// CADENCE_MAX_SESSIONS included.
+	graph bool
 }
 
 func newPlanFlags(e *env, name, args, summary string) *planFlags {
@@ -32,8 +36,8 @@ func newPlanFlags(e *env, name, args, summary string) *planFlags {
 	f.Var(&f.replace, "replace", "run this lot again even if it is done (repeatable)")
 	f.StringVar(&f.budget, "budget", "", "raise the wave budget, e.g. 3M (counted tokens)")
 	f.StringVar(&f.budgetUSD, "budget-usd", "", "raise the wave's dollar ceiling (budget_usd), e.g. 25 or 12.50")
-	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (or CADENCE_MAX_SESSIONS; default: the wave's max_sessions)")
-	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: CPUs)")
+	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (default: CADENCE_MAX_SESSIONS, else the wave's max_sessions, else "+strconv.Itoa(spec.DefaultMaxSessions)+")")
+	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: the number of CPUs, "+strconv.Itoa(runtime.NumCPU())+" here)")
 	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
 	return f
 }
@@ -56,14 +60,14 @@ func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Dia
 		}
 		o.BudgetUSD = u
 	}
-	if o.MaxSessions == 0 {
+	if o.MaxSessions == 0 && !f.graph {
 		if v := e.getenv("CADENCE_MAX_SESSIONS"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid CADENCE_MAX_SESSIONS",
 					Detail: fmt.Sprintf("CADENCE_MAX_SESSIONS=%q must be a whole number of at least 1.", v)})
 			}
-			o.MaxSessions = n
+			o.MaxSessions, o.MaxSessionsFrom = n, planner.CapEnv
 		}
 	}
 	if f.maxSessions < 0 || f.jobs < 0 {
@@ -108,15 +112,20 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 func runPlan(e *env, args []string) int {
 	f := newPlanFlags(e, "plan", "[FILE]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file.")
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
-	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending")
+	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending (and 1 for a usage error)")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
+	// With -detailed-exitcode, 2 means work pending: a usage error is 1.
+	usageErr := planUsageExit(append([]string{"plan"}, args...))
 	pos, code := f.parse(e, args)
+	if code == ExitUsage {
+		return usageErr
+	}
 	if code >= 0 {
 		return code
 	}
 	file, ok := oneFile(e, "plan", pos)
 	if !ok {
-		return ExitUsage
+		return usageErr
 	}
 	if f.json {
 		*format = "json"
@@ -133,14 +142,14 @@ func runPlan(e *env, args []string) int {
 	rend := renderers[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence plan: unknown -format %q (text, json, markdown, dot or mermaid)\n", *format)
-		return ExitUsage
+		return usageErr
 	}
 	diagOut := e.stderr
 	if *format == "json" {
 		diagOut = e.stdout
 	}
 	if f.badValues(e, diagOut) {
-		return ExitUsage
+		return usageErr
 	}
 	w, p := f.makePlan(e, file, diagOut)
 	if p == nil {
@@ -164,6 +173,43 @@ func runPlan(e *env, args []string) int {
 		return ExitPending
 	}
 	return ExitOK
+}
+
+// planUsageExit is the exit code of a usage error of the command line args
+// (from the command on, or from a global flag on): ExitError when it runs
+// plan with -detailed-exitcode, whose 2 means work pending (as Terraform:
+// 1 is an error, 2 pending changes), else ExitUsage.
+func planUsageExit(args []string) int {
+	for i, a := range args {
+		if a == "plan" {
+			if detailedExitcode(args[i+1:]) {
+				return ExitError
+			}
+			break
+		}
+	}
+	return ExitUsage
+}
+
+// detailedExitcode reports whether plan's arguments args turn on
+// -detailed-exitcode (one or two dashes; -detailed-exitcode=false does
+// not, a value that is no boolean does), before any "--".
+func detailedExitcode(args []string) bool {
+	on := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "detailed-exitcode" {
+			continue
+		}
+		on = true
+		if b, err := strconv.ParseBool(value); hasValue && err == nil {
+			on = b
+		}
+	}
+	return on
 }
 
 // save writes plan -out.
@@ -226,8 +272,23 @@ func sensitiveVarsUnsaved(vars []string, sensitive map[string]bool) error {
 	return nil
 }
 
+// newGraphFlags are graph's flags: only those that change the graph it
+// prints (-var and -var-file, which the wave may need to load; -target and
+// -replace, which choose the lots and their colours; -format). The budget,
+// session and job caps and -offline mean nothing for a graph, which is
+// always planned offline: they are unknown flags, a usage error. (-json
+// and the common flags come from newFlags.)
+func newGraphFlags(e *env) *planFlags {
+	f := &planFlags{flagSet: newFlags(e, "graph", "[FILE]", "Print the dependency graph of the lots, coloured by what apply would do.\nDOT by default (Graphviz); -format mermaid renders on GitHub."), graph: true}
+	f.varFlags(&f.vars, &f.varFiles)
+	f.Var(&f.targets, "target", "graph only this lot and its dependencies (repeatable)")
+	f.Var(&f.replace, "replace", "colour this lot as run again even if it is done (repeatable)")
+	f.offline = true // the graph needs no machine facts
+	return f
+}
+
 func runGraph(e *env, args []string) int {
-	f := newPlanFlags(e, "graph", "[FILE]", "Print the dependency graph of the lots, coloured by what apply would do.\nDOT by default (Graphviz); -format mermaid renders on GitHub.")
+	f := newGraphFlags(e)
 	format := f.String("format", "dot", "dot, mermaid or json (the same as -json: nodes and edges)")
 	pos, code := f.parse(e, args)
 	if code >= 0 {
@@ -250,7 +311,6 @@ func runGraph(e *env, args []string) int {
 	if f.badValues(e, diagOut) {
 		return ExitUsage
 	}
-	f.offline = true // the graph needs no machine facts
 	_, p := f.makePlan(e, file, diagOut)
 	if p == nil {
 		return ExitError

@@ -194,11 +194,11 @@ func (p *progress) redraw() {
 	now := time.Now()
 	for _, k := range keys {
 		s := p.running[k]
-		model := ""
+		model, tokens := "", "" // a command step has neither
 		if s.model != "" {
-			model = " (" + s.model + ")"
+			model, tokens = " ("+s.model+")", "  "+spec.Tokens(s.usage.Counted()).String()+" tokens"
 		}
-		fmt.Fprintf(p.w, "  ▸ %-16s %s%s  %s  %s tokens\n", s.lot, s.step, model, spec.FormatDuration(now.Sub(s.since)), spec.Tokens(s.usage.Counted()))
+		fmt.Fprintf(p.w, "  ▸ %-16s %s%s  %s%s\n", s.lot, s.step, model, spec.FormatDuration(now.Sub(s.since)), tokens)
 	}
 	ended := 0
 	for k, n := range p.counts {
@@ -206,13 +206,16 @@ func (p *progress) redraw() {
 			ended += n
 		}
 	}
-	budget := ""
-	if p.budget > 0 {
-		budget = " of " + spec.Tokens(p.budget).String()
+	tokens := "" // none spent and no budget: no token count
+	if p.tokens > 0 || p.budget > 0 {
+		tokens = " · " + spec.Tokens(p.tokens).String() + " tokens"
 	}
-	fmt.Fprintf(p.w, "  %d done · %d running · %d queued · %d failed or handed back · %s tokens%s\n",
+	if p.budget > 0 {
+		tokens += " of " + spec.Tokens(p.budget).String()
+	}
+	fmt.Fprintf(p.w, "  %d done · %d running · %d queued · %d failed or handed back%s\n",
 		p.counts["done"], p.counts["running"], max(0, p.total-ended-p.counts["running"]),
-		p.counts["failed"]+p.counts["handed-back"], spec.Tokens(p.tokens), budget)
+		p.counts["failed"]+p.counts["handed-back"], tokens)
 	p.drawn = len(keys) + 1
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -20,17 +21,32 @@ import (
 // its inputs changed: the files file() and templatefile() read, the var
 // files, the brief templates folder and what env() returned (as digests:
 // an env() value may be a secret).
+//
+// The wave's auto-loaded var files (layout.AutoVarFiles) that are not there
+// are recorded too, with the digest "" of a missing file: one that appears
+// after the plan makes it stale ("var file X appeared since the plan").
 func recordInputs(s *planner.SavedPlan, w *wave) {
-	s.Files, s.VarFileDigests = w.cfg.FilesRead, w.cfg.VarFilesRead
+	s.Files = w.cfg.FilesRead
+	s.VarFileDigests = map[string]string{}
+	for path, d := range w.cfg.VarFilesRead {
+		s.VarFileDigests[path] = d
+	}
+	for _, path := range layout.AutoVarFiles(w.file) {
+		if abs, err := filepath.Abs(path); err == nil {
+			if _, read := s.VarFileDigests[abs]; !read {
+				s.VarFileDigests[abs] = ""
+			}
+		}
+	}
 	s.Templates = w.cfg.Wave.Templates
 	s.TemplatesDigest = templatesDigest(s.Templates)
-	// Always recorded, "" for none: a CADENCE_VAR_name added later makes
-	// the plan stale too.
 	s.Variables = w.cfg.Variables
 	for name := range w.cfg.SensitiveVars {
 		s.SensitiveVars = append(s.SensitiveVars, name)
 	}
 	sort.Strings(s.SensitiveVars)
+	// Always recorded, "" for none: a CADENCE_VAR_name (of a declared
+	// variable) added later makes the plan stale too.
 	s.Env = map[string]string{cadenceVarsKey: cadenceVarsDigest(os.Environ(), s.Variables)}
 	if len(w.cfg.Env) > 0 {
 		for name, v := range w.cfg.Env {

@@ -79,15 +79,10 @@ func runStatus(e *env, args []string) int {
 		fmt.Fprintln(e.stdout)
 		stateTable(e, st, h == nil)
 		worktreeTable(e, st)
-		fmt.Fprintf(e.stdout, "\nBudget: %s counted tokens spent", spec.Tokens(st.Consumed.Counted))
-		if st.Budget > 0 {
-			fmt.Fprintf(e.stdout, " of %s", spec.Tokens(st.Budget))
+		if stateHasAgents(st) || st.Budget > 0 || st.BudgetMicros > 0 {
+			fmt.Fprintln(e.stdout)
+			budgetLine(e.stdout, st.Consumed, st.Budget, st.BudgetMicros)
 		}
-		fmt.Fprintf(e.stdout, " (+%s cache reads), %s", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
-		if st.BudgetMicros > 0 {
-			fmt.Fprintf(e.stdout, " of %s", spec.USD(st.BudgetMicros))
-		}
-		fmt.Fprint(e.stdout, ".\n")
 		if now := time.Now(); st.ResetAt != nil && st.ResetAt.After(now) {
 			fmt.Fprintf(e.stdout, "Usage limit until %s.\n", render.ResetLabel(*st.ResetAt, now))
 		}
@@ -194,7 +189,8 @@ func stateTable(e *env, st *state.State, stopped bool) {
 	}
 	sort.Strings(ids)
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOT\tSTATUS\tSTEP\tCOMMITS\tTOKENS\tNOTE")
+	agents := stateHasAgents(st) // else no TOKENS column
+	fmt.Fprintln(tw, tokensColumn(agents, "LOT\tSTATUS\tSTEP\tCOMMITS\tTOKENS\tNOTE"))
 	for _, id := range ids {
 		l := st.Lots[id]
 		step, commits := "", 0
@@ -222,7 +218,7 @@ func stateTable(e *env, st *state.State, stopped bool) {
 			}
 			note += "earlier attempts kept under " + strings.Join(l.Backups, ", ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, shownStatus(l, stopped), step, commits, spec.Tokens(l.Usage().Counted()), note)
+		fmt.Fprintln(tw, tokensColumn(agents, fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", id, shownStatus(l, stopped), step, commits, spec.Tokens(l.Usage().Counted()), note)))
 	}
 	tw.Flush()
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,16 +26,12 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 		fmt.Fprintf(e.stdout, "; %s", left)
 	}
 	fmt.Fprintf(e.stdout, " (%s).\n\n", res.Status)
-	lotTable(e.stdout, p, st)
-	fmt.Fprintf(e.stdout, "\nBudget: %s counted tokens spent", spec.Tokens(st.Consumed.Counted))
-	if p.Totals.Budget > 0 {
-		fmt.Fprintf(e.stdout, " of %s", p.Totals.Budget)
+	agents := planHasAgents(p, st)
+	lotTable(e.stdout, p, st, agents)
+	if agents || p.Totals.Budget > 0 || p.Totals.BudgetUSD > 0 {
+		fmt.Fprintln(e.stdout)
+		budgetLine(e.stdout, st.Consumed, int64(p.Totals.Budget), int64(p.Totals.BudgetUSD))
 	}
-	fmt.Fprintf(e.stdout, " (+%s cache reads), %s", spec.Tokens(st.Consumed.CacheRead), costText(st.Consumed.CostMicros, st.Consumed.CostEstimated))
-	if p.Totals.BudgetUSD > 0 {
-		fmt.Fprintf(e.stdout, " of %s", p.Totals.BudgetUSD)
-	}
-	fmt.Fprintln(e.stdout, ".")
 	switch res.Status {
 	case state.WaveSuspendedBudget:
 		budgetHint(e, w, p, res)
@@ -119,14 +117,80 @@ func budgetHint(e *env, w *wave, p *planner.Plan, res executor.Result) {
 // whole): then each interrupted lot is worth its own line.
 func ctxLive(res executor.Result) bool { return res.Status != state.WaveInterrupted }
 
-// lotTable prints one row per lot of the plan from the state.
-func lotTable(out interface{ Write([]byte) (int, error) }, p *planner.Plan, st *state.State) {
+// planHasAgents reports whether the run's end shows what only agent lots
+// have (the PASSES, REVIEW and TOKENS columns, the budget line): some lot
+// of the plan is an agent lot, or the state records tokens or dollars
+// spent. A wave of command lots only is not padded with zeros.
+func planHasAgents(p *planner.Plan, st *state.State) bool {
+	for _, lp := range p.Lots {
+		if lp.Kind == spec.AgentLot {
+			return true
+		}
+	}
+	return st.Consumed.Counted > 0 || st.Consumed.CostMicros > 0
+}
+
+// stateHasAgents reports whether status shows what only agent lots have
+// (the TOKENS column, the budget line): the state records an agent step
+// (any step but run, test and integrate) or tokens or dollars spent.
+func stateHasAgents(st *state.State) bool {
+	if st.Consumed.Counted > 0 || st.Consumed.CostMicros > 0 {
+		return true
+	}
+	for _, l := range st.Lots {
+		for _, s := range l.Steps {
+			switch s.Kind {
+			case state.StepRun, state.StepTest, state.StepIntegrate:
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tokensColumn returns the tab-separated row of status's lot table (LOT
+// STATUS STEP COMMITS TOKENS NOTE) without its TOKENS cell unless agents.
+func tokensColumn(agents bool, row string) string {
+	if agents {
+		return row
+	}
+	cells := strings.Split(row, "\t")
+	return strings.Join(append(cells[:4:4], cells[5:]...), "\t")
+}
+
+// budgetLine prints "Budget: 6k counted tokens spent of 1M (+6k cache
+// reads), $0.012 of $5.00." (the ceilings when above zero: budget in
+// counted tokens, budgetUSD in micro-dollars).
+func budgetLine(w io.Writer, c state.Consumed, budget, budgetUSD int64) {
+	fmt.Fprintf(w, "Budget: %s counted tokens spent", spec.Tokens(c.Counted))
+	if budget > 0 {
+		fmt.Fprintf(w, " of %s", spec.Tokens(budget))
+	}
+	fmt.Fprintf(w, " (+%s cache reads), %s", spec.Tokens(c.CacheRead), costText(c.CostMicros, c.CostEstimated))
+	if budgetUSD > 0 {
+		fmt.Fprintf(w, " of %s", spec.USD(budgetUSD))
+	}
+	fmt.Fprintln(w, ".")
+}
+
+// lotTable prints one row per lot of the plan from the state; without
+// agents (planHasAgents) it leaves out the PASSES, REVIEW and TOKENS
+// columns.
+func lotTable(out io.Writer, p *planner.Plan, st *state.State, agents bool) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOT\tSTATUS\tPASSES\tREVIEW\tCOMMITS\tTOKENS\tDURATION")
+	row := func(cells ...string) {
+		if !agents {
+			// LOT STATUS PASSES REVIEW COMMITS TOKENS DURATION
+			cells = []string{cells[0], cells[1], cells[4], cells[6]}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	row("LOT", "STATUS", "PASSES", "REVIEW", "COMMITS", "TOKENS", "DURATION")
 	for _, lp := range p.Lots {
 		l := st.Lots[lp.ID]
 		if l == nil {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\n", lp.ID, planStatus(lp))
+			row(lp.ID, planStatus(lp), "", "", "", "", "")
 			continue
 		}
 		passes, review, commits := 0, "", 0
@@ -147,7 +211,7 @@ func lotTable(out interface{ Write([]byte) (int, error) }, p *planner.Plan, st *
 		if l.Status == state.LotBlocked && l.BlockedBy != "" {
 			status += " (" + l.BlockedBy + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", lp.ID, status, passes, review, commits, spec.Tokens(l.Usage().Counted()), spec.FormatDuration(dur))
+		row(lp.ID, status, strconv.Itoa(passes), review, strconv.Itoa(commits), spec.Tokens(l.Usage().Counted()).String(), spec.FormatDuration(dur))
 	}
 	tw.Flush()
 }

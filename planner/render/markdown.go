@@ -66,7 +66,7 @@ func Markdown(w io.Writer, p *planner.Plan) error {
 		}
 	}
 	if len(first) > 0 {
-		n, used := mdTable(&b, first, room)
+		n, used := mdTable(&b, first, room, !agentFree(p))
 		room -= used
 		if n < len(first) {
 			left := len(p.Lots) - n
@@ -83,7 +83,7 @@ func Markdown(w io.Writer, p *planner.Plan) error {
 	b.WriteString(warns)
 	if len(done) > 0 {
 		b.WriteString("<details><summary>" + plural0(len(done), "done lot", "done lots") + "</summary>\n\n")
-		n, _ := mdTable(&b, done, room)
+		n, _ := mdTable(&b, done, room, !agentFree(p))
 		if n < len(done) {
 			left := len(done) - n
 			b.WriteString("… and " + thousands(left) + " more done " + noun(left, "lot", "lots") + " not shown; " + localHint + ".\n\n")
@@ -119,7 +119,10 @@ func mdHead(p *planner.Plan) string {
 	if p.File != "" {
 		b.WriteString(" (<code>" + mdEscape(clip(p.File, nameRunes)) + "</code>)")
 	}
-	b.WriteString(": **" + p.Summary() + "** · " + mdEscape(budgetSummary(t)) + " · ")
+	b.WriteString(": **" + p.Summary() + "** · ")
+	if showBudget(p) {
+		b.WriteString(mdEscape(budgetSummary(t)) + " · ")
+	}
 	if t.PendingAgent+t.PendingCommand == 0 {
 		b.WriteString("nothing to run")
 	} else {
@@ -157,14 +160,22 @@ func mdCodes(ids []string) []string {
 	return parts
 }
 
-// mdTableHead opens a lot table.
-const mdTableHead = "| | Lot | Repo | Steps or reason | Budget | Estimate |\n|---|---|---|---|---|---|\n"
+// mdTableHead opens a lot table; mdTableHeadNoBudget one without the
+// Budget column (an agent-free plan's).
+const (
+	mdTableHead         = "| | Lot | Repo | Steps or reason | Budget | Estimate |\n|---|---|---|---|---|---|\n"
+	mdTableHeadNoBudget = "| | Lot | Repo | Steps or reason | Estimate |\n|---|---|---|---|---|\n"
+)
 
 // mdTable writes a table of lots, as many rows as fit in room bytes; it
 // returns the rows written and the bytes used. Without room for one row it
-// writes nothing.
-func mdTable(b *strings.Builder, lots []*planner.LotPlan, room int) (int, int) {
+// writes nothing. budget says whether it has the Budget column.
+func mdTable(b *strings.Builder, lots []*planner.LotPlan, room int, budget bool) (int, int) {
 	used, n := 0, 0
+	head := mdTableHead
+	if !budget {
+		head = mdTableHeadNoBudget
+	}
 	var row strings.Builder
 	for _, lp := range lots {
 		row.Reset()
@@ -173,18 +184,20 @@ func mdTable(b *strings.Builder, lots []*planner.LotPlan, room int) (int, int) {
 			row.WriteString(" " + mdEscape(clip(t, titleRunes)))
 		}
 		row.WriteString(" | " + mdEscape(clip(repoLabel(lp), repoRunes)) +
-			" | " + mdEscape(clip(whatLabel(lp), whatRunes)) +
-			" | " + mdEscape(budgetLabel(lp)) +
-			" | " + mdEscape(estimateLabel(lp)) + " |\n")
+			" | " + mdEscape(clip(whatLabel(lp), whatRunes)))
+		if budget {
+			row.WriteString(" | " + mdEscape(budgetLabel(lp)))
+		}
+		row.WriteString(" | " + mdEscape(estimateLabel(lp)) + " |\n")
 		extra := row.Len()
 		if n == 0 {
-			extra += len(mdTableHead)
+			extra += len(head)
 		}
 		if used+extra+1 > room {
 			break
 		}
 		if n == 0 {
-			b.WriteString(mdTableHead)
+			b.WriteString(head)
 		}
 		b.WriteString(row.String())
 		used += extra

@@ -54,7 +54,13 @@ func stepsLabel(steps []planner.Step) string {
 			continue
 		}
 		b.WriteString(string(s.Kind))
-		if s.Model != "" && (s.Max == 0 || !slices.Contains(shown, s.Model)) {
+		switch {
+		case s.Model == "" || s.Max > 0 && slices.Contains(shown, s.Model):
+		case s.Model == spec.Redacted:
+			// "(sensitive)" already has its parentheses
+			b.WriteString(" " + s.Model)
+			shown = append(shown, s.Model)
+		default:
 			b.WriteString(" (" + s.Model + ")")
 			shown = append(shown, s.Model)
 		}
@@ -260,17 +266,13 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if t.Outside > 0 {
 		lots += "; " + plural(t.Outside, "lot", "lots") + " outside -target"
 	}
-	out := []totalsLine{{"Lots", lots}, {"Budget", budgetSummary(t)}}
-	var sess string
-	if t.PendingAgent > 0 {
-		sess = "at most " + plural(t.Sessions, "agent session", "agent sessions") + " at once (cap " + strconv.Itoa(t.MaxSessions) + ")"
-	} else {
-		sess = "no agent session to run (cap " + strconv.Itoa(t.MaxSessions) + ")"
+	out := []totalsLine{{"Lots", lots}}
+	if showBudget(p) {
+		out = append(out, totalsLine{"Budget", budgetSummary(t)})
 	}
-	if t.PendingCommand > 0 {
-		sess += "; " + plural(t.PendingCommand, "command lot", "command lots") + ", " + strconv.Itoa(t.Jobs) + " at once (-jobs)"
+	if l, ok := concurrencyLine(p); ok {
+		out = append(out, l)
 	}
-	out = append(out, totalsLine{"Sessions", sess})
 	if t.PendingAgent+t.PendingCommand == 0 {
 		out = append(out, totalsLine{"Time", "nothing to run"})
 	} else {

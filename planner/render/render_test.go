@@ -314,6 +314,11 @@ func TestStepsLabel(t *testing.T) {
 	if got, want := stepsLabel(steps[1:]), "implement (sonnet) → review (opus) → fix (haiku) ≤2"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// a sensitive model is "(sensitive)", not "((sensitive))"
+	steps[1].Model, steps[2].Model, steps[3].Model = spec.Redacted, spec.Redacted, spec.Redacted
+	if got, want := stepsLabel(steps[1:]), "implement (sensitive) → review (sensitive) → fix ≤2"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }
 
 func TestEscapes(t *testing.T) {
