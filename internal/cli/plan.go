@@ -105,7 +105,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 }
 
 func runPlan(e *env, args []string) int {
-	f := newPlanFlags(e, "plan", "[FILE|FOLDER]...", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
+	f := newPlanFlags(e, "plan", "[FILE|DIR...]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
 	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
