@@ -110,7 +110,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 }
 
 func runPlan(e *env, args []string) int {
-	f := newPlanFlags(e, "plan", "[FILE]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file.")
+	f := newPlanFlags(e, "plan", "[FILE|DIR...]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
 	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending (and 1 for a usage error)")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
@@ -122,10 +122,6 @@ func runPlan(e *env, args []string) int {
 	}
 	if code >= 0 {
 		return code
-	}
-	file, ok := oneFile(e, "plan", pos)
-	if !ok {
-		return usageErr
 	}
 	if f.json {
 		*format = "json"
@@ -151,6 +147,17 @@ func runPlan(e *env, args []string) int {
 	if f.badValues(e, diagOut) {
 		return usageErr
 	}
+	files, skips, code := planArgs(e, pos, *format, *out)
+	if code == ExitUsage {
+		return usageErr
+	}
+	if code >= 0 {
+		return code
+	}
+	if len(files) > 1 || *format == "markdown" {
+		return f.planMany(e, files, skips, *format, rend, *detailed, *out)
+	}
+	file := files[0]
 	w, p := f.makePlan(e, file, diagOut)
 	if p == nil {
 		return ExitError

@@ -307,11 +307,3 @@ func mdTotals(p *planner.Plan) string {
 	b.WriteString(". An estimate marked \\~ is the default of a lot that sets none.\n\n</details>\n")
 	return b.String()
 }
-
-// mdEscaper escapes text for a Markdown table cell or list item: HTML
-// special characters, the cell separator, the strikethrough mark, and
-// newlines (folded into spaces).
-var mdEscaper = newEscaper("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "~", "\\~", "\n", " ", "\r", " ")
-
-// mdEscape escapes s for Markdown (see mdEscaper).
-func mdEscape(s string) string { return mdEscaper.escape(s) }

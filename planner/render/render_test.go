@@ -322,8 +322,23 @@ func TestStepsLabel(t *testing.T) {
 }
 
 func TestEscapes(t *testing.T) {
-	if got, want := mdEscape("a|b <c> & d\r\ne~"), `a\|b &lt;c&gt; &amp; d e\~`; got != want {
-		t.Errorf("mdEscape: got %q, want %q", got, want)
+	for _, c := range []struct{ in, want string }{
+		{"a|b <c> & d\r\ne~", `a\|b &lt;c&gt; &amp; d e\~`},
+		// mentions and issue references notify no one
+		{"ask @alice and @org/team", "ask @&#8203;alice and @&#8203;org/team"},
+		{"fixes #123, owner/repo#7; not # 1 or #x", "fixes #&#8203;123, owner/repo#&#8203;7; not # 1 or #x"},
+		// control characters are shown, white space folded
+		{"bell\a esc\x1b[31m del\x7f tab\tnul\x00", "bell␇ esc␛\\[31m del␡ tab nul␀"},
+		// C1 controls and bidirectional overrides are replaced
+		{"abc\u202edcba\u0085x\u2066", "abc\ufffddcba\ufffdx\ufffd"},
+		// code spans and links cannot be opened
+		{"[click](https://example.com) `x`", `\[click\](https://example.com) \` + "`" + `x\` + "`"},
+		// an escape's entity stays whole
+		{"a@1", "a@&#8203;1"},
+	} {
+		if got := mdEscape(c.in); got != c.want {
+			t.Errorf("mdEscape(%q): got %q, want %q", c.in, got, c.want)
+		}
 	}
 	if got, want := dotQuote("a\"b\\c\nd"), `"a\"b\\c\nd"`; got != want {
 		t.Errorf("dotQuote: got %q, want %q", got, want)

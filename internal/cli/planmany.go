@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// waveBlocks are the top-level block types that make a file a wave file
+// (see isWaveFile): the wave block every wave file needs, and lot, cadence's
+// unit of work. variable and locals are not among them: Terraform, Packer
+// and Nomad files have those too.
+var waveBlocks = map[string]bool{"wave": true, "lot": true}
+
+// isWaveFile reports whether src, the content of the file named name, is a
+// wave file, and why not when it is not. The rule: a file is a wave file
+// when its top level holds a wave or a lot block (in HCL's JSON syntax, a
+// "wave" or "lot" property of the top-level object). A file that is not
+// valid HCL (or JSON) counts as a wave file, so that a broken wave file is
+// an error, never skipped; a Terraform lock file, a Packer template or a
+// Nomad job is valid HCL without those blocks, and is not a wave file.
+func isWaveFile(name string, src []byte) (bool, string) {
+	if spec.IsJSON(name) {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(src, &top); err != nil {
+			return true, ""
+		}
+		for k := range top {
+			if waveBlocks[k] {
+				return true, ""
+			}
+		}
+		return false, "not a wave file (no top-level \"wave\" or \"lot\" property)"
+	}
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return true, ""
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return true, ""
+	}
+	for _, b := range body.Blocks {
+		if waveBlocks[b.Type] {
+			return true, ""
+		}
+	}
+	return false, "not a wave file (no top-level wave or lot block)"
+}
+
+// skipped is a file plan left out, and why.
+type skipped struct{ file, why string }
+
+// waveArgs expands plan's positional arguments into the wave files to plan,
+// in order. No argument is wave.hcl, planned whatever it holds (as every
+// command's default). Each argument is a file, or a folder standing for its
+// *.hcl and *.hcl.json files (not its subfolders), in name order. A file
+// that is not a wave file (isWaveFile) is skipped, with its reason; an
+// unreadable file or folder is an error.
+func waveArgs(pos []string) ([]string, []skipped, error) {
+	if len(pos) == 0 {
+		return []string{"wave.hcl"}, nil, nil
+	}
+	var files []string
+	var skips []skipped
+	add := func(file string) error {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			if os.IsNotExist(err) {
+				// loadWave says so, as for a single file.
+				files = append(files, file)
+				return nil
+			}
+			return err
+		}
+		if ok, why := isWaveFile(file, src); !ok {
+			skips = append(skips, skipped{file, why})
+			return nil
+		}
+		files = append(files, file)
+		return nil
+	}
+	for _, a := range pos {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			if err := add(a); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		var names []string
+		for _, en := range entries {
+			n := en.Name()
+			if en.Type().IsRegular() && (strings.HasSuffix(n, ".hcl") || strings.HasSuffix(n, ".hcl.json")) {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if err := add(filepath.Join(a, n)); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return files, skips, nil
+}
+
+// planArgs resolves plan's arguments (waveArgs) and checks them against the
+// flags: -out, and every -format but text and markdown, take one wave
+// file. It prints a one-line note on stderr for each skipped file. It
+// returns an exit code >= 0 when plan should stop: ExitUsage for a usage
+// error, ExitError for an unreadable argument, ExitOK when no file is left
+// to plan (nothing is printed on stdout then, so a CI job can test for an
+// empty document).
+func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, int) {
+	files, skips, err := waveArgs(pos)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
+		return nil, nil, ExitError
+	}
+	for _, s := range skips {
+		fmt.Fprintf(e.stderr, "cadence plan: skipped %s: %s\n", s.file, s.why)
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(e.stderr, "cadence plan: nothing to plan: none of the files given is a wave file\n")
+		return nil, nil, ExitOK
+	}
+	if len(files) > 1 {
+		if out != "" {
+			fmt.Fprintf(e.stderr, "cadence plan: -out saves the plan of one wave file; got %d: %s\n", len(files), strings.Join(files, " "))
+			return nil, nil, ExitUsage
+		}
+		if format != "text" && format != "markdown" {
+			fmt.Fprintf(e.stderr, "cadence plan: -format %s renders one wave file; got %d (text and markdown render several)\n", format, len(files))
+			return nil, nil, ExitUsage
+		}
+	}
+	return files, skips, -1
+}
+
+// planMany plans files one after the other into one document, for -format
+// text and markdown, and for one file with -format markdown (its skip
+// notes and diagnostics go into the document). Plans are separated by a
+// blank line (text) or a rule (markdown). An invalid wave file does not
+// stop the others: its diagnostics go to stderr and, in Markdown, into the
+// document in a code fence. The exit code is ExitError when a file is
+// invalid, else ExitPending with detailed when work is pending, else ExitOK.
+func (f *planFlags) planMany(e *env, files []string, skips []skipped, format string, rend func(io.Writer, *planner.Plan) error, detailed bool, out string) int {
+	md := format == "markdown"
+	code := ExitOK
+	for i, file := range files {
+		if i > 0 {
+			if md {
+				io.WriteString(e.stdout, "\n---\n\n")
+			} else {
+				io.WriteString(e.stdout, "\n")
+			}
+		}
+		var diags bytes.Buffer
+		diagOut := io.Writer(e.stderr)
+		if md {
+			diagOut = io.MultiWriter(e.stderr, &diags)
+		}
+		w, p := f.makePlan(e, file, diagOut)
+		if p == nil {
+			code = ExitError
+			if md {
+				writeInvalidMarkdown(e.stdout, file, diags.String())
+			}
+			continue
+		}
+		if err := rend(e.stdout, p); err != nil {
+			fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
+			return ExitError
+		}
+		if out != "" {
+			if err := f.save(out, w, p); err != nil {
+				fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
+				return ExitError
+			}
+		}
+		if detailed && code == ExitOK && p.Totals.PendingAgent+p.Totals.PendingCommand > 0 {
+			code = ExitPending
+		}
+	}
+	if md && len(skips) > 0 {
+		io.WriteString(e.stdout, "\n"+mdSkipNotes(skips))
+	}
+	return code
+}
+
+// writeInvalidMarkdown writes an invalid wave file's section: a line that
+// names it and its diagnostics (as plan prints them, without colour) in a
+// code fence, control characters made visible.
+func writeInvalidMarkdown(w io.Writer, file, diags string) {
+	fmt.Fprintf(w, "**cadence plan** for <code>%s</code>: **invalid wave file**, apply refuses it.\n\n", mdText(file))
+	io.WriteString(w, codeFence(strings.TrimRight(diags, "\n")))
+}
+
+// mdSkipNotes lists the skipped files, one line each.
+func mdSkipNotes(skips []skipped) string {
+	var b strings.Builder
+	for _, s := range skips {
+		b.WriteString("- Skipped <code>" + mdText(s.file) + "</code>: " + mdText(s.why) + ".\n")
+	}
+	return b.String()
+}
+
+// mdText escapes a file name or a note for Markdown text: HTML special
+// characters, and control characters made visible.
+func mdText(s string) string {
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "`", "\\`", "@", "@&#8203;").Replace(s)
+	return visibleControls(s, false)
+}
+
+// codeFence wraps text in a fenced code block whose fence is longer than
+// any run of backticks in text (CommonMark: a fence closes only on a run
+// at least as long), with control characters but newlines and tabs made
+// visible (visibleControls).
+func codeFence(text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "text\n" + visibleControls(text, true) + "\n" + fence + "\n"
+}
+
+// visibleControls replaces the C0 control characters and DEL in s with their
+// Unicode control pictures (U+2400 to U+241F, U+2421): ESC becomes "␛", so a
+// terminal escape sequence shows as text. Newlines and tabs are kept when
+// keepLines is set, else shown too.
+func visibleControls(s string, keepLines bool) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case keepLines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune(0x2421)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
