@@ -91,22 +91,56 @@ type jsonRepo struct {
 }
 
 type jsonTotals struct {
-	Lots                int            `json:"lots"`
-	ByAction            map[string]int `json:"by_action"`
-	Outside             int            `json:"outside"`
-	PendingAgent        int            `json:"pending_agent"`
-	PendingCommand      int            `json:"pending_command"`
-	CeilingTokens       int64          `json:"ceiling_tokens"`
-	Unbounded           int            `json:"unbounded"`
-	BudgetTokens        int64          `json:"budget_tokens"`
-	BudgetUSD           string         `json:"budget_usd"`
-	SpentTokens         int64          `json:"spent_tokens"`
-	SpentUSD            string         `json:"spent_usd"`
-	MaxSessions         int            `json:"max_sessions"`
-	Sessions            int            `json:"sessions"`
-	Jobs                int            `json:"jobs"`
-	CriticalPathSeconds int64          `json:"critical_path_seconds"`
-	EstimateSeconds     int64          `json:"estimate_seconds"`
+	Lots                int             `json:"lots"`
+	ByAction            map[string]int  `json:"by_action"`
+	Outside             int             `json:"outside"`
+	PendingAgent        int             `json:"pending_agent"`
+	PendingCommand      int             `json:"pending_command"`
+	CeilingTokens       int64           `json:"ceiling_tokens"`
+	Unbounded           int             `json:"unbounded"`
+	BudgetTokens        int64           `json:"budget_tokens"`
+	BudgetUSD           string          `json:"budget_usd"`
+	SpentTokens         int64           `json:"spent_tokens"`
+	SpentUSD            string          `json:"spent_usd"`
+	MaxSessions         int             `json:"max_sessions"`
+	Sessions            int             `json:"sessions"`
+	Jobs                int             `json:"jobs"`
+	CriticalPathSeconds int64           `json:"critical_path_seconds"`
+	EstimateSeconds     int64           `json:"estimate_seconds"`
+	SessionsFrom        string          `json:"sessions_from"`
+	JobsFrom            string          `json:"jobs_from"`
+	Agents              jsonConcurrency `json:"agents"`
+	Commands            jsonConcurrency `json:"commands"`
+}
+
+// jsonConcurrency is planner.Concurrency: how many pending lots of a kind
+// may run at once before the cap, and each repository's share.
+type jsonConcurrency struct {
+	Pending int                   `json:"pending"`
+	Allowed int                   `json:"allowed"`
+	Repos   []jsonRepoConcurrency `json:"repos"`
+}
+
+type jsonRepoConcurrency struct {
+	Name     string `json:"name"`
+	Parallel int    `json:"parallel"`
+	Pending  int    `json:"pending"`
+}
+
+func concurrencyJSON(c planner.Concurrency) jsonConcurrency {
+	out := jsonConcurrency{Pending: c.Pending, Allowed: c.Allowed, Repos: []jsonRepoConcurrency{}}
+	for _, r := range c.Repos {
+		out.Repos = append(out.Repos, jsonRepoConcurrency{Name: r.Name, Parallel: r.Parallel, Pending: r.Pending})
+	}
+	return out
+}
+
+func concurrencyPlan(c jsonConcurrency) planner.Concurrency {
+	out := planner.Concurrency{Pending: c.Pending, Allowed: c.Allowed}
+	for _, r := range c.Repos {
+		out.Repos = append(out.Repos, planner.RepoConcurrency{Name: r.Name, Parallel: r.Parallel, Pending: r.Pending})
+	}
+	return out
 }
 
 type jsonWarning struct {
@@ -185,6 +219,8 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		SpentTokens: t.Spent, SpentUSD: dollars(spec.USD(t.SpentMicro)),
 		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Jobs: t.Jobs,
 		CriticalPathSeconds: seconds(t.CriticalPath), EstimateSeconds: seconds(t.Estimate),
+		SessionsFrom: string(t.SessionsFrom), JobsFrom: string(t.JobsFrom),
+		Agents: concurrencyJSON(t.Agents), Commands: concurrencyJSON(t.Commands),
 	}
 	for _, a := range planner.Actions {
 		out.Totals.ByAction[string(a)] = t.ByAction[a]

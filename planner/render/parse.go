@@ -81,6 +81,8 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 		Spent: t.SpentTokens, SpentMicro: int64(spentUSD),
 		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Jobs: t.Jobs,
 		CriticalPath: secs(t.CriticalPathSeconds), Estimate: secs(t.EstimateSeconds),
+		SessionsFrom: planner.CapSource(t.SessionsFrom), JobsFrom: planner.CapSource(t.JobsFrom),
+		Agents: concurrencyPlan(t.Agents), Commands: concurrencyPlan(t.Commands),
 	}
 	for a, n := range t.ByAction {
 		if n != 0 {

@@ -25,6 +25,9 @@ func decode(t *testing.T, doc string) error {
 	if err := os.WriteFile(filepath.Join(dir, "b.md"), []byte("Do the thing.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "tpl"), 0o755); err != nil { // templates = "tpl"
+		t.Fatal(err)
+	}
 	_, diags := spec.NewLoader().LoadBytes([]byte(doc), filepath.Join(dir, "wave.hcl.json"), spec.Options{})
 	if diags.HasErrors() {
 		return diags
