@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
@@ -74,9 +76,9 @@ func waveArgs(pos []string) ([]string, []skipped, error) {
 	var files []string
 	var skips []skipped
 	add := func(file string) error {
-		src, err := os.ReadFile(file)
+		src, err := spec.ReadWaveFile(file) // bounded: the file may be a pull request's
 		if err != nil {
-			if os.IsNotExist(err) {
+			if os.IsNotExist(err) || errors.Is(err, safefile.ErrRefused) {
 				// loadWave says so, as for a single file.
 				files = append(files, file)
 				return nil
