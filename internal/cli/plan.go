@@ -33,8 +33,13 @@ func newPlanFlags(e *env, name, args, summary string) *planFlags {
 	f.StringVar(&f.budgetUSD, "budget-usd", "", "raise the wave's dollar ceiling (budget_usd), e.g. 25 or 12.50")
 	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (or CADENCE_MAX_SESSIONS; default: the wave's max_sessions)")
 	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: CPUs)")
-	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
 	return f
+}
+
+// offlineFlag adds -offline (plan and graph; apply needs the machine, and
+// refuses it with a hint: see planOnlyFlags).
+func (f *planFlags) offlineFlag() {
+	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
 }
 
 // options converts the flags, reporting bad values as diagnostics.
@@ -106,6 +111,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 
 func runPlan(e *env, args []string) int {
 	f := newPlanFlags(e, "plan", "[FILE]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file.")
+	f.offlineFlag()
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
 	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
@@ -216,6 +222,7 @@ func sensitiveVarsUnsaved(vars []string, sensitive map[string]bool) error {
 
 func runGraph(e *env, args []string) int {
 	f := newPlanFlags(e, "graph", "[FILE]", "Print the dependency graph of the lots, coloured by what apply would do.\nDOT by default (Graphviz); -format mermaid renders on GitHub.")
+	f.offlineFlag()
 	format := f.String("format", "dot", "dot or mermaid")
 	pos, code := f.parse(e, args)
 	if code >= 0 {
