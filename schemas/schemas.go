@@ -1,7 +1,7 @@
-// Package schemas embeds cadence's JSON Schemas (draft 2020-12): wave
-// (the wave file's JSON syntax), plan (plan -json), state, events, and the
-// implement and review reports passed to the agent. Validation lives in
-// schemas/schemacheck, so that the cadence binary does not link (nor pay the
+// Package schemas embeds cadence's seven JSON Schemas (draft 2020-12):
+// wave (the wave file's JSON syntax), plan (plan -json), state, events, and
+// the implement, review and precheck reports asked of the agent. Validation
+// lives in schemas/schemacheck, so that the cadence binary does not link (nor pay the
 // start-up cost of) a JSON Schema validator it only needs in tests.
 package schemas
 

@@ -16,7 +16,13 @@ import (
 // lot, "." at the end, at most NameMax-NameReserve bytes).
 var IDPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
-var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+// SchemaKey is the top-level property of a *.hcl.json wave file that names
+// its JSON Schema for editors ("$schema": "…/wave.schema.json"); the decoder
+// accepts it with any value and ignores it. (HCL's native syntax cannot
+// spell the name, so there it never occurs.)
+const SchemaKey = "$schema"
+
+var rootSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: SchemaKey}}, Blocks: []hcl.BlockHeaderSchema{
 	{Type: "wave", LabelNames: []string{"name"}},
 	{Type: "defaults"},
 	{Type: "agent", LabelNames: []string{"name"}},

@@ -38,6 +38,9 @@ func runApply(e *env, args []string) int {
 	f := newPlanFlags(e, "apply", "[FILE|PLANFILE]", "Plan, confirm, and run the wave: every lot in its own worktree, agent sessions under the\nmachine's session cap, finished lots integrated into their base. Resumes where the last run stopped.")
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
+	if code := refusePlanOnly(e, args, f.isBool); code >= 0 {
+		return code
+	}
 	pos, code := f.parse(e, args)
 	if code >= 0 {
 		return code
@@ -67,7 +70,7 @@ func runApply(e *env, args []string) int {
 		file = s.WaveFile
 		givenVars, givenVarFiles = f.vars, f.varFiles
 		f.vars, f.varFiles, f.targets, f.replace = s.Vars, s.VarFiles, s.Targets, s.Replace
-		f.maxSessions, f.jobs, f.offline = s.MaxSessions, s.Jobs, false
+		f.maxSessions, f.jobs = s.MaxSessions, s.Jobs
 		if s.Budget > 0 {
 			f.budget = spec.Tokens(s.Budget).String()
 		}
@@ -79,10 +82,6 @@ func runApply(e *env, args []string) int {
 		if code := refuseStale(e, saved.Stale(diskInputs(saved, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
 			return code
 		}
-	}
-	if f.offline {
-		fmt.Fprintln(e.stderr, "cadence apply: -offline is for plan only: apply needs the repositories and the agent")
-		return exitRefused
 	}
 	if why := nestedWave(e.getenv); why != "" {
 		fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", why)

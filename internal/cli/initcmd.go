@@ -11,7 +11,7 @@ import (
 var starterWave []byte
 
 func runInit(e *env, args []string) int {
-	fs := newFlags(e, "init", "[FILE]", "Write a commented starter wave file (default wave.hcl). An existing file is\nnever overwritten.")
+	fs := newFlags(e, "init", "[FILE]", "Write a commented starter wave file (default wave.hcl). An existing file is\nnever overwritten. The .gitignore beside it gets the lines that keep what cadence\nwrites there (state, journal, lock, .cadence/) out of git.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
@@ -47,6 +47,14 @@ func runInit(e *env, args []string) int {
 		return ExitOK
 	}
 	fmt.Fprintf(e.stdout, "Wrote %s. Edit the repo path and the lots, then: cadence plan %s\n", file, file)
+	gi, n, err := ignoreBeside(filepath.Dir(file))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
+		return ExitError
+	}
+	if n > 0 {
+		fmt.Fprintf(e.stdout, "Added %d lines to %s: the state, its journal and lock, and .cadence/ stay out of git.\n", n, gi)
+	}
 	return ExitOK
 }
 

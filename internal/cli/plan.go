@@ -38,8 +38,13 @@ func newPlanFlags(e *env, name, args, summary string) *planFlags {
 	f.StringVar(&f.budgetUSD, "budget-usd", "", "raise the wave's dollar ceiling (budget_usd), e.g. 25 or 12.50")
 	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (default: CADENCE_MAX_SESSIONS, else the wave's max_sessions, else "+strconv.Itoa(spec.DefaultMaxSessions)+")")
 	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: the number of CPUs, "+strconv.Itoa(runtime.NumCPU())+" here)")
-	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
 	return f
+}
+
+// offlineFlag adds -offline (plan and graph; apply needs the machine, and
+// refuses it with a hint: see planOnlyFlags).
+func (f *planFlags) offlineFlag() {
+	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
 }
 
 // options converts the flags, reporting bad values as diagnostics.
@@ -111,6 +116,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 
 func runPlan(e *env, args []string) int {
 	f := newPlanFlags(e, "plan", "[FILE|DIR...]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
+	f.offlineFlag()
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
 	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending (and 1 for a usage error)")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")

@@ -3,6 +3,9 @@
 #   cadence validate   check this file
 #   cadence plan       preview what apply would do
 #   cadence apply      do it (each lot in its own git worktree)
+# Commit this file; cadence keeps this machine's state beside it
+# (wave.state.json and its .journal and .lock, .cadence/), which init's
+# .gitignore lines keep out of git.
 
 wave "my-wave" {
   budget       = "2M"      # counted tokens: input + cache writes + output ("1.5M", "800k", 1500000)

@@ -179,6 +179,24 @@ func (w Wave) WorkDir() string { return filepath.Join(w.Dir(), WorkDirName) }
 // (the folder itself included).
 func (w Wave) GitIgnore() string { return filepath.Join(w.WorkDir(), ".gitignore") }
 
+// IgnoreBeside is what a .gitignore beside a wave file needs so that
+// nothing cadence leaves there shows as untracked, one gitignore pattern a
+// line: the state file, its journal (left by a killed apply) and lock
+// (StateFile, Journal, Lock), the state store's temporary file of an atomic
+// write cut short (".<state file>.tmp-<random>", internal/state), and the
+// work folder (WorkDir; it also ignores itself). None of them is meant to
+// be committed: the state holds absolute paths (worktrees, the wave file)
+// and process ids of this machine. The wave file and its var files are
+// committed. `cadence init` and the examples' .gitignore files hold these
+// lines; layout's tests check that they cover every path above.
+var IgnoreBeside = []string{
+	"*.state.json",
+	"*.state.json.journal",
+	"*.state.json.lock",
+	".*.state.json.tmp-*",
+	WorkDirName + "/",
+}
+
 // MakeWorkDir creates the work folder and its self-ignoring .gitignore.
 func (w Wave) MakeWorkDir() error {
 	if err := os.MkdirAll(w.WorkDir(), 0o755); err != nil {

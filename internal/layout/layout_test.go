@@ -171,3 +171,65 @@ func TestAutoVarFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoreBeside checks that IgnoreBeside covers every path cadence
+// writes beside a wave file (its name, matched as git matches a pattern
+// without a slash), and that the examples' .gitignore files hold it.
+func TestIgnoreBeside(t *testing.T) {
+	matches := func(name string, dir bool) bool {
+		for _, p := range layout.IgnoreBeside {
+			if strings.HasSuffix(p, "/") {
+				if !dir {
+					continue
+				}
+				p = strings.TrimSuffix(p, "/")
+			}
+			if ok, err := filepath.Match(p, name); err != nil {
+				t.Fatalf("pattern %q: %v", p, err)
+			} else if ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, file := range []string{"wave.hcl", "waves/deploy.hcl", "x.hcl.json"} {
+		w := layout.New(file, "w", "/home/u/.cadence")
+		for _, p := range []string{w.StateFile(), w.Journal(), w.Lock(),
+			// internal/state's atomic write: os.CreateTemp(dir, "."+base+".tmp-*")
+			filepath.Join(w.Dir(), "."+filepath.Base(w.StateFile())+".tmp-123456")} {
+			if !matches(filepath.Base(p), false) {
+				t.Errorf("%s is not ignored by %q", p, layout.IgnoreBeside)
+			}
+		}
+		if !matches(filepath.Base(w.WorkDir()), true) {
+			t.Errorf("%s is not ignored", w.WorkDir())
+		}
+		for _, kept := range []string{file, "wave.vars.hcl", "wave.vars.json", ".gitignore", "briefs"} {
+			if matches(filepath.Base(kept), false) {
+				t.Errorf("%s, meant to be committed, is ignored", kept)
+			}
+		}
+	}
+
+	examples, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*", "wave.hcl*"))
+	if len(examples) == 0 {
+		t.Fatal("no examples found")
+	}
+	for _, wave := range examples {
+		gi := filepath.Join(filepath.Dir(wave), ".gitignore")
+		b, err := os.ReadFile(gi)
+		if err != nil {
+			t.Errorf("every example has a .gitignore: %v", err)
+			continue
+		}
+		lines := map[string]bool{}
+		for _, l := range strings.Split(string(b), "\n") {
+			lines[strings.TrimSpace(l)] = true
+		}
+		for _, p := range layout.IgnoreBeside {
+			if !lines[p] {
+				t.Errorf("%s lacks the line %q", gi, p)
+			}
+		}
+	}
+}
