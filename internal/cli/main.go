@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/proc"
@@ -62,6 +63,9 @@ type env struct {
 	getenv         func(string) string
 	log            hclog.Logger
 	noColor        bool
+	// lockTimeout is apply's -lock-timeout: how long a held wave or
+	// repository lock is waited for (0: refused at once).
+	lockTimeout time.Duration
 }
 
 // Main runs cadence with args (without the program name) and returns the

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -87,7 +86,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 		if !odiags.HasErrors() {
 			in := planner.Input{Config: w.cfg, State: w.state, StateDigest: w.stateDigest, Options: opts}
 			if !f.offline {
-				in.Machine = machine{ctx: context.Background(), getenv: e.getenv, wave: w.cfg.Wave.Name}
+				in.Machine = e.machine(w.cfg.Wave.Name)
 			}
 			var pdiags hcl.Diagnostics
 			p, pdiags = planner.Build(in)
