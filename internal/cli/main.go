@@ -44,8 +44,8 @@ func init() {
 		{"plan", "[FILE]", "Preview what apply would do: per lot, totals, warnings", runPlan},
 		{"apply", "[FILE|PLANFILE]", "Run the wave: plan, confirm, run every lot, integrate, resume", runApply},
 		{"status", "[FILE]", "The lot table from the state file, and this machine's live waves and slots", runStatus},
-		{"answer", "FILE LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
-		{"logs", "FILE LOT", "A lot's journal and session reports", runLogs},
+		{"answer", "[FILE] LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
+		{"logs", "[FILE] LOT", "A lot's journal and session reports", runLogs},
 		{"clean", "[FILE]", "Remove a wave's leftover worktrees, merged lot branches and push guard", runClean},
 		{"list", "[FILE]", "The wave's lots with their titles and status", runList},
 		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
@@ -66,6 +66,9 @@ type env struct {
 	// lockTimeout is apply's -lock-timeout: how long a held wave or
 	// repository lock is waited for (0: refused at once).
 	lockTimeout time.Duration
+	// tty says whether a writer is a terminal (nil: term.IsTerminal of an
+	// *os.File; tests fake one).
+	tty func(io.Writer) bool
 }
 
 // Main runs cadence with args (without the program name) and returns the
@@ -239,6 +242,14 @@ func runHelp(e *env, args []string) int {
 func (e *env) colorOn(w io.Writer) bool {
 	if e.noColor || e.getenv("NO_COLOR") != "" {
 		return false
+	}
+	return e.terminal(w)
+}
+
+// terminal says whether w is a terminal.
+func (e *env) terminal(w io.Writer) bool {
+	if e.tty != nil {
+		return e.tty(w)
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
