@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,7 @@ func init() {
 		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
 		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},
 		{"version", "", "Print cadence's version and the agent CLI it finds", runVersion},
+		{"completion", "bash|zsh|fish", "Print what turns on shell completion, for the shell's startup file", runCompletion},
 		{"help", "[COMMAND]", "Show help for cadence or a command", runHelp},
 	}
 }
@@ -69,6 +71,9 @@ type env struct {
 	// tty says whether a writer is a terminal (nil: term.IsTerminal of an
 	// *os.File; tests fake one).
 	tty func(io.Writer) bool
+	// flagsMade, when set, is given every flag set a command makes
+	// (shell completion learns the commands' flags from them).
+	flagsMade func(*flag.FlagSet)
 }
 
 // Main runs cadence with args (without the program name) and returns the
@@ -79,6 +84,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	setSupervisor()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	if e.completing() {
+		e.log = hclog.NewNullLogger()
+		return e.complete()
+	}
 	level := e.getenv("CADENCE_LOG")
 	if l, ok := logLevelFlag(args); ok {
 		level = l // the flag wins over CADENCE_LOG, wherever it stands
@@ -203,7 +212,7 @@ Usage: cadence [-chdir=DIR] [-no-color] [-log-level=LEVEL] COMMAND [flags] [args
 Commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %-16s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  %-10s %-16s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprint(w, `
 Global flags (before the command):
