@@ -104,8 +104,12 @@ func (h waitingHost) LockRepo(_ context.Context, repo *spec.Repo, holder flock.H
 		return nil, fmt.Errorf("repo %s: cannot find its git folder: %v", repo.Name, err)
 	}
 	l, err := flock.AcquireTimeout(h.ctx, layout.RepoLock(f.CommonDir), holder, h.timeout, h.onHeld("repo "+repo.Name+"'s lock"))
-	if err != nil {
+	var he *flock.HeldError
+	switch {
+	case errors.As(err, &he):
 		return nil, fmt.Errorf("repo %s is used by another wave: %w", repo.Name, err)
+	case err != nil:
+		return nil, fmt.Errorf("repo %s: waiting for its lock: %w", repo.Name, err)
 	}
 	return func() { _ = l.Release() }, nil
 }
