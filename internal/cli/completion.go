@@ -254,6 +254,10 @@ func runCompletion(e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
+	if fs.json {
+		fmt.Fprintln(e.stderr, "cadence completion: no -json: the output is shell script")
+		return ExitUsage
+	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "cadence completion: usage: cadence completion bash|zsh|fish")
 		return ExitUsage
