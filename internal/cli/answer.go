@@ -11,18 +11,23 @@ import (
 )
 
 func runAnswer(e *env, args []string) int {
-	fs := newFlags(e, "answer", "FILE LOT TEXT", "Record the lead's answer to the question a lot stopped on. The next apply replays the\nstep that asked, in a fresh session with the answer in its brief.")
+	fs := newFlags(e, "answer", "[FILE] LOT TEXT", "Record the lead's answer to the question a lot stopped on. The next apply replays the\nstep that asked, in a fresh session with the answer in its brief. FILE defaults to wave.hcl;\na first argument that ends in .hcl or .hcl.json, or is an existing file, is the wave file.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
 	}
-	if len(pos) != 3 {
-		fmt.Fprintln(e.stderr, `cadence answer: usage: cadence answer FILE LOT "text"`)
+	file, rest := waveFileFirst(pos)
+	if len(rest) != 2 {
+		fmt.Fprintln(e.stderr, `cadence answer: usage: cadence answer [FILE] LOT "text" (FILE: wave.hcl when not given)`)
 		return ExitUsage
 	}
-	file, id, text := pos[0], pos[1], pos[2]
+	id, text := rest[0], rest[1]
 	lay := e.layoutOf(file, "")
 	path := lay.StateFile()
+	if err := noWaveFile("answer", file, path); err != nil {
+		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
+		return ExitError
+	}
 	l, err := flock.TryAcquire(lay.Lock(), flock.Holder{PID: os.Getpid(), What: "cadence answer", Since: time.Now()})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence answer: the wave is running (%v): answer when it stops\n", err)

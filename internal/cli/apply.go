@@ -38,12 +38,17 @@ func runApply(e *env, args []string) int {
 	f := newPlanFlags(e, "apply", "[FILE|PLANFILE]", "Plan, confirm, and run the wave: every lot in its own worktree, agent sessions under the\nmachine's session cap, finished lots integrated into their base. Resumes where the last run stopped.")
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
+	f.DurationVar(&e.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 5m) for the wave's lock or a repository's lock held by another cadence, instead of refusing (0: refuse at once)")
 	if code := refusePlanOnly(e, args, f.isBool); code >= 0 {
 		return code
 	}
 	pos, code := f.parse(e, args)
 	if code >= 0 {
 		return code
+	}
+	if e.lockTimeout < 0 {
+		fmt.Fprintln(e.stderr, "cadence apply: -lock-timeout must not be negative")
+		return exitRefused
 	}
 	file, ok := oneFile(e, "apply", pos)
 	if !ok {
@@ -87,11 +92,13 @@ func runApply(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", why)
 		return exitRefused
 	}
-	// One apply per wave: take its lock before anything else, and hold it
-	// while planning (the plan reads the state it guards) and running.
+	// One apply per wave: take its lock before anything else (waiting up
+	// to -lock-timeout for another apply of it to end), and hold it while
+	// planning (the plan reads the state it guards) and running.
 	started := time.Now()
 	lay := e.layoutOf(file, "")
-	waveLock, err := flock.TryAcquire(lay.Lock(), flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"})
+	waveLock, err := flock.AcquireTimeout(context.Background(), lay.Lock(), flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"},
+		e.lockTimeout, e.waitingFor("the wave lock"))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)
 		return exitRefused
@@ -202,8 +209,12 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	// The steps' base environment: cadence's own, less git's location and
 	// configuration variables (a git alias that runs cadence sets GIT_DIR).
 	env := gitint.StepEnviron(os.Environ())
+	var host executor.Host // nil: executor.SystemHost, which refuses a held repository lock at once
+	if e.lockTimeout > 0 {
+		host = waitingHost{ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
+	}
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
-		Config: w.cfg, Layout: lay, WaveDigest: w.digest,
+		Config: w.cfg, Layout: lay, WaveDigest: w.digest, Host: host,
 		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },

@@ -50,6 +50,9 @@ func newFlags(e *env, name, args, summary string) *flagSet {
 	fs.BoolVar(&fs.json, "json", false, "machine-readable JSON output")
 	fs.BoolVar(&fs.noColor, "no-color", false, "no ANSI colour")
 	fs.StringVar(&fs.level, "log-level", "", "log level: trace, debug, info, warn, error (or CADENCE_LOG)")
+	if e.flagsMade != nil {
+		e.flagsMade(fs.FlagSet)
+	}
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: cadence %s [flags] %s\n\n%s\n\nFlags:\n", name, args, summary)

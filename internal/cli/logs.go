@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,19 +16,28 @@ import (
 )
 
 func runLogs(e *env, args []string) int {
-	fs := newFlags(e, "logs", "FILE LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/; an earlier run's, set aside by -replace, in replaced-<k>/), and the\nbackup refs that keep the commits of its earlier attempts.\n-step N shows one step's files whole.")
+	fs := newFlags(e, "logs", "[FILE] LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/; an earlier run's, set aside by -replace, in replaced-<k>/), and the\nbackup refs that keep the commits of its earlier attempts.\n-step N shows one step's files whole. FILE defaults to wave.hcl; a first argument that ends in\n.hcl or .hcl.json, or is an existing file, is the wave file.")
 	step := fs.Int("step", -1, "show the files of step N whole")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
 	}
-	if len(pos) != 2 {
-		fmt.Fprintln(e.stderr, "cadence logs: usage: cadence logs FILE LOT [-step N]")
+	file, rest := waveFileFirst(pos)
+	if len(rest) != 1 {
+		fmt.Fprintln(e.stderr, "cadence logs: usage: cadence logs [FILE] LOT [-step N] (FILE: wave.hcl when not given)")
 		return ExitUsage
 	}
-	file, id := pos[0], pos[1]
+	id := rest[0]
 	lay := e.layoutOf(file, "")
+	if err := noWaveFile("logs", file, lay.StateFile()); err != nil {
+		fmt.Fprintf(e.stderr, "cadence logs: %v\n", err)
+		return ExitError
+	}
 	st, _, err := state.Read(lay.StateFile())
+	if errors.Is(err, state.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "cadence logs: %s %v: %s\n", file, errNoState, lay.StateFile())
+		return ExitError
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence logs: %v\n", err)
 		return ExitError

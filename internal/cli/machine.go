@@ -3,14 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/planner"
@@ -24,6 +27,25 @@ type machine struct {
 	// wave is the wave being planned: its own repository locks (an apply
 	// of it running now) are not "another wave".
 	wave string
+	// lockTimeout is how long a repository lock held by another wave is
+	// waited for before it is reported held (apply -lock-timeout; 0: not
+	// waited for); onHeld says once what is waited for.
+	lockTimeout time.Duration
+	onHeld      func(what string) func(*flock.HeldError)
+}
+
+// machine is the preflight of the wave named wave on this machine, waiting
+// for held repository locks as apply -lock-timeout says.
+func (e *env) machine(wave string) machine {
+	return machine{ctx: context.Background(), getenv: e.getenv, wave: wave, lockTimeout: e.lockTimeout, onHeld: e.waitingFor}
+}
+
+// waitingFor returns the note said once on stderr when apply waits for a
+// held lock (what: "the wave lock", "repo app's lock"), naming its holder.
+func (e *env) waitingFor(what string) func(*flock.HeldError) {
+	return func(he *flock.HeldError) {
+		fmt.Fprintf(e.stderr, "cadence apply: waiting up to %s for %s: %v\n", e.lockTimeout, what, he)
+	}
 }
 
 // Repo implements planner.Machine.
@@ -34,11 +56,62 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 	}
 	if f.CommonDir != "" {
-		if h := lockHolder(layout.RepoLock(f.CommonDir)); h != nil && h.Wave != m.wave {
-			out.HeldBy = fmt.Sprintf("wave %q (pid %d, since %s)", h.Wave, h.PID, h.Since.Local().Format(time.TimeOnly))
+		path := layout.RepoLock(f.CommonDir)
+		if h := lockHolder(path); h != nil && h.Wave != m.wave {
+			waited := ""
+			if m.lockTimeout > 0 {
+				h, waited = m.waitRepo(r.Name, path)
+			}
+			if h != nil {
+				out.HeldBy = fmt.Sprintf("wave %q (pid %d, since %s)%s", h.Wave, h.PID, h.Since.Local().Format(time.TimeOnly), waited)
+			}
 		}
 	}
 	return out
+}
+
+// waitRepo waits up to lockTimeout for the repository lock at path to be
+// free, and gives it back at once (the run takes it, waiting again if
+// another wave took it meanwhile: waitingHost). It returns nil when the
+// lock came free, else its holder and a note of the wait.
+func (m machine) waitRepo(name, path string) (*flock.Holder, string) {
+	l, err := flock.AcquireTimeout(m.ctx, path, flock.Holder{Wave: m.wave, What: "preflight of repo " + name}, m.lockTimeout, m.onHeld("repo "+name+"'s lock"))
+	if err == nil {
+		_ = l.Release()
+		return nil, ""
+	}
+	var he *flock.HeldError
+	if errors.As(err, &he) {
+		return &he.Holder, fmt.Sprintf("; still held after waiting %s", he.Waited)
+	}
+	return &flock.Holder{Wave: "unknown"}, fmt.Sprintf("; waiting for it failed: %v", err)
+}
+
+// waitingHost is the executor's SystemHost whose repository locks wait up
+// to apply -lock-timeout for another wave to let go (SystemHost refuses at
+// once). ctx is the run's: the first signal ends the wait.
+type waitingHost struct {
+	executor.SystemHost
+	ctx     context.Context
+	timeout time.Duration
+	onHeld  func(what string) func(*flock.HeldError)
+}
+
+// LockRepo implements executor.Host.
+func (h waitingHost) LockRepo(_ context.Context, repo *spec.Repo, holder flock.Holder) (func(), error) {
+	f, err := gitint.Inspect(h.ctx, repo.Path, repo.Base)
+	if err != nil || f.CommonDir == "" {
+		return nil, fmt.Errorf("repo %s: cannot find its git folder: %v", repo.Name, err)
+	}
+	l, err := flock.AcquireTimeout(h.ctx, layout.RepoLock(f.CommonDir), holder, h.timeout, h.onHeld("repo "+repo.Name+"'s lock"))
+	var he *flock.HeldError
+	switch {
+	case errors.As(err, &he):
+		return nil, fmt.Errorf("repo %s is used by another wave: %w", repo.Name, err)
+	case err != nil:
+		return nil, fmt.Errorf("repo %s: waiting for its lock: %w", repo.Name, err)
+	}
+	return func() { _ = l.Release() }, nil
 }
 
 // agentCommand is the command that runs an agent: its adapter's override

@@ -5,11 +5,13 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/proc"
@@ -44,14 +46,15 @@ func init() {
 		{"show", "PLANFILE", "Print a saved plan (plan -out): text, -json or -format markdown", runShow},
 		{"apply", "[FILE|PLANFILE]", "Run the wave: plan, confirm, run every lot, integrate, resume", runApply},
 		{"status", "[FILE]", "The lot table from the state file, and this machine's live waves and slots", runStatus},
-		{"answer", "FILE LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
-		{"logs", "FILE LOT", "A lot's journal and session reports", runLogs},
+		{"answer", "[FILE] LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
+		{"logs", "[FILE] LOT", "A lot's journal and session reports", runLogs},
 		{"clean", "[FILE]", "Remove a wave's leftover worktrees, merged lot branches and push guard", runClean},
 		{"list", "[FILE]", "The wave's lots with their titles and status", runList},
 		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
 		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
 		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},
 		{"version", "", "Print cadence's version and the agent CLI it finds", runVersion},
+		{"completion", "bash|zsh|fish", "Print what turns on shell completion, for the shell's startup file", runCompletion},
 		{"help", "[COMMAND]", "Show help for cadence or a command", runHelp},
 	}
 }
@@ -63,6 +66,15 @@ type env struct {
 	getenv         func(string) string
 	log            hclog.Logger
 	noColor        bool
+	// lockTimeout is apply's -lock-timeout: how long a held wave or
+	// repository lock is waited for (0: refused at once).
+	lockTimeout time.Duration
+	// tty says whether a writer is a terminal (nil: term.IsTerminal of an
+	// *os.File; tests fake one).
+	tty func(io.Writer) bool
+	// flagsMade, when set, is given every flag set a command makes
+	// (shell completion learns the commands' flags from them).
+	flagsMade func(*flag.FlagSet)
 }
 
 // Main runs cadence with args (without the program name) and returns the
@@ -73,6 +85,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	setSupervisor()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	if e.completing() {
+		e.log = hclog.NewNullLogger()
+		return e.complete()
+	}
 	level := e.getenv("CADENCE_LOG")
 	if l, ok := logLevelFlag(args); ok {
 		level = l // the flag wins over CADENCE_LOG, wherever it stands
@@ -200,7 +216,7 @@ Usage: cadence [-chdir=DIR] [-no-color] [-log-level=LEVEL] COMMAND [flags] [args
 Commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %-16s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  %-10s %-16s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprint(w, `
 Global flags (before the command):
@@ -248,6 +264,14 @@ func runHelp(e *env, args []string) int {
 func (e *env) colorOn(w io.Writer) bool {
 	if e.noColor || e.getenv("NO_COLOR") != "" {
 		return false
+	}
+	return e.terminal(w)
+}
+
+// terminal says whether w is a terminal.
+func (e *env) terminal(w io.Writer) bool {
+	if e.tty != nil {
+		return e.tty(w)
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -97,7 +96,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 		if !odiags.HasErrors() {
 			in := planner.Input{Config: w.cfg, State: w.state, StateDigest: w.stateDigest, Options: opts}
 			if !f.offline {
-				in.Machine = machine{ctx: context.Background(), getenv: e.getenv, wave: w.cfg.Wave.Name}
+				in.Machine = e.machine(w.cfg.Wave.Name)
 			}
 			var pdiags hcl.Diagnostics
 			p, pdiags = planner.Build(in)

@@ -45,15 +45,27 @@ type liveStep struct {
 	usage            state.Usage
 }
 
+// liveOn says whether a live block may be drawn on w: w is a terminal
+// that can move the cursor (TERM is not "dumb"). Colour is another matter
+// (colorOn): NO_COLOR and -no-color leave the live block on; without a
+// terminal (a pipe, a file, CI) or with TERM=dumb there is none, and
+// apply prints one line per transition.
+func (e *env) liveOn(w io.Writer) bool {
+	return e.getenv("TERM") != "dumb" && e.terminal(w)
+}
+
 func newProgress(e *env, asJSON bool, journalPath string) *progress {
 	p := &progress{w: e.stdout, json: asJSON, running: map[string]*liveStep{}, counts: map[string]int{}, done: make(chan struct{}), journalPath: journalPath}
-	p.live = !asJSON && e.colorOn(e.stdout)
+	p.live = !asJSON && e.liveOn(e.stdout)
 	if p.live {
-		p.ticker = time.NewTicker(time.Second)
+		// The goroutine keeps its own ticker: stopLive sets p.ticker to
+		// nil, maybe before the goroutine first looks at it.
+		ticker := time.NewTicker(time.Second)
+		p.ticker = ticker
 		go func() {
 			for {
 				select {
-				case <-p.ticker.C:
+				case <-ticker.C:
 					p.mu.Lock()
 					p.redraw()
 					p.mu.Unlock()

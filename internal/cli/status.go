@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -18,8 +19,10 @@ import (
 )
 
 func runStatus(e *env, args []string) int {
-	fs := newFlags(e, "status", "[FILE]", "Show the lot table from the wave's state file, then the live waves and the session\nslots of this machine. -all shows only the machine's live waves and slots, from any folder.")
+	fs := newFlags(e, "status", "[FILE]", "Show the lot table from the wave's state file, then the live waves and the session\nslots of this machine. -all shows only the machine's live waves and slots, from any folder.\n-watch redraws it until no wave is live on this machine (Ctrl-C stops it too; exit 0).")
 	all := fs.Bool("all", false, "the machine's live waves and slots only (no wave file needed)")
+	watch := fs.Bool("watch", false, "redraw the status until no wave is live on this machine, then print it a last time (no terminal: a new block each time it changes)")
+	interval := fs.Duration("interval", 2*time.Second, "with -watch: how often to look again")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
@@ -35,24 +38,52 @@ func runStatus(e *env, args []string) int {
 			return ExitUsage
 		}
 	}
+	if *watch {
+		switch {
+		case fs.json:
+			fmt.Fprintln(e.stderr, "cadence status: -watch draws for a person; with -json, run status -json again instead")
+			return ExitUsage
+		case *interval <= 0:
+			fmt.Fprintln(e.stderr, "cadence status: -interval must be more than 0")
+			return ExitUsage
+		}
+		return e.watchStatus(file, *all, *interval)
+	}
+	if err := e.showStatus(e.stdout, file, *all, fs.json); err != nil {
+		fmt.Fprintf(e.stderr, "cadence status: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// errNoState is status's error for a wave file whose wave has no state
+// file yet (no apply has run).
+var errNoState = errors.New("has no state yet (no apply has run)")
+
+// showStatus writes the status (the wave's state, unless all, then the
+// machine's live waves and slots) on w, as JSON when asJSON. A wave file
+// that is not there (when its state file is not either) is an error that
+// starts "no wave file:"; a wave without a state file wraps errNoState.
+func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 	lay := e.layoutOf(file, "")
 	home := lay.Home()
 	live, _ := slots.Live(lay.RegistryDir())
 	held, _ := slots.Inspect(lay.SlotsDir())
 	var st *state.State
-	if !*all {
+	if !all {
 		s, _, err := state.Read(lay.StateFile())
 		switch {
 		case errors.Is(err, state.ErrNotExist):
-			fmt.Fprintf(e.stderr, "cadence status: %s has no state yet (no apply has run): %s\n", file, lay.StateFile())
-			return ExitError
+			if err := noWaveFile("status", file, lay.StateFile()); err != nil {
+				return fmt.Errorf("%w; cadence status -all shows this machine's live waves from any folder", err)
+			}
+			return fmt.Errorf("%s %w: %s", file, errNoState, lay.StateFile())
 		case err != nil:
-			fmt.Fprintf(e.stderr, "cadence status: %v\n", err)
-			return ExitError
+			return err
 		}
 		st = s
 	}
-	if fs.json {
+	if asJSON {
 		out := map[string]any{"live_waves": nonNil(live), "slots": jsonSlots(held)}
 		if st != nil {
 			out["state"] = st
@@ -60,7 +91,7 @@ func runStatus(e *env, args []string) int {
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
-		return ExitOK
+		return nil
 	}
 	if st != nil {
 		h := lockHolder(lay.Lock())
@@ -69,31 +100,31 @@ func runStatus(e *env, args []string) int {
 			// Recorded running, but no apply holds the wave: it was killed.
 			status = "interrupted (the apply that ran it stopped; cadence apply " + file + " resumes)"
 		}
-		fmt.Fprintf(e.stdout, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, status, st.Serial, st.Updated.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, status, st.Serial, st.Updated.Local().Format(time.DateTime))
 		if h != nil {
-			fmt.Fprintf(e.stdout, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
+			fmt.Fprintf(w, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
 		}
 		if left := leftOf(file, st, h == nil); len(left) > 0 {
-			fmt.Fprintf(e.stdout, "Left: %s\n", strings.Join(left, "; "))
+			fmt.Fprintf(w, "Left: %s\n", strings.Join(left, "; "))
 		}
-		fmt.Fprintln(e.stdout)
-		stateTable(e, st, h == nil)
-		worktreeTable(e, st)
+		fmt.Fprintln(w)
+		stateTable(w, st, h == nil)
+		worktreeTable(w, st)
 		if stateHasAgents(st) || st.Budget > 0 || st.BudgetMicros > 0 {
-			fmt.Fprintln(e.stdout)
-			budgetLine(e.stdout, st.Consumed, st.Budget, st.BudgetMicros)
+			fmt.Fprintln(w)
+			budgetLine(w, st.Consumed, st.Budget, st.BudgetMicros)
 		}
 		if now := time.Now(); st.ResetAt != nil && st.ResetAt.After(now) {
-			fmt.Fprintf(e.stdout, "Usage limit until %s.\n", render.ResetLabel(*st.ResetAt, now))
+			fmt.Fprintf(w, "Usage limit until %s.\n", render.ResetLabel(*st.ResetAt, now))
 		}
-		fmt.Fprintln(e.stdout)
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(e.stdout, "Live waves on this machine (%s):\n", home)
+	fmt.Fprintf(w, "Live waves on this machine (%s):\n", home)
 	if len(live) == 0 {
-		fmt.Fprintln(e.stdout, "  none")
+		fmt.Fprintln(w, "  none")
 	}
-	for _, w := range live {
-		fmt.Fprintf(e.stdout, "  %s  pid %d  since %s  cap %d  %s\n", w.Wave, w.PID, w.Started.Local().Format(time.TimeOnly), w.MaxSessions, w.File)
+	for _, lw := range live {
+		fmt.Fprintf(w, "  %s  pid %d  since %s  cap %d  %s\n", lw.Wave, lw.PID, lw.Started.Local().Format(time.TimeOnly), lw.MaxSessions, lw.File)
 	}
 	used := 0
 	for _, s := range held {
@@ -101,13 +132,13 @@ func runStatus(e *env, args []string) int {
 			used++
 		}
 	}
-	fmt.Fprintf(e.stdout, "Session slots in use: %d of %d\n", used, len(held))
+	fmt.Fprintf(w, "Session slots in use: %d of %d\n", used, len(held))
 	for _, s := range held {
 		if s.Held && s.Holder != nil {
-			fmt.Fprintf(e.stdout, "  slot-%d  %s/%s %s  pid %d  since %s\n", s.Index, s.Holder.Wave, s.Holder.Lot, s.Holder.Step, s.Holder.PID, s.Holder.Since.Local().Format(time.TimeOnly))
+			fmt.Fprintf(w, "  slot-%d  %s/%s %s  pid %d  since %s\n", s.Index, s.Holder.Wave, s.Holder.Lot, s.Holder.Step, s.Holder.PID, s.Holder.Since.Local().Format(time.TimeOnly))
 		}
 	}
-	return ExitOK
+	return nil
 }
 
 func nonNil(w []slots.WaveEntry) []slots.WaveEntry {
@@ -182,13 +213,13 @@ func shownStatus(l *state.Lot, stopped bool) state.LotStatus {
 // stateTable prints the lots of a state file, by id; stopped says no apply
 // runs the wave now. The note names a lot's cause, question, blocker, and
 // the backup refs of its earlier attempts.
-func stateTable(e *env, st *state.State, stopped bool) {
+func stateTable(w io.Writer, st *state.State, stopped bool) {
 	ids := make([]string, 0, len(st.Lots))
 	for id := range st.Lots {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	agents := stateHasAgents(st) // else no TOKENS column
 	fmt.Fprintln(tw, tokensColumn(agents, "LOT\tSTATUS\tSTEP\tCOMMITS\tTOKENS\tNOTE"))
 	for _, id := range ids {
@@ -226,7 +257,7 @@ func stateTable(e *env, st *state.State, stopped bool) {
 // worktreeTable lists the lots whose worktree (the one the state records)
 // is there, with its path whole: what the lead cds into to see a lot's
 // work. Nothing when no lot has one.
-func worktreeTable(e *env, st *state.State) {
+func worktreeTable(w io.Writer, st *state.State) {
 	ids := make([]string, 0, len(st.Lots))
 	for id, l := range st.Lots {
 		if l.Worktree == "" {
@@ -240,8 +271,8 @@ func worktreeTable(e *env, st *state.State) {
 		return
 	}
 	sort.Strings(ids)
-	fmt.Fprintln(e.stdout, "\nWorktrees:")
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nWorktrees:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, id := range ids {
 		fmt.Fprintf(tw, "  %s\t%s\n", id, st.Lots[id].Worktree)
 	}

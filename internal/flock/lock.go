@@ -79,13 +79,16 @@ type HeldError struct {
 	// Unknown is set when the holder could not be read (the file was
 	// empty, unreadable or being rewritten); Holder is then zero.
 	Unknown bool
+	// Waited is how long AcquireTimeout waited before giving up (zero
+	// for a refusal without waiting).
+	Waited time.Duration
 }
 
 // Error says who holds the lock, e.g.
 // `wave "auth" (pid 4242, since 14:03:12) holds /x/wave.state.json.lock`.
 func (e *HeldError) Error() string {
 	if e.Unknown {
-		return fmt.Sprintf("%s is held by another process (holder unknown)", e.Path)
+		return fmt.Sprintf("%s is held by another process (holder unknown)%s", e.Path, e.waited())
 	}
 	h := e.Holder
 	who := fmt.Sprintf("wave %q", h.Wave)
@@ -100,7 +103,15 @@ func (e *HeldError) Error() string {
 	if h.What != "" {
 		msg += " (" + h.What + ")"
 	}
-	return msg
+	return msg + e.waited()
+}
+
+// waited is the note of a refusal after a wait ("" without one).
+func (e *HeldError) waited() string {
+	if e.Waited <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; still held after waiting %s", e.Waited)
 }
 
 func formatSince(t time.Time) string {
@@ -178,6 +189,34 @@ func Acquire(ctx context.Context, path string, h Holder) (*Lock, error) {
 	}
 	logWait(path, "taken", time.Since(start))
 	return finish(path, fl, h)
+}
+
+// AcquireTimeout takes the lock at path, waiting up to timeout while
+// another holder has it (apply -lock-timeout, as Terraform's). A timeout
+// of zero or less does not wait: it is TryAcquire. When the lock is held,
+// onHeld (if not nil) is called once, before the wait, with who holds it,
+// so the caller can say what it waits for. The wait is Acquire's (a
+// blocking flock(2), no polling). When timeout passes first, the error is
+// a *HeldError naming the holder at that moment, with Waited set; when ctx
+// ends first, it is ctx.Err().
+func AcquireTimeout(ctx context.Context, path string, h Holder, timeout time.Duration, onHeld func(*HeldError)) (*Lock, error) {
+	l, err := TryAcquire(path, h)
+	var he *HeldError
+	if err == nil || timeout <= 0 || !errors.As(err, &he) {
+		return l, err
+	}
+	if onHeld != nil {
+		onHeld(he)
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	l, err = Acquire(wctx, path, h)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		he = heldError(path)
+		he.Waited = timeout
+		return nil, he
+	}
+	return l, err
 }
 
 // logWait logs a lock taken, found held or waited for, at debug level on
