@@ -159,8 +159,6 @@ func TestReadmeCommands(t *testing.T) {
 
 // wantCommands are the README commands TestReadmeCommands must find and
 // run: the try-it and a form of each command a new user reaches for.
-// TODO(lead): add `cadence show quickstart.plan` once show PLANFILE has
-// landed (its README example included).
 var wantCommands = []string{
 	"sh examples/quickstart/setup.sh",
 	"bin/cadence apply -auto-approve examples/quickstart/wave.hcl",
@@ -169,6 +167,7 @@ var wantCommands = []string{
 	"cadence validate examples/quickstart/wave.hcl",
 	"cadence plan examples/quickstart/wave.hcl",
 	"cadence plan -out quickstart.plan examples/quickstart/wave.hcl",
+	"cadence show quickstart.plan",
 	"cadence apply quickstart.plan",
 	"cadence status examples/quickstart/wave.hcl",
 	"cadence logs examples/quickstart/wave.hcl greeting",

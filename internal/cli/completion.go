@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/posener/complete"
@@ -228,12 +229,18 @@ func isBoolFlag(f *flag.Flag) bool {
 // none when it cannot be read. It only parses the file: no variables are
 // evaluated, nothing else is read.
 func lotIDs(file string) []string {
+	// Bounded, as every wave file read: a named pipe or a link to
+	// /dev/zero in its place must not hang the shell's completion.
+	src, err := spec.ReadWaveFile(file)
+	if err != nil {
+		return nil
+	}
 	p := hclparse.NewParser()
 	var f *hcl.File
 	if strings.HasSuffix(file, ".json") {
-		f, _ = p.ParseJSONFile(file)
+		f, _ = p.ParseJSON(src, file)
 	} else {
-		f, _ = p.ParseHCLFile(file)
+		f, _ = p.ParseHCL(src, file)
 	}
 	if f == nil {
 		return nil

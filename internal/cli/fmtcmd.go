@@ -3,11 +3,12 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -15,15 +16,16 @@ import (
 )
 
 func runFmt(e *env, args []string) int {
-	fs := newFlags(e, "fmt", "[FILE|DIR...]", "Rewrite wave files (HCL native syntax) in canonical format. A folder means its\n*.hcl files. Files with syntax errors are reported and left untouched.")
+	fs := newFlags(e, "fmt", "[FILE|DIR...]", "Rewrite wave files (HCL native syntax) in canonical format. A folder (the current one\nwhen none is named) means its *.hcl files that are wave files (-recursive: and its\nsubfolders'); a file named is formatted whatever it holds. Files with syntax errors\nare reported and left untouched.")
 	check := fs.Bool("check", false, "change nothing; exit 1 and list the files that are not canonical")
 	showDiff := fs.Bool("diff", false, "print the changes as a unified diff")
+	recursive := fs.Bool("recursive", false, "also format the wave files in subfolders (not those whose name starts with a dot)")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
 	}
 	if len(pos) == 0 {
-		pos = []string{"wave.hcl"}
+		pos = []string{"."}
 	}
 	var files []string
 	for _, p := range pos {
@@ -36,9 +38,12 @@ func runFmt(e *env, args []string) int {
 			files = append(files, p)
 			continue
 		}
-		matches, _ := filepath.Glob(filepath.Join(p, "*.hcl"))
-		sort.Strings(matches)
-		files = append(files, matches...)
+		found, err := fmtFolder(p, *recursive)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
+			return ExitError
+		}
+		files = append(files, found...)
 	}
 	status := ExitOK
 	out := fmtOutput{Check: *check, Files: []fmtFile{}}
@@ -55,7 +60,7 @@ func runFmt(e *env, args []string) int {
 			fail("JSON syntax is not formatted (use a JSON formatter)")
 			continue
 		}
-		src, err := os.ReadFile(name)
+		src, err := spec.ReadWaveFile(name) // bounded: no FIFO, device or link out of the tree
 		if err != nil {
 			if !fs.json {
 				fmt.Fprintf(e.stderr, "cadence fmt: %v\n", err)
@@ -149,4 +154,37 @@ func writeKeepMode(name string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// fmtFolder returns the wave files (isWaveFile: a top-level wave or lot
+// block, or a file that does not parse) among the *.hcl files of dir, and,
+// when recursive, of its subfolders but those whose name starts with a dot
+// (.git, .cadence, .terraform), in lexical order. Other HCL files (a
+// Terraform lock file, a Nomad job) are not cadence's to rewrite.
+func fmtFolder(dir string, recursive bool) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && (!recursive || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".hcl") {
+			return nil
+		}
+		src, err := spec.ReadWaveFile(path)
+		if err != nil {
+			files = append(files, path) // reported when it is formatted
+			return nil
+		}
+		if ok, _ := isWaveFile(path, src); ok {
+			files = append(files, path)
+		}
+		return nil
+	})
+	return files, err
 }
