@@ -131,16 +131,7 @@ func runPlan(e *env, args []string) int {
 	if f.json {
 		*format = "json"
 	}
-	renderers := map[string]func(io.Writer, *planner.Plan) error{
-		"json":     render.JSON,
-		"markdown": render.Markdown,
-		"dot":      render.DOT,
-		"mermaid":  render.Mermaid,
-		"text": func(w io.Writer, p *planner.Plan) error {
-			return render.Text(w, p, render.Options{Color: e.colorOn(w)})
-		},
-	}
-	rend := renderers[*format]
+	rend := e.planRenderers()[*format]
 	if rend == nil {
 		fmt.Fprintf(e.stderr, "cadence plan: unknown -format %q (text, json, markdown, dot or mermaid)\n", *format)
 		return usageErr
@@ -332,4 +323,19 @@ func runGraph(e *env, args []string) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// planRenderers are a plan's renderers by -format name: text (coloured on
+// a terminal), json, markdown, dot and mermaid (plan; show takes the first
+// three).
+func (e *env) planRenderers() map[string]func(io.Writer, *planner.Plan) error {
+	return map[string]func(io.Writer, *planner.Plan) error{
+		"json":     render.JSON,
+		"markdown": render.Markdown,
+		"dot":      render.DOT,
+		"mermaid":  render.Mermaid,
+		"text": func(w io.Writer, p *planner.Plan) error {
+			return render.Text(w, p, render.Options{Color: e.colorOn(w)})
+		},
+	}
 }

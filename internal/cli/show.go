@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/cadence-run/cadence/planner"
@@ -32,15 +31,8 @@ func runShow(e *env, args []string) int {
 	if fs.json {
 		*format = "json"
 	}
-	renderers := map[string]func(io.Writer, *planner.Plan) error{
-		"json":     render.JSON,
-		"markdown": render.Markdown,
-		"text": func(w io.Writer, p *planner.Plan) error {
-			return render.Text(w, p, render.Options{Color: e.colorOn(w)})
-		},
-	}
-	rend := renderers[*format]
-	if rend == nil {
+	rend := e.planRenderers()[*format]
+	if rend == nil || *format == "dot" || *format == "mermaid" {
 		fmt.Fprintf(e.stderr, "cadence show: unknown -format %q (text, json or markdown)\n", *format)
 		return ExitUsage
 	}
