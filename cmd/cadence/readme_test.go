@@ -105,8 +105,10 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, _ := exec.LookPath("cadence")
-	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"bin", "home"} { // home: a user's HOME exists
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.Symlink(self, filepath.Join(dir, "bin", "cadence")); err != nil {
 		t.Fatal(err)
