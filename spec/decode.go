@@ -164,7 +164,7 @@ func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
 	if s, ok := d.str(c.Attributes["templates"]); ok {
 		w.Templates = d.abs(s)
 		if err := templatesFolder(d.cfg.Dir, w.Templates); err != nil {
-			d.errorf(c.Attributes["templates"].Expr.Range(), "Invalid templates folder", "%s.", err)
+			d.invalid(c.Attributes["templates"], "Invalid templates folder", "%s.", err)
 		}
 	}
 	if s, ok := d.str(c.Attributes["worktrees"]); ok && s != "" {

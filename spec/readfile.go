@@ -91,6 +91,18 @@ func readRelative(dir, name string, rec *readRecorder) (string, error) {
 	}
 	p = filepath.Clean(p)
 	root := readRoot(dir)
+	// A path outside the tree as written is refused before anything is
+	// looked up, so that the answer does not tell whether it exists.
+	lexical := p
+	if realDir, err := filepath.EvalSymlinks(dir); err == nil && !filepath.IsAbs(name) {
+		lexical = filepath.Join(realDir, name)
+	}
+	if sys := safefile.System(lexical); sys != "" {
+		return "", fmt.Errorf("%s is a system file under %s: %s", p, sys, fileRule)
+	}
+	if !safefile.Within(root, lexical) {
+		return "", fmt.Errorf("%s is outside %s: %s", p, root, fileRule)
+	}
 	if real, err := filepath.EvalSymlinks(p); err == nil && underGit(root, real) {
 		return "", fmt.Errorf("%s is inside a .git folder: %s", p, fileRule)
 	}

@@ -64,6 +64,9 @@ export function neutralise(text) {
     .replace(/\x7f/g, "\u2421")
     .replace(/[\x80-\x9f\u202a-\u202e\u2066-\u2069]/g, "\ufffd")
     .replace(/@(?=[A-Za-z0-9_])/g, "@" + ZWSP)
+    // the same characters written as HTML entities (a fork's artifact may)
+    .replace(/(&#0*64;|&#x0*40;|&commat;)(?=[A-Za-z0-9_])/gi, "$1" + ZWSP)
+    .replace(/(&#0*35;|&#x0*23;|&num;)(?=[0-9])/gi, "$1" + ZWSP)
     .replace(/(?<!&)#(?=[0-9])/g, "#" + ZWSP)
     .replace(/\bGH-(?=[0-9])/gi, (m) => m.slice(0, 2) + ZWSP + "-");
 }

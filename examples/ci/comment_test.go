@@ -346,7 +346,7 @@ func TestCommentOverLimit(t *testing.T) {
 func TestCommentNeutralises(t *testing.T) {
 	plan := "**cadence plan** for wave <code>x</code>\n\n- ⚠ ping @alice and @org/team about #12, acme/other#3 and GH-4\n" +
 		"- esc \x1b[31mred\x1b[0m bell\x07 del\x7f cr\r\n- bidi \u202eevil\u2066 c1\u0085\n" +
-		"- kept: &#8203; @&#8203;bob # 1 email a@b\n\n```text\nError: in @carol's #5\n```\n"
+		"- kept: &#8203; @&#8203;bob # 1 email a@b\n- entities &#64;dave &#x40;erin &commat;frank &#35;7 &num;8\n\n```text\nError: in @carol's #5\n```\n"
 	f := &fakeGitHub{headSHA: head}
 	r := runScript(t, f, plan)
 	if r.code != 0 || len(f.ours()) != 1 {
@@ -359,6 +359,7 @@ func TestCommentNeutralises(t *testing.T) {
 		"bidi \ufffdevil\ufffd c1\ufffd",
 		"kept: &#8203; @&#8203;bob # 1 email a@\u200bb",
 		"Error: in @\u200bcarol's #\u200b5",
+		"entities &#64;\u200bdave &#x40;\u200berin &commat;\u200bfrank &#35;\u200b7 &num;\u200b8",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%q", want, body)

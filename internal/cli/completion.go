@@ -139,7 +139,10 @@ func flagValues(cmd string, f *flag.Flag, fs *flag.FlagSet, levels complete.Pred
 // names for COMMAND, shells for completion.
 func argValues(c *command, fs *flag.FlagSet) complete.Predictor {
 	files := waveFiles
-	if strings.Contains(c.args, "PLANFILE") {
+	switch {
+	case strings.HasPrefix(c.args, "PLANFILE"): // show: a saved plan only
+		files = orderedUnion(complete.PredictFiles("*.plan"))
+	case strings.Contains(c.args, "PLANFILE"):
 		files = orderedUnion(waveFiles, complete.PredictFiles("*.plan"))
 	}
 	return complete.PredictFunc(func(a complete.Args) []string {

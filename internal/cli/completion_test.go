@@ -62,6 +62,7 @@ func TestCompletion(t *testing.T) {
 		{line: "cadence plan o", point: -1, want: []string{"other.hcl.json"}},
 		{line: "cadence plan sub/", point: -1, want: []string{"sub/", "sub/deeper/", "sub/wave.hcl"}},
 		{line: "cadence apply s", point: -1, want: []string{"saved.plan", "sub/", "sub/deeper/", "sub/wave.hcl"}},
+		{line: "cadence show s", point: -1, want: []string{"saved.plan", "sub/"}},
 		{line: "cadence plan wave.hcl ", point: -1, want: nil},
 		// lot ids: of wave.hcl, of the file given first, after -target
 		{line: "cadence logs ", point: -1, want: []string{"./", "alpha", "beta", "broken/", "other.hcl.json", "sub/", "wave.hcl"}},

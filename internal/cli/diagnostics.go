@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/hashicorp/hcl/v2"
@@ -105,6 +106,40 @@ func (e *env) writeDiags(w io.Writer, diags hcl.Diagnostics, files func() map[st
 	if len(diags) == 0 {
 		return
 	}
-	dw := hcl.NewDiagnosticTextWriter(w, srcs, 100, e.colorOn(w))
-	_ = dw.WriteDiagnostics(diags)
+	small := map[string]*hcl.File{}
+	for name, f := range srcs {
+		if len(f.Bytes) <= maxSnippetBytes {
+			small[name] = f
+		}
+	}
+	dw := hcl.NewDiagnosticTextWriter(w, small, 100, e.colorOn(w))
+	shown := diags
+	if len(shown) > maxTextDiags {
+		shown = diags[:maxTextDiags]
+	}
+	_ = dw.WriteDiagnostics(shown)
+	if rest := diags[len(shown):]; len(rest) > 0 {
+		errs := 0
+		for _, d := range rest {
+			if d.Severity == hcl.DiagError {
+				errs++
+			}
+		}
+		fmt.Fprintf(w, "… and %d more diagnostics (%d errors, %d warnings) not shown: -json lists every one.\n\n", len(rest), errs, len(rest)-errs)
+	}
 }
+
+// maxTextDiags is the most diagnostics printed as text. HCL's printer
+// reads the whole file for each one (its "in lot …" context and its
+// snippet), so printing costs errors × file size: a wave file of
+// thousands of errors (a pull request's, planned in CI) would keep plan
+// busy for minutes. The JSON form lists them all; it reads only the lines
+// of each.
+const maxTextDiags = 50
+
+// maxSnippetBytes is the largest source whose text diagnostics show a
+// snippet: 256 KiB, a wave of some thousand lots. HCL's printer scans the
+// file from its start, by grapheme, for every diagnostic, which costs a
+// third of a second per diagnostic in a file of 2 MB; a larger file's
+// diagnostics name the file and line only (-json still has the lines).
+const maxSnippetBytes = 256 << 10

@@ -38,20 +38,24 @@ func runInit(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
 		return ExitError
 	}
+	gi, n, err := ignoreBeside(filepath.Dir(file))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
+		return ExitError
+	}
 	if fs.json {
 		abs, _ := filepath.Abs(file)
-		if err := writeJSON(e.stdout, initOutput{Path: file, AbsPath: abs}); err != nil {
+		out := initOutput{Path: file, AbsPath: abs}
+		if n > 0 {
+			out.GitIgnore, out.GitIgnoreLines = gi, n
+		}
+		if err := writeJSON(e.stdout, out); err != nil {
 			fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
 			return ExitError
 		}
 		return ExitOK
 	}
 	fmt.Fprintf(e.stdout, "Wrote %s. Edit the repo path and the lots, then: cadence plan %s\n", file, file)
-	gi, n, err := ignoreBeside(filepath.Dir(file))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cadence init: %v\n", err)
-		return ExitError
-	}
 	if n > 0 {
 		fmt.Fprintf(e.stdout, "Added %d lines to %s: the state, its journal and lock, and .cadence/ stay out of git.\n", n, gi)
 	}
@@ -64,4 +68,8 @@ func runInit(e *env, args []string) int {
 type initOutput struct {
 	Path    string `json:"path"`
 	AbsPath string `json:"abs_path"`
+	// GitIgnore is the .gitignore that got GitIgnoreLines lines (absent
+	// when it had them all).
+	GitIgnore      string `json:"gitignore,omitempty"`
+	GitIgnoreLines int    `json:"gitignore_lines,omitempty"`
 }

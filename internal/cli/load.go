@@ -52,6 +52,9 @@ func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 		detail := err.Error() + "."
 		if errors.Is(err, os.ErrNotExist) && file == "wave.hcl" {
 			detail = "There is no wave.hcl in this folder. Name a wave file, or write a starter one with cadence init."
+			if _, err := os.Stat("wave.hcl.json"); err == nil {
+				detail = "There is no wave.hcl in this folder, but there is a wave.hcl.json: name it (cadence plan wave.hcl.json)."
+			}
 		}
 		return w, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read wave file", Detail: detail}}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -129,6 +130,10 @@ func runPlan(e *env, args []string) int {
 		return code
 	}
 	if f.json {
+		if formatGiven(f.FlagSet) && *format != "json" {
+			fmt.Fprintf(e.stderr, "cadence plan: -json and -format %s ask for two outputs: give one\n", *format)
+			return usageErr
+		}
 		*format = "json"
 	}
 	rend := e.planRenderers()[*format]
@@ -338,4 +343,11 @@ func (e *env) planRenderers() map[string]func(io.Writer, *planner.Plan) error {
 			return render.Text(w, p, render.Options{Color: e.colorOn(w)})
 		},
 	}
+}
+
+// formatGiven reports whether -format was given on the command line.
+func formatGiven(fs *flag.FlagSet) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "format" })
+	return given
 }
