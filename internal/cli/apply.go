@@ -68,7 +68,7 @@ func runApply(e *env, args []string) int {
 		return exitRefused
 	}
 	if err == nil {
-		if code := refuseSavedOptions(e, f.FlagSet, s); code >= 0 {
+		if code := refuseSavedOptions(e, f.FlagSet); code >= 0 {
 			return code
 		}
 		saved = s

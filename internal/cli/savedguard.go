@@ -27,7 +27,7 @@ var planOptions = []string{"target", "replace", "budget", "budget-usd", "max-ses
 
 // refuseSavedOptions refuses apply PLANFILE when a flag that changes the
 // plan was given (exit 2). It returns -1 to go on.
-func refuseSavedOptions(e *env, fs *flag.FlagSet, s *planner.SavedPlan) int {
+func refuseSavedOptions(e *env, fs *flag.FlagSet) int {
 	var given []string
 	fs.Visit(func(f *flag.Flag) {
 		if slices.Contains(planOptions, f.Name) {
@@ -62,8 +62,9 @@ func isWaveFileName(name string) bool {
 
 // refuseOverwrite refuses plan -out PATH when a file is at path that is
 // not a saved plan: the wave file, a var file, a file() input or anything
-// else a mistyped -out would destroy. A missing file or an older saved
-// plan is fine.
+// else a mistyped -out would destroy. A missing file or a saved plan this
+// cadence reads is replaced (a saved plan of another format is not: remove
+// it first).
 func refuseOverwrite(path string) error {
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
