@@ -19,13 +19,10 @@ import (
 // kilobytes, and a larger file is refused with a diagnostic.
 const MaxFileBytes = 1 << 20
 
-// MaxWaveBytes is the largest wave file (or auto-loaded var file) cadence
-// reads: 8 MiB, some fifty times a wave of 5,000 lots.
+// MaxWaveBytes is the largest wave file cadence reads: 8 MiB, some fifty
+// times a wave of 5,000 lots. (Var files, auto-loaded or not, are read up
+// to MaxFileBytes.)
 const MaxWaveBytes = 8 << 20
-
-// ReadRoot is readRoot, for the CLI: the folder tree that a wave file in
-// dir may read from, and that its auto-loaded var files must be in.
-func ReadRoot(dir string) string { return readRoot(dir) }
 
 // ReadWaveFile reads the wave file (or an auto-loaded var file beside it)
 // at path, bounded as internal/safefile reads: a regular file of at most
