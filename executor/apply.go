@@ -208,6 +208,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 // pin records the versions of the tool running the wave in its state:
 // each one the state does not record yet, or every known one with upgrade.
 func pin(st *state.State, cadence, agent string, upgrade bool) {
+	cadence, agent = state.ClipVersion(cadence), state.ClipVersion(agent)
 	if cadence != "" && (st.CadenceVersion == "" || upgrade) {
 		st.CadenceVersion = cadence
 	}

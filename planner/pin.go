@@ -1,6 +1,10 @@
 package planner
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cadence-run/cadence/internal/state"
+)
 
 // pinned compares the tool the wave was started with (the state's
 // cadence_version and agent_version, recorded by its first apply) with
@@ -27,7 +31,7 @@ func (b *builder) pinned() {
 	if st.CadenceVersion != "" || st.AgentVersion != "" {
 		b.plan.Pinned = &Pinned{Cadence: st.CadenceVersion, Agent: st.AgentVersion}
 	}
-	if was, now := st.CadenceVersion, b.opts.CadenceVersion; was != "" && now != "" && was != now {
+	if was, now := st.CadenceVersion, state.ClipVersion(b.opts.CadenceVersion); was != "" && now != "" && was != now {
 		w := Warning{Kind: WarnCadenceChanged, Subject: "cadence",
 			Message: fmt.Sprintf("the wave was started with cadence %s; this is cadence %s", was, now)}
 		if b.opts.Upgrade {
@@ -38,7 +42,7 @@ func (b *builder) pinned() {
 		}
 		b.warn(w)
 	}
-	if was, now := st.AgentVersion, b.plan.Agent.Version; was != "" && now != "" && was != now {
+	if was, now := st.AgentVersion, state.ClipVersion(b.plan.Agent.Version); was != "" && now != "" && was != now {
 		msg := fmt.Sprintf("the wave was started with agent CLI %s; this is %s: sessions from now on run the new one", was, now)
 		if b.opts.Upgrade {
 			msg += " (-upgrade records it)"

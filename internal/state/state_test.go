@@ -116,3 +116,22 @@ func TestOtherFormatNamesItsCadence(t *testing.T) {
 		}
 	}
 }
+
+func TestClipVersion(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes
+	for in, want := range map[string]string{
+		" 2.1.3 (Claude Code)\n":     "2.1.3 (Claude Code)",
+		"2.1.3\nmore lines\n":        "2.1.3",
+		long:                         strings.Repeat("é", 128),
+		"x" + long[:MaxVersionBytes]: "x" + strings.Repeat("é", 127),
+	} {
+		got := ClipVersion(in)
+		if got != want || len(got) > MaxVersionBytes {
+			t.Errorf("ClipVersion(%.20q…) = %.20q… (%d bytes), want %.20q…", in, got, len(got), want)
+		}
+	}
+	st := &State{Lots: map[string]*Lot{}, AgentVersion: strings.Repeat("x", MaxVersionBytes+1)}
+	if err := Validate(st); err == nil || !strings.Contains(err.Error(), "at most 256 bytes") {
+		t.Errorf("a long agent_version: %v", err)
+	}
+}
