@@ -49,6 +49,16 @@ type ApplyOptions struct {
 	Now func() time.Time
 	// Failpoint is Options.Failpoint (tests only).
 	Failpoint string
+	// CadenceVersion and AgentVersion are the versions of cadence (as
+	// `cadence version` says it) and of the agent CLI (its version probe's
+	// answer, planner.Plan.Agent.Version; "" when none was probed) that run
+	// the wave. The state records them at the wave's first apply
+	// (state.State.CadenceVersion, AgentVersion) and keeps them after,
+	// unless Upgrade (apply -upgrade), which records these instead; an
+	// unknown ("") version never replaces a recorded one. Refusing another
+	// cadence is the plan's (planner.WarnCadenceChanged).
+	CadenceVersion, AgentVersion string
+	Upgrade                      bool
 
 	// run replaces Run (tests).
 	run func(context.Context, Options) (Result, error)
@@ -152,6 +162,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 			st.Lineage = newLineage()
 		}
 		st.Wave, st.WaveDigest = cfg.Wave.Name, o.WaveDigest
+		pin(st, o.CadenceVersion, o.AgentVersion, o.Upgrade)
 	}); err != nil {
 		return Result{}, &SetupError{err}
 	}
@@ -192,6 +203,18 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	})
 	store.View(func(st *state.State) { res.State = cloneState(st) })
 	return res, err
+}
+
+// pin records the versions of the tool running the wave in its state:
+// each one the state does not record yet, or every known one with upgrade.
+func pin(st *state.State, cadence, agent string, upgrade bool) {
+	cadence, agent = state.ClipVersion(cadence), state.ClipVersion(agent)
+	if cadence != "" && (st.CadenceVersion == "" || upgrade) {
+		st.CadenceVersion = cadence
+	}
+	if agent != "" && (st.AgentVersion == "" || upgrade) {
+		st.AgentVersion = agent
+	}
 }
 
 // usedRepos names the repositories of the plan's pending lots (their own

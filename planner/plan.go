@@ -86,6 +86,17 @@ type Plan struct {
 	// is the wave's on_quota, what apply does before that time.
 	ResetAt *time.Time
 	OnQuota spec.OnQuota
+	// Pinned is the tool the wave was started with, as its state records
+	// it (state.State.CadenceVersion, AgentVersion: the first apply's, or
+	// the last apply -upgrade's); nil when the state records none or
+	// nothing is pending (a wave done needs no tool).
+	Pinned *Pinned
+}
+
+// Pinned is the tool a wave's state records: cadence's version and the
+// agent CLI's ("" when no agent was probed).
+type Pinned struct {
+	Cadence, Agent string
 }
 
 // Step is one planned step of a lot.
@@ -244,6 +255,12 @@ const (
 	// WarnLongCommand: a pending lot's run or a repository's test is too
 	// long to be one argument of /bin/sh -c (spec.MaxArgBytes).
 	WarnLongCommand WarningKind = "long-command"
+	// WarnCadenceChanged: the state was written by another cadence than
+	// this one (refuses unless apply -upgrade; pinned).
+	WarnCadenceChanged WarningKind = "cadence-changed"
+	// WarnAgentChanged: the agent CLI's version is not the one the wave
+	// was started with (never refuses; pinned).
+	WarnAgentChanged WarningKind = "agent-changed"
 )
 
 // Warning is something the lead should know. Refuses is true when apply

@@ -32,6 +32,13 @@ type Options struct {
 	Jobs int
 	// WaveDigest identifies the wave file's bytes.
 	WaveDigest string
+	// CadenceVersion is the cadence making the plan, as `cadence version`
+	// says it (the CLI's; "" skips the check): compared with the one the
+	// state records (state.State.CadenceVersion, pinned).
+	CadenceVersion string
+	// Upgrade is apply -upgrade: another cadence than the one that
+	// started the wave is a warning, not a refusal (the run records it).
+	Upgrade bool
 }
 
 // Input is what a plan is made from.
@@ -79,6 +86,7 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 	b.preflight(in.Machine)
 	b.totals()
 	b.warnings()
+	b.pinned()
 	return b.plan, b.diags
 }
 

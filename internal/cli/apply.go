@@ -38,6 +38,7 @@ func runApply(e *env, args []string) int {
 	f := newPlanFlags(e, "apply", "[FILE|PLANFILE]", "Plan, confirm, and run the wave: every lot in its own worktree, agent sessions under the\nmachine's session cap, finished lots integrated into their base. Resumes where the last run stopped.")
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
+	f.BoolVar(&f.upgrade, "upgrade", false, "go on with a wave started by another cadence: record this cadence's version and the agent CLI's in the state (without it, apply refuses)")
 	f.DurationVar(&e.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 5m) for the wave's lock or a repository's lock held by another cadence, instead of refusing (0: refuse at once)")
 	if code := refusePlanOnly(e, args, f.isBool); code >= 0 {
 		return code
@@ -215,6 +216,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	}
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest, Host: host,
+		CadenceVersion: e.cadenceVersion(), AgentVersion: p.Agent.Version, Upgrade: f.upgrade,
 		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },

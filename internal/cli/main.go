@@ -75,6 +75,9 @@ type env struct {
 	// flagsMade, when set, is given every flag set a command makes
 	// (shell completion learns the commands' flags from them).
 	flagsMade func(*flag.FlagSet)
+	// version is cadence's version as a wave's state pins it
+	// (cadenceVersion); "" until first asked. Tests set it.
+	version string
 }
 
 // Main runs cadence with args (without the program name) and returns the

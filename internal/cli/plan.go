@@ -24,6 +24,10 @@ type planFlags struct {
 	budget, budgetUSD                string
 	maxSessions, jobs                int
 	offline                          bool
+	// upgrade is apply's -upgrade: go on with another cadence than the
+	// one that started the wave, and record it (and the agent CLI's
+	// version) in the state.
+	upgrade bool
 	// graph is set for graph's flags (newGraphFlags): no caps are read,
 	// CADENCE_MAX_SESSIONS included.
 	graph bool
@@ -50,7 +54,8 @@ func (f *planFlags) offlineFlag() {
 // options converts the flags, reporting bad values as diagnostics.
 func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
-	o := planner.Options{Targets: f.targets, Replace: f.replace, MaxSessions: f.maxSessions, Jobs: f.jobs, WaveDigest: waveDigest}
+	o := planner.Options{Targets: f.targets, Replace: f.replace, MaxSessions: f.maxSessions, Jobs: f.jobs, WaveDigest: waveDigest,
+		CadenceVersion: e.cadenceVersion(), Upgrade: f.upgrade}
 	if f.budget != "" {
 		t, err := spec.ParseTokens(f.budget)
 		if err != nil {

@@ -265,6 +265,18 @@ type State struct {
 	ResetAt       *time.Time      `json:"reset_at,omitempty"`
 	Updated       time.Time       `json:"updated"`
 	Lots          map[string]*Lot `json:"lots"`
+
+	// CadenceVersion is the cadence the wave's first apply ran (or the
+	// last apply -upgrade): what `cadence version` says of its build, as
+	// the CLI gives it (executor.ApplyOptions.CadenceVersion); "" in a
+	// state written before it was recorded. A later apply by another
+	// cadence is refused unless -upgrade (planner: WarnCadenceChanged).
+	// AgentVersion is the agent CLI's answer to its version probe
+	// ("2.1.3 (Claude Code)") at that apply; "" when no agent was probed.
+	// A different one is only a warning (WarnAgentChanged). Both are
+	// optional within FormatVersion 1: files without them still read.
+	CadenceVersion string `json:"cadence_version,omitempty"`
+	AgentVersion   string `json:"agent_version,omitempty"`
 }
 
 // PathFor returns the state file path of a wave file: the same folder, the
@@ -333,14 +345,15 @@ func Read(path string) (*State, string, error) {
 // it).
 func Decode(b []byte) (*State, error) {
 	var head struct {
-		FormatVersion int             `json:"format_version"`
-		Lots          json.RawMessage `json:"lots"`
+		FormatVersion  int             `json:"format_version"`
+		Lots           json.RawMessage `json:"lots"`
+		CadenceVersion any             `json:"cadence_version"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	if head.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("format_version %d; this cadence reads %d", head.FormatVersion, FormatVersion)
+		return nil, formatError(head.FormatVersion, head.CadenceVersion)
 	}
 	// The schema requires "lots", an object: a state without it would
 	// read as "no lot has run", and apply would run done lots again.
@@ -363,6 +376,19 @@ func Decode(b []byte) (*State, error) {
 		s.Lots = map[string]*Lot{}
 	}
 	return &s, nil
+}
+
+// formatError is the refusal of a state file of another format version:
+// it names the cadence that wrote the file when the file records it
+// (cadence_version, a string), and says which format this cadence reads.
+func formatError(version int, writer any) error {
+	msg := fmt.Sprintf("format_version %d; this cadence reads format_version %d only", version, FormatVersion)
+	if w, ok := writer.(string); ok && w != "" {
+		msg += fmt.Sprintf(": the file was written by cadence %.200q, which reads it", w)
+	} else if version > FormatVersion {
+		msg += ": the file was written by a newer cadence, which reads it"
+	}
+	return errors.New(msg)
 }
 
 // Digest is the hex SHA-256 of b, prefixed "sha256:".

@@ -58,3 +58,80 @@ func TestWriteRead(t *testing.T) {
 		t.Errorf("bad JSON: %v", err)
 	}
 }
+
+// TestPinnedVersions: the cadence and agent versions are optional fields of
+// format 1: a state written before them reads, and they survive a write,
+// a read and the journal.
+func TestPinnedVersions(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.state.json")
+	old := `{"format_version":1,"lineage":"l","serial":1,"wave":"w","wave_digest":"","status":"done","consumed":{"counted":0,"cache_read":0,"cost_micro_usd":0},"updated":"2026-01-01T00:00:00Z","lots":{"a":{"status":"done"}}}`
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := Read(p)
+	if err != nil {
+		t.Fatalf("a state without the versions: %v", err)
+	}
+	if st.CadenceVersion != "" || st.AgentVersion != "" {
+		t.Errorf("versions of an old state: %q %q", st.CadenceVersion, st.AgentVersion)
+	}
+	st.CadenceVersion, st.AgentVersion = "v1.2.3", "2.1.3 (Claude Code)"
+	if err := Write(p, st); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), `"cadence_version": "v1.2.3"`) || !strings.Contains(string(b), `"agent_version": "2.1.3 (Claude Code)"`) {
+		t.Errorf("written state:\n%s", b)
+	}
+	s, err := OpenStore(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateWave(func(st *State) { st.CadenceVersion = "v1.2.4" }); err != nil {
+		t.Fatal(err)
+	}
+	// Read while the journal holds the change (a killed apply).
+	got, _, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CadenceVersion != "v1.2.4" || got.AgentVersion != "2.1.3 (Claude Code)" {
+		t.Errorf("after the journal: %q %q", got.CadenceVersion, got.AgentVersion)
+	}
+	s.Close()
+}
+
+// TestOtherFormatNamesItsCadence: a state of another format is refused
+// with the cadence that wrote it when the file says, else with the format
+// this cadence reads.
+func TestOtherFormatNamesItsCadence(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"format_version":2,"cadence_version":"v2.0.0","lots":{}}`: `format_version 2; this cadence reads format_version 1 only: the file was written by cadence "v2.0.0", which reads it`,
+		`{"format_version":2,"lots":{}}`:                            `format_version 2; this cadence reads format_version 1 only: the file was written by a newer cadence, which reads it`,
+		`{"format_version":0,"cadence_version":5}`:                  `format_version 0; this cadence reads format_version 1 only`,
+	} {
+		_, err := Decode([]byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("Decode(%s) = %v, want %s", in, err, want)
+		}
+	}
+}
+
+func TestClipVersion(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes
+	for in, want := range map[string]string{
+		" 2.1.3 (Claude Code)\n":     "2.1.3 (Claude Code)",
+		"2.1.3\nmore lines\n":        "2.1.3",
+		long:                         strings.Repeat("é", 128),
+		"x" + long[:MaxVersionBytes]: "x" + strings.Repeat("é", 127),
+	} {
+		got := ClipVersion(in)
+		if got != want || len(got) > MaxVersionBytes {
+			t.Errorf("ClipVersion(%.20q…) = %.20q… (%d bytes), want %.20q…", in, got, len(got), want)
+		}
+	}
+	st := &State{Lots: map[string]*Lot{}, AgentVersion: strings.Repeat("x", MaxVersionBytes+1)}
+	if err := Validate(st); err == nil || !strings.Contains(err.Error(), "at most 256 bytes") {
+		t.Errorf("a long agent_version: %v", err)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // The values the schema (schemas/state.schema.json) allows for each typed
@@ -30,6 +32,9 @@ func Validate(s *State) error {
 	}
 	if !slices.Contains(waveStatuses, s.Status) {
 		bad("status %q is not a wave status", s.Status)
+	}
+	if len(s.CadenceVersion) > MaxVersionBytes || len(s.AgentVersion) > MaxVersionBytes {
+		bad("cadence_version and agent_version must be at most %d bytes", MaxVersionBytes)
 	}
 	if s.Serial < 0 || s.Budget < 0 || s.BudgetMicros < 0 || s.Consumed.Counted < 0 || s.Consumed.CacheRead < 0 || s.Consumed.CostMicros < 0 {
 		bad("serial, budget, budget_micro_usd and consumed must not be negative")
@@ -87,6 +92,26 @@ func Validate(s *State) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// MaxVersionBytes bounds the recorded cadence_version and agent_version
+// (a plan shows them; a pull-request comment must stay small).
+const MaxVersionBytes = 256
+
+// ClipVersion is v as the state records and compares a version: its first
+// line, without surrounding space, cut to MaxVersionBytes at a character
+// boundary.
+func ClipVersion(v string) string {
+	v, _, _ = strings.Cut(strings.TrimSpace(v), "\n")
+	v = strings.TrimSpace(v)
+	if len(v) <= MaxVersionBytes {
+		return v
+	}
+	cut := MaxVersionBytes
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut]
 }
 
 // objectID reports whether s is a full git object id: 40 (SHA-1) or 64

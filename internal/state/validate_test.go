@@ -138,6 +138,9 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"format_version":1,"status":"done","lots":{"a":{"status":"question","steps":[{"kind":"implement","status":"ok"}],"questions":[{"step":9,"text":"?"}]}}}`), []byte(`{"serial":2,"lot":"a","value":null}`+"\n"))
 	f.Add([]byte(`{"format_version":1,"lots":{}}`), []byte(`{"serial":1,"wave":{"format_version":1,"lots":null}}`+"\n"+`{"serial":2,"lot":"b","value":{"status":"running"}}`+"\n"))
 	f.Add([]byte(`{"format_version":1}`), []byte(`{"serial":1,"value":{"status":"done"}}`+"\n"))
+	f.Add([]byte(`{"format_version":1,"cadence_version":"v1.2.3","agent_version":"2.1.3 (Claude Code)","lots":{}}`), []byte(`{"serial":1,"wave":{"format_version":1,"cadence_version":"dev","lots":null}}`+"\n"))
+	f.Add([]byte(`{"format_version":2,"cadence_version":"v2.0.0","lots":{}}`), []byte(""))
+	f.Add([]byte(`{"format_version":1,"cadence_version":7,"lots":{}}`), []byte(""))
 	f.Fuzz(func(t *testing.T, state, journal []byte) {
 		p := filepath.Join(t.TempDir(), "w.state.json")
 		os.WriteFile(p, state, 0o644)

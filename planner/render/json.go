@@ -45,6 +45,13 @@ type jsonPlan struct {
 	Totals        jsonTotals    `json:"totals"`
 	Warnings      []jsonWarning `json:"warnings"`
 	Agent         *jsonAgent    `json:"agent"`
+	// Pinned is absent when the plan has none (planner.Plan.Pinned).
+	Pinned *jsonPinned `json:"pinned,omitempty"`
+}
+
+type jsonPinned struct {
+	CadenceVersion string `json:"cadence_version"`
+	AgentVersion   string `json:"agent_version"`
 }
 
 type jsonLot struct {
@@ -234,6 +241,9 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		if a.Err != nil {
 			out.Agent.Error = a.Err.Error()
 		}
+	}
+	if pv := p.Pinned; pv != nil {
+		out.Pinned = &jsonPinned{CadenceVersion: pv.Cadence, AgentVersion: pv.Agent}
 	}
 	return out
 }

@@ -99,6 +99,9 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 			p.Agent.Err = errors.New(a.Error)
 		}
 	}
+	if pv := j.Pinned; pv != nil {
+		p.Pinned = &planner.Pinned{Cadence: pv.CadenceVersion, Agent: pv.AgentVersion}
+	}
 	return p, nil
 }
 

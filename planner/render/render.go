@@ -285,7 +285,30 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if q := quotaSummary(p, now()); q != "" {
 		out = append(out, totalsLine{"Quota", q})
 	}
+	if s := pinnedSummary(p.Pinned); s != "" {
+		out = append(out, totalsLine{"Tool", s})
+	}
 	return out
+}
+
+// pinnedSummary is the tool the wave was started with: "cadence v1.2.3,
+// agent CLI 2.1.3 (Claude Code) (pinned by the wave's first apply)"; ""
+// when none is recorded.
+func pinnedSummary(pv *planner.Pinned) string {
+	if pv == nil {
+		return ""
+	}
+	var parts []string
+	if pv.Cadence != "" {
+		parts = append(parts, "cadence "+pv.Cadence)
+	}
+	if pv.Agent != "" {
+		parts = append(parts, "agent CLI "+pv.Agent)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + " (pinned by the wave's first apply; apply -upgrade changes it)"
 }
 
 // now is the clock of the quota line (tests set it).

@@ -81,6 +81,7 @@ func actionsState() *state.State {
 		return state.Usage{Input: n / 2, CacheWrite: n / 4, CacheRead: n, Output: n / 4}
 	}
 	return &state.State{
+		CadenceVersion: "v1.0.0", AgentVersion: "2.1.328 (Claude Code)",
 		FormatVersion: state.FormatVersion,
 		Wave:          "actions",
 		WaveDigest:    "sha256:old",
@@ -136,7 +137,7 @@ var cases = []testCase{
 			State:       actionsState(),
 			StateDigest: "sha256:state",
 			Machine:     fakeMachine{},
-			Options:     planner.Options{Jobs: 2, Replace: []string{"again"}, WaveDigest: "sha256:new"},
+			Options:     planner.Options{Jobs: 2, Replace: []string{"again"}, WaveDigest: "sha256:new", CadenceVersion: "v1.0.0"},
 		})
 	}},
 	{"guards", func(t testing.TB) *planner.Plan {
