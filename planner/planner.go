@@ -77,6 +77,9 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 	b.decideActions()
 	b.planLots()
 	b.preflight(in.Machine)
+	if hm, ok := in.Machine.(HoldsMachine); ok {
+		b.holds = max(0, hm.LiveHolds())
+	}
 	b.totals()
 	b.warnings()
 	return b.plan, b.diags
@@ -91,6 +94,7 @@ type builder struct {
 	selected []*spec.Lot // the lots in the plan, file order
 	replace  map[string]bool
 	actions  map[*spec.Lot]*LotPlan
+	holds    int // live holds on the machine (HoldsMachine)
 }
 
 // idSet checks lot ids given on the command line.
