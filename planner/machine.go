@@ -40,6 +40,16 @@ type RepoFacts struct {
 	ProbableTest string
 }
 
+// HoldsMachine is a Machine that also knows how many holds (`cadence
+// hold`, executor/slots) are live on the machine: each takes one session
+// slot from every wave, so the plan's sessions at once are the cap less
+// them. A Machine without it (and an offline plan) counts none.
+type HoldsMachine interface {
+	Machine
+	// LiveHolds is the number of live holds (0 when unknown).
+	LiveHolds() int
+}
+
 // AgentFacts is what was found of an agent CLI.
 type AgentFacts struct {
 	// Command is the command looked for; Path where it was found ("" if not).

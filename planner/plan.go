@@ -181,8 +181,12 @@ type Totals struct {
 	Spent          int64
 	SpentMicro     int64
 	SpentEstimated bool
-	// MaxSessions is the session cap; Sessions the most that can run at once.
+	// MaxSessions is the session cap; Sessions the most that can run at once
+	// (the cap less Holds, and no more than the lots allow).
 	MaxSessions, Sessions int
+	// Holds is the number of live holds on the machine (HoldsMachine), each
+	// one session slot fewer for the wave; 0 offline.
+	Holds int
 	// Jobs is the command-lot cap.
 	Jobs int
 	// SessionsFrom and JobsFrom say where MaxSessions and Jobs come from

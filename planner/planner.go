@@ -84,6 +84,9 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 	b.decideActions()
 	b.planLots()
 	b.preflight(in.Machine)
+	if hm, ok := in.Machine.(HoldsMachine); ok {
+		b.holds = max(0, hm.LiveHolds())
+	}
 	b.totals()
 	b.warnings()
 	b.pinned()
@@ -99,6 +102,7 @@ type builder struct {
 	selected []*spec.Lot // the lots in the plan, file order
 	replace  map[string]bool
 	actions  map[*spec.Lot]*LotPlan
+	holds    int // live holds on the machine (HoldsMachine)
 }
 
 // idSet checks lot ids given on the command line.

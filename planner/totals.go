@@ -62,8 +62,11 @@ func (b *builder) totals() {
 	// (An agent lot always has a repository: spec refuses one without.)
 	t.Agents = b.concurrency(perRepo, 0)
 	t.Commands = b.concurrency(cmdPerRepo, cmdNoRepo)
-	t.Sessions = t.Agents.At(t.MaxSessions)
-	t.Estimate = simulate(pending, t.MaxSessions, t.Jobs)
+	t.Holds = b.holds
+	t.Sessions = t.Agents.At(max(0, t.MaxSessions-t.Holds))
+	// The estimate assumes at least one session: with the cap all held,
+	// nothing starts until a hold ends.
+	t.Estimate = simulate(pending, max(1, t.MaxSessions-t.Holds), t.Jobs)
 }
 
 // concurrency sums up how many lots of one kind can run at once: perRepo

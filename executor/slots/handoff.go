@@ -8,11 +8,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // tryAll is the fast path: try every slot without blocking, unless others
 // are already queued (they come first).
 func (p *Pool) tryAll() (*Slot, error) {
+	p.refresh()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -22,7 +24,7 @@ func (p *Pool) tryAll() (*Slot, error) {
 		return nil, nil
 	}
 	for i := p.size - 1; i >= 0; i-- {
-		if p.busy[i] {
+		if p.busy[i] || !p.allowed(i) {
 			continue
 		}
 		p.busy[i] = true
@@ -33,7 +35,7 @@ func (p *Pool) tryAll() (*Slot, error) {
 			ok, err = fl.tryLock()
 		}
 		p.mu.Lock()
-		if ok && !p.closed {
+		if ok && !p.closed && p.allowed(i) {
 			return p.newSlot(i, fl), nil
 		}
 		if fl != nil {
@@ -90,7 +92,7 @@ func (p *Pool) grabber(i int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
-		for !p.closed && (len(p.waiters) == 0 || p.busy[i]) {
+		for !p.closed && (len(p.waiters) == 0 || p.busy[i] || !p.allowed(i)) {
 			p.cond.Wait()
 		}
 		if p.closed {
@@ -104,8 +106,11 @@ func (p *Pool) grabber(i int) {
 				_ = fl.close()
 			}
 		}
+		if err == nil {
+			p.refresh() // a hold may have come while we blocked
+		}
 		p.mu.Lock()
-		if err == nil && !p.closed && len(p.waiters) > 0 {
+		if err == nil && !p.closed && len(p.waiters) > 0 && p.allowed(i) {
 			w := p.waiters[0]
 			p.waiters = p.waiters[1:]
 			w.ch <- result{slot: p.newSlot(i, fl)}
@@ -120,6 +125,67 @@ func (p *Pool) grabber(i int) {
 			p.waiters = p.waiters[1:]
 			w.ch <- result{err: fmt.Errorf("slots: lock %s: %w", path, err)}
 		}
+	}
+}
+
+// allowed reports whether the pool may take slot i now: live holds keep
+// the pool off the low slots slot-0 … slot-(reserved-1), and to at most
+// size-reserved slots of its own (a hold taken while the pool held more
+// lets those sessions finish). p.mu must be held.
+func (p *Pool) allowed(i int) bool {
+	if i < p.reserved {
+		return false
+	}
+	held := 0
+	for _, s := range p.held {
+		if s != nil {
+			held++
+		}
+	}
+	return held < p.size-p.reserved
+}
+
+// refresh reads the live holds again (p.mu must not be held) and wakes the
+// grabbers when their number changed. An unreadable holds file keeps the
+// last number read.
+func (p *Pool) refresh() {
+	n, err := LiveHolds(p.dir, p.now())
+	if err != nil {
+		logHolds(p.dir, err)
+		return
+	}
+	n = min(n, p.size)
+	p.mu.Lock()
+	if n != p.reserved {
+		p.reserved = n
+		p.cond.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// watchHolds runs for the pool's life: while Acquires are queued and holds
+// keep slots from them, it reads the holds again every p.poll, so that a
+// hold released (cadence release, from any process) or expired frees its
+// slot for them. Without holds it does nothing: the handoff itself does not
+// poll.
+func (p *Pool) watchHolds() {
+	p.mu.Lock()
+	for {
+		for !p.closed && (len(p.waiters) == 0 || p.reserved == 0) {
+			p.cond.Wait()
+		}
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.done:
+			return
+		case <-time.After(p.poll):
+		}
+		p.refresh()
+		p.mu.Lock()
 	}
 }
 

@@ -17,3 +17,9 @@ func logWait(dir string, s *Slot, waited time.Duration, err error) {
 		}
 	}
 }
+
+// logHolds logs a holds file that could not be read (the pool keeps the
+// number of live holds it read last) at warn level.
+func logHolds(dir string, err error) {
+	hclog.L().Named("slots").Warn("holds unreadable, keeping the last count", "pool", dir, "error", err)
+}

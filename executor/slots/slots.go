@@ -20,6 +20,24 @@
 // A pool tries its highest slot first, leaving the low slots, the only ones
 // smaller-cap pools can use, to them while it can.
 //
+// # Holds
+//
+// A hold ([TakeHold], `cadence hold`) reserves one slot of every pool for a
+// session cadence does not run (the lead's own). Holds live in the file
+// holds.json of the slot directory, written atomically under an exclusive
+// flock of holds.lock, so no process has to stay alive to keep one; a hold
+// ends when released ([ReleaseHold]) or when it expires. With h live holds
+// a pool of size n uses only slot-h … slot-(n-1) and holds at most n-h of
+// them, so the machine-wide total stays at most the largest cap minus h.
+// A pool reads the holds (under a shared flock of holds.lock) before every
+// fast-path try and after a grabber wins a slot; it holds off a slot the
+// holds now reserve. A hold limits the sessions that start after it: one
+// already running in a slot it reserves finishes. A pool whose cap is not
+// above the live holds starts nothing: its Acquires wait until a hold
+// expires or is released. While Acquires wait and holds are live, the pool
+// reads the holds again every second (the only polling: a release is a
+// write to a file, which no blocked flock sees).
+//
 // Handoff does not poll. Acquire first tries every slot without blocking
 // (unless Acquires of the same pool are already queued: they come first).
 // Otherwise it queues; while a pool has queued Acquires, one goroutine per
@@ -91,6 +109,14 @@ type Pool struct {
 	busy    []bool    // slot i is held by this pool or being locked by it
 	held    []*Slot   // slot i as held by this pool
 	closed  bool
+
+	// reserved is the number of live holds (see holds.go), at most size,
+	// as last read: the pool uses only slot-reserved … slot-(size-1), and
+	// holds at most size-reserved of them.
+	reserved int
+	now      func() time.Time // the clock holds expire by
+	poll     time.Duration    // how often waiters look at the holds again
+	done     chan struct{}    // closed by Close
 }
 
 type waiter struct {
@@ -126,6 +152,12 @@ type SlotInfo struct {
 // Open creates dir and the files of a pool of size slots in it and starts
 // the pool's background goroutines. Close the pool when done.
 func Open(dir string, size int) (*Pool, error) {
+	return open(dir, size, time.Now, time.Second)
+}
+
+// open is Open with the clock holds expire by and the interval at which a
+// pool with queued Acquires and live holds reads the holds again.
+func open(dir string, size int, now func() time.Time, poll time.Duration) (*Pool, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("slots: pool size %d: must be at least 1", size)
 	}
@@ -140,11 +172,13 @@ func Open(dir string, size int) (*Pool, error) {
 		}
 		f.Close()
 	}
-	p := &Pool{dir: dir, size: size, busy: make([]bool, size), held: make([]*Slot, size)}
+	p := &Pool{dir: dir, size: size, busy: make([]bool, size), held: make([]*Slot, size), now: now, poll: poll, done: make(chan struct{})}
 	p.cond.L = &p.mu
+	p.refresh()
 	for i := range size {
 		go p.grabber(i)
 	}
+	go p.watchHolds()
 	return p, nil
 }
 
@@ -198,6 +232,7 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	p.closed = true
+	close(p.done)
 	waiters := p.waiters
 	p.waiters = nil
 	var held []*Slot

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
@@ -32,12 +33,22 @@ type machine struct {
 	// waited for); onHeld says once what is waited for.
 	lockTimeout time.Duration
 	onHeld      func(what string) func(*flock.HeldError)
+	// slotsDir is the machine's slot folder, where the holds are.
+	slotsDir string
 }
 
 // machine is the preflight of the wave named wave on this machine, waiting
 // for held repository locks as apply -lock-timeout says.
 func (e *env) machine(wave string) machine {
-	return machine{ctx: context.Background(), getenv: e.getenv, wave: wave, lockTimeout: e.lockTimeout, onHeld: e.waitingFor}
+	return machine{ctx: context.Background(), getenv: e.getenv, wave: wave, lockTimeout: e.lockTimeout, onHeld: e.waitingFor,
+		slotsDir: e.layoutOf("", "").SlotsDir()}
+}
+
+// LiveHolds implements planner.HoldsMachine: the live holds of the
+// machine's slot folder (cadence hold); 0 when they cannot be read.
+func (m machine) LiveHolds() int {
+	n, _ := slots.LiveHolds(m.slotsDir, time.Now())
+	return n
 }
 
 // waitingFor returns the note said once on stderr when apply waits for a

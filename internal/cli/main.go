@@ -46,6 +46,8 @@ func init() {
 		{"show", "PLANFILE", "Print a saved plan (plan -out): text, -json or -format markdown", runShow},
 		{"apply", "[FILE|PLANFILE]", "Run the wave: plan, confirm, run every lot, integrate, resume", runApply},
 		{"status", "[FILE]", "The lot table from the state file, and this machine's live waves and slots", runStatus},
+		{"hold", "LABEL", "Reserve a session slot of this machine for your own session (-ttl 2h)", runHold},
+		{"release", "LABEL", "Free the slot a hold reserves", runRelease},
 		{"answer", "[FILE] LOT TEXT", "Answer the question a lot stopped on; the next apply uses it", runAnswer},
 		{"logs", "[FILE] LOT", "A lot's journal and session reports", runLogs},
 		{"clean", "[FILE]", "Remove a wave's leftover worktrees, merged lot branches and push guard", runClean},

@@ -69,6 +69,8 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 	home := lay.Home()
 	live, _ := slots.Live(lay.RegistryDir())
 	held, _ := slots.Inspect(lay.SlotsDir())
+	now := time.Now()
+	holds, _ := slots.Holds(lay.SlotsDir(), now)
 	var st *state.State
 	if !all {
 		s, _, err := state.Read(lay.StateFile())
@@ -84,7 +86,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		st = s
 	}
 	if asJSON {
-		out := map[string]any{"live_waves": nonNil(live), "slots": jsonSlots(held)}
+		out := map[string]any{"live_waves": nonNil(live), "slots": jsonSlots(held), "holds": jsonHolds(holds, now)}
 		if st != nil {
 			out["state"] = st
 			out["lock"] = lockHolder(lay.Lock())
@@ -138,6 +140,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 			fmt.Fprintf(w, "  slot-%d  %s/%s %s  pid %d  since %s\n", s.Index, s.Holder.Wave, s.Holder.Lot, s.Holder.Step, s.Holder.PID, s.Holder.Since.Local().Format(time.TimeOnly))
 		}
 	}
+	holdsLines(w, holds, now)
 	return nil
 }
 

@@ -25,6 +25,7 @@
 // under the cadence home ($CADENCE_HOME, else ~/.cadence, see [Home]):
 //
 //	slots/slot-<n>                  the machine's session slots (SlotsDir)
+//	slots/holds.json|.lock          the lead's holds (cadence hold; executor/slots)
 //	waves/<pid>.json|.lock          the registry of live waves (RegistryDir)
 //	worktrees/                      the lots' worktrees (WorktreesDir)
 //

@@ -43,7 +43,10 @@ func concurrencyLine(p *planner.Plan) (totalsLine, bool) {
 	case free:
 	case t.PendingAgent > 0:
 		parts = append(parts, "at most "+plural(t.Sessions, "agent session", "agent sessions")+" at once"+
-			capBinds(t.Agents, t.MaxSessions, sessionsCapLabel(t)))
+			capBinds(t.Agents, max(0, t.MaxSessions-t.Holds), sessionsCapLabel(t)))
+		if t.Holds > 0 && t.Sessions == 0 {
+			parts[len(parts)-1] += "; no session starts until a hold expires or is released (cadence release)"
+		}
 	default:
 		parts = append(parts, "no agent session to run")
 	}
@@ -113,16 +116,23 @@ func parallelLabel(repos []planner.RepoConcurrency) string {
 
 // sessionsCapLabel names the session cap as it was set: "max_sessions =
 // 2" (the wave's, or its default), "-max-sessions 3",
-// "CADENCE_MAX_SESSIONS=3".
+// "CADENCE_MAX_SESSIONS=3", less the machine's live holds: "max_sessions =
+// 2 less 1 hold".
 func sessionsCapLabel(t planner.Totals) string {
 	n := strconv.Itoa(t.MaxSessions)
+	var s string
 	switch t.SessionsFrom {
 	case planner.CapFlag:
-		return "-max-sessions " + n
+		s = "-max-sessions " + n
 	case planner.CapEnv:
-		return "CADENCE_MAX_SESSIONS=" + n
+		s = "CADENCE_MAX_SESSIONS=" + n
+	default:
+		s = "max_sessions = " + n
 	}
-	return "max_sessions = " + n
+	if t.Holds > 0 {
+		s += " less " + plural(t.Holds, "hold", "holds")
+	}
+	return s
 }
 
 // jobsCapLabel names the command-lot cap as it was set: "-jobs 4", or

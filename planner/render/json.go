@@ -111,6 +111,7 @@ type jsonTotals struct {
 	SpentUSD            string          `json:"spent_usd"`
 	MaxSessions         int             `json:"max_sessions"`
 	Sessions            int             `json:"sessions"`
+	Holds               int             `json:"holds,omitempty"`
 	Jobs                int             `json:"jobs"`
 	CriticalPathSeconds int64           `json:"critical_path_seconds"`
 	EstimateSeconds     int64           `json:"estimate_seconds"`
@@ -224,7 +225,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		CeilingTokens: int64(t.Ceiling), Unbounded: t.Unbounded,
 		BudgetTokens: int64(t.Budget), BudgetUSD: dollars(t.BudgetUSD),
 		SpentTokens: t.Spent, SpentUSD: dollars(spec.USD(t.SpentMicro)),
-		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Jobs: t.Jobs,
+		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Holds: t.Holds, Jobs: t.Jobs,
 		CriticalPathSeconds: seconds(t.CriticalPath), EstimateSeconds: seconds(t.Estimate),
 		SessionsFrom: string(t.SessionsFrom), JobsFrom: string(t.JobsFrom),
 		Agents: concurrencyJSON(t.Agents), Commands: concurrencyJSON(t.Commands),

@@ -79,7 +79,7 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 		Ceiling: spec.Tokens(t.CeilingTokens), Unbounded: t.Unbounded,
 		Budget: spec.Tokens(t.BudgetTokens), BudgetUSD: budgetUSD,
 		Spent: t.SpentTokens, SpentMicro: int64(spentUSD),
-		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Jobs: t.Jobs,
+		MaxSessions: t.MaxSessions, Sessions: t.Sessions, Holds: t.Holds, Jobs: t.Jobs,
 		CriticalPath: secs(t.CriticalPathSeconds), Estimate: secs(t.EstimateSeconds),
 		SessionsFrom: planner.CapSource(t.SessionsFrom), JobsFrom: planner.CapSource(t.JobsFrom),
 		Agents: concurrencyPlan(t.Agents), Commands: concurrencyPlan(t.Commands),

@@ -393,11 +393,17 @@ func pushesSummary(p *planner.Plan) string {
 }
 
 // capsLabel names the caps the duration estimate assumes: "at a cap of 2
-// sessions", "at a cap of 1 session and 4 jobs", "at a cap of 4 jobs".
+// sessions", "at a cap of 1 session and 4 jobs", "at a cap of 4 jobs". The
+// session cap is less the live holds, at least 1 (with every slot held,
+// "1 session (once a hold ends)").
 func capsLabel(t planner.Totals) string {
 	var caps []string
 	if t.PendingAgent > 0 {
-		caps = append(caps, plural(t.MaxSessions, "session", "sessions"))
+		c := plural(max(1, t.MaxSessions-t.Holds), "session", "sessions")
+		if t.MaxSessions-t.Holds < 1 {
+			c += " (once a hold ends)"
+		}
+		caps = append(caps, c)
 	}
 	if t.PendingCommand > 0 {
 		caps = append(caps, plural(t.Jobs, "job", "jobs"))
