@@ -32,11 +32,15 @@ func (e *env) watchStatus(file string, all bool, interval time.Duration) int {
 	defer tick.Stop()
 	last := ""
 	for {
-		var buf bytes.Buffer
-		err := e.showStatus(&buf, file, all, false)
+		// Whether a wave is live is read before the status, so that the
+		// block printed as the last one was read after everything ended
+		// (read after, an apply ending in between would leave its
+		// "Running now" in the last block).
 		live, _ := slots.Live(lay.RegistryDir())
 		planning := !all && lockHolder(lay.Lock()) != nil
 		ended := len(live) == 0 && !planning
+		var buf bytes.Buffer
+		err := e.showStatus(&buf, file, all, false)
 		switch {
 		case errors.Is(err, errNoState) && !ended:
 			buf.Reset()
