@@ -126,6 +126,12 @@ type LotPlan struct {
 	Remaining time.Duration
 	// Spent are the counted tokens the lot has used so far.
 	Spent int64
+	// Env are the names of the variables the lot's env sets (spec.Lot.Env,
+	// merged), sorted, never their values; [spec.Redacted] when the names
+	// are sensitive. PathPrepend are the folders its path_prepend puts
+	// before PATH, in order; [spec.Redacted] when sensitive. Both nil for
+	// none.
+	Env, PathPrepend []string
 }
 
 // RepoPlan is the plan's view of one repository.
@@ -145,6 +151,12 @@ type RepoPlan struct {
 	// agent claude: sandbox = false" ("" when prevented).
 	Pushes       Pushes
 	PushesReason string
+	// Toolchain is what the repository's toolchain file resolved to
+	// ("node v22.22.3 from .nvmrc"), "" for none or offline; ToolchainPath
+	// the folders it puts before PATH for the repository's lots (after
+	// their path_prepend), which apply uses.
+	Toolchain     string
+	ToolchainPath []string
 }
 
 // Totals sum up a plan.
@@ -244,6 +256,9 @@ const (
 	// WarnLongCommand: a pending lot's run or a repository's test is too
 	// long to be one argument of /bin/sh -c (spec.MaxArgBytes).
 	WarnLongCommand WarningKind = "long-command"
+	// WarnToolchain: a repository's toolchain file (.nvmrc) names a
+	// version that is not installed, or cannot be read: apply refuses.
+	WarnToolchain WarningKind = "toolchain"
 )
 
 // Warning is something the lead should know. Refuses is true when apply
