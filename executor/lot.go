@@ -31,7 +31,8 @@ type lotRun struct {
 	bases map[*spec.Repo]string
 	// guardEnv is the guard environment of every step of the lot (every
 	// repository of the wave: pushes fail, foreign ref updates are
-	// refused; gitint.PushBlockEnv), added to the step's environment.
+	// refused; gitint.PushBlockEnv), added to the step's environment
+	// with the lot's own (childEnv).
 	guardEnv []string
 	// conflictFixed is set once a fix session resolved an integration
 	// conflict (on_conflict = "fix" tries once).
@@ -268,7 +269,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	watch := lr.watchStep(ctx, kind)
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
-		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.guardEnv...),
+		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.childEnv(repo)...),
 		Marks:  lr.r.stepMarks(lr.id),
 		Stdout: f, Stderr: f,
 		Started: func(pid int) {

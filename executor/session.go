@@ -87,7 +87,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: kind, Pass: pass, Model: model, Usage: u})
 	}
 	sess.Moved = lr.movement(ctx)
-	sess.Env = lr.guardEnv
+	sess.Env = lr.childEnv("")
 	sess.DenyHosts = r.remoteHosts(ctx, lr.n.lot.Repos())
 	remotes := lr.remoteStates(ctx)
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }

@@ -38,6 +38,13 @@ type RepoFacts struct {
 	ForeignPrePush string
 	// ProbableTest is the test command the repository's files suggest.
 	ProbableTest string
+	// Toolchain is what the repository's toolchain file resolved to
+	// ("node v22.22.3 from .nvmrc"; "" when it has none) and ToolchainPath
+	// the folders it puts before PATH; ToolchainErr says why a toolchain
+	// file there cannot be resolved (internal/toolchain).
+	Toolchain     string
+	ToolchainPath []string
+	ToolchainErr  error
 }
 
 // HoldsMachine is a Machine that also knows how many holds (`cadence

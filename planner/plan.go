@@ -137,6 +137,12 @@ type LotPlan struct {
 	Remaining time.Duration
 	// Spent are the counted tokens the lot has used so far.
 	Spent int64
+	// Env are the names of the variables the lot's env sets (spec.Lot.Env,
+	// merged), sorted, never their values; [spec.Redacted] when the names
+	// are sensitive. PathPrepend are the folders its path_prepend puts
+	// before PATH, in order; [spec.Redacted] when sensitive. Both nil for
+	// none.
+	Env, PathPrepend []string
 }
 
 // RepoPlan is the plan's view of one repository.
@@ -156,6 +162,12 @@ type RepoPlan struct {
 	// agent claude: sandbox = false" ("" when prevented).
 	Pushes       Pushes
 	PushesReason string
+	// Toolchain is what the repository's toolchain file resolved to
+	// ("node v22.22.3 from .nvmrc"), "" for none or offline; ToolchainPath
+	// the folders it puts before PATH for the repository's lots (after
+	// their path_prepend), which apply uses.
+	Toolchain     string
+	ToolchainPath []string
 }
 
 // Totals sum up a plan.
@@ -265,6 +277,9 @@ const (
 	// WarnAgentChanged: the agent CLI's version is not the one the wave
 	// was started with (never refuses; pinned).
 	WarnAgentChanged WarningKind = "agent-changed"
+	// WarnToolchain: a repository's toolchain file (.nvmrc) names a
+	// version that is not installed, or cannot be read: apply refuses.
+	WarnToolchain WarningKind = "toolchain"
 )
 
 // Warning is something the lead should know. Refuses is true when apply

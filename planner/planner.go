@@ -253,6 +253,7 @@ func (b *builder) planLots() {
 			}
 		}
 		lp.Budget, lp.Estimate, lp.EstimateSet = l.Budget, l.Estimate, l.EstimateSet
+		lp.Env, lp.PathPrepend = lotEnv(l)
 		if lp.Action.Pending() {
 			lp.Remaining = time.Duration(remaining[l])
 		}

@@ -40,6 +40,8 @@ func (b *builder) preflight(m Machine) {
 			f := m.Repo(r)
 			b.checkRepo(r, f)
 			rp.BaseSHA, rp.ProbableTest = f.BaseSHA, f.ProbableTest
+			rp.Toolchain, rp.ToolchainPath = f.Toolchain, f.ToolchainPath
+			b.checkToolchain(r, f)
 		}
 		if used[r] && r.Test == "" {
 			msg := fmt.Sprintf("repo %s has no test gate: lots are integrated untested", r.Name)

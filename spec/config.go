@@ -176,6 +176,8 @@ type Repo struct {
 	// Changelog is the changelog file whose [Unreleased] additions merge by
 	// union; empty for none.
 	Changelog string
+	// Env is the repo's own env and path_prepend (Lot.Env merges them).
+	Env Env
 	// Sensitive are the attributes whose values derive from a sensitive
 	// value (env(), a sensitive variable): a plan shows them as Redacted.
 	Sensitive Fields
@@ -249,6 +251,11 @@ type Lot struct {
 	Small bool
 	// OnConflict is what integration does on a rebase conflict.
 	OnConflict OnConflict
+	// Env is the environment of the lot's child processes (sessions, test
+	// gates, its run command): its own env over its repo's over the
+	// defaults block's, per name; path_prepend entries the lot's, then the
+	// repo's, then the defaults' (agent and command lots alike).
+	Env Env
 	// Sensitive are the attributes whose values derive from a sensitive
 	// value (env(), a sensitive variable), the defaults block's included:
 	// a plan shows them as Redacted, a session still gets the real value.

@@ -42,6 +42,7 @@ var lotSettings = []hcl.AttributeSchema{
 	{Name: "agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fix_passes"},
 	{Name: "timeout"}, {Name: "review_timeout"}, {Name: "estimate"}, {Name: "budget"},
 	{Name: "precheck"}, {Name: "small"}, {Name: "on_conflict"},
+	{Name: "env"}, {Name: "path_prepend"},
 }
 
 var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
@@ -52,6 +53,7 @@ var lotSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 
 var repoSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
+	{Name: "env"}, {Name: "path_prepend"},
 }}
 
 // agentOnly are the lot settings that make no sense for a command lot.
@@ -67,9 +69,13 @@ type decoder struct {
 	defaults   settings
 	// defaultsSensitive are the defaults block's sensitive attributes.
 	defaultsSensitive Fields
-	lotAttrs          map[*Lot]hcl.Attributes
-	lotAgent          map[*Lot]*hcl.Attribute
-	lotBudget         map[*Lot]hcl.Range
+	// defaultsEnv and lotEnv are the env and path_prepend of the defaults
+	// block and of each lot, merged by mergeEnvs once repos are resolved.
+	defaultsEnv Env
+	lotEnv      map[*Lot]Env
+	lotAttrs    map[*Lot]hcl.Attributes
+	lotAgent    map[*Lot]*hcl.Attribute
+	lotBudget   map[*Lot]hcl.Range
 	// lotCase and repoCase find names that differ only in case.
 	lotCase, repoCase caseFold
 }
@@ -101,7 +107,9 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		c, diags := b.Body.Content(defaultsSchema)
 		d.values.diags = append(d.values.diags, diags...)
 		d.defaults = d.decodeSettings(c.Attributes)
-		d.defaultsSensitive = d.fields(c.Attributes, nil)
+		var names Fields
+		d.defaultsEnv = d.decodeEnv(c.Attributes, "the defaults block", &names)
+		d.defaultsSensitive = d.fields(c.Attributes, nil).with(names)
 	}
 	d.agentKinds = opts.AgentKinds
 	if len(d.agentKinds) == 0 {
@@ -123,10 +131,12 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.lotAttrs = make(map[*Lot]hcl.Attributes, len(byType["lot"]))
 	d.lotAgent = make(map[*Lot]*hcl.Attribute, len(byType["lot"]))
 	d.lotBudget = make(map[*Lot]hcl.Range, len(byType["lot"]))
+	d.lotEnv = make(map[*Lot]Env, len(byType["lot"]))
 	for _, b := range byType["lot"] {
 		d.decodeLot(b)
 	}
 	d.resolve()
+	d.mergeEnvs()
 }
 
 func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
@@ -215,7 +225,9 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	if s, ok := d.str(c.Attributes["changelog"]); ok {
 		r.Changelog = s
 	}
-	r.Sensitive = d.fields(c.Attributes, nil)
+	var names Fields
+	r.Env = d.decodeEnv(c.Attributes, fmt.Sprintf("repo %q", name), &names)
+	r.Sensitive = d.fields(c.Attributes, nil).with(names)
 }
 
 func (d *decoder) decodeLot(b *hcl.Block) {
@@ -273,7 +285,9 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	if l.Kind == AgentLot {
 		inherited = d.defaultsSensitive
 	}
-	l.Sensitive = d.fields(c.Attributes, inherited)
+	var names Fields
+	d.lotEnv[l] = d.decodeEnv(c.Attributes, fmt.Sprintf("lot %q", id), &names)
+	l.Sensitive = d.fields(c.Attributes, inherited).with(names)
 }
 
 // settings are the lot settings written in one block (a lot or defaults);

@@ -23,6 +23,12 @@ const Redacted = "(sensitive)"
 // "run", "model", "test", "path", ...). The zero value holds none.
 type Fields map[string]bool
 
+// EnvNames is the pseudo-attribute of Fields that says the names of a
+// block's env are sensitive too (env's value is a sensitive map, or one
+// of its keys is sensitive): a plan shows env as Redacted, not its names.
+// Fields "env" alone says only values are, which a plan never shows.
+const EnvNames = "env names"
+
 // Has reports whether the attribute name holds a sensitive value.
 func (f Fields) Has(name string) bool { return f[name] }
 
@@ -40,6 +46,12 @@ func (f Fields) Show(name, value string) string {
 func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
 	if !val.ContainsMarked() {
 		return val
+	}
+	if val.HasMark(Sensitive) {
+		if v.sensitiveWhole == nil {
+			v.sensitiveWhole = map[*hcl.Attribute]bool{}
+		}
+		v.sensitiveWhole[attr] = true
 	}
 	val, marks := val.UnmarkDeep()
 	if _, ok := marks[Sensitive]; ok {
@@ -59,7 +71,9 @@ func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
 // sensitive one: text a plan never shows (brief, run,
 // append_system_prompt), shows as (sensitive) (title, model, review_model,
 // a repo's path, base and test, an agent's command), or paths it does not
-// show (templates, worktrees, changelog); and references (repo, agent,
+// show (templates, worktrees, changelog); env, whose values a plan
+// never shows (names only, or (sensitive) when the names are), and
+// path_prepend, shown as (sensitive); and references (repo, agent,
 // also, depends_on), whose values are blocks. Any other attribute (a
 // budget, an estimate, fix_passes, parallel, a permission mode) is shown
 // as it is, so a sensitive value there is an error: otherwise a wave file
@@ -69,6 +83,8 @@ var mayBeSensitive = map[string]bool{
 	"model": true, "review_model": true, "path": true, "base": true, "test": true, "command": true,
 	"templates": true, "worktrees": true, "changelog": true,
 	"repo": true, "agent": true, "also": true, "depends_on": true,
+	// A plan shows env's names only, and path_prepend as (sensitive).
+	"env": true, "path_prepend": true,
 }
 
 // fields returns the names of the attributes in attrs whose values were

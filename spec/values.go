@@ -19,6 +19,9 @@ type values struct {
 	// sensitive are the attributes whose values carried the Sensitive mark
 	// (see unmark); their Go values are the real ones.
 	sensitive map[*hcl.Attribute]bool
+	// sensitiveWhole are those whose value itself, not only elements of
+	// it, carried the mark: a sensitive map, or one with a sensitive key.
+	sensitiveWhole map[*hcl.Attribute]bool
 }
 
 func (v *values) errorf(rng hcl.Range, summary, format string, args ...any) {

@@ -44,7 +44,8 @@ type Session struct {
 	Moved func() bool
 	// Note receives remarks worth showing (a timeout extended, an API retry).
 	Note func(string)
-	// Env are extra environment entries for the session (push guards).
+	// Env are extra environment entries for the session: the push guards
+	// and the lot's env and PATH (executor childEnv), after the Host's.
 	Env []string
 	// DenyHosts are the network hosts of the remotes of the repositories
 	// the session works in (gitint.RemoteHosts: names or IPv4 addresses,

@@ -17,6 +17,7 @@ import (
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/toolchain"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -65,6 +66,11 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	out := planner.RepoFacts{Err: err, Exists: f.Exists, IsGit: f.IsGit, BaseSHA: f.BaseSHA, Dirty: f.Dirty, ForeignPrePush: f.ForeignPrePush}
 	if f.Exists {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
+		tc, err := toolchain.Resolve(r.Path, m.getenv("NVM_DIR"), m.getenv("HOME"))
+		out.ToolchainErr = err
+		if tc != nil {
+			out.Toolchain, out.ToolchainPath = tc.String(), []string{tc.Bin}
+		}
 	}
 	if f.CommonDir != "" {
 		path := layout.RepoLock(f.CommonDir)

@@ -71,6 +71,8 @@ type jsonLot struct {
 	EstimateSeconds  int64       `json:"estimate_seconds"`
 	EstimateSet      bool        `json:"estimate_set"`
 	RemainingSeconds int64       `json:"remaining_seconds"`
+	Env              []string    `json:"env"`
+	PathPrepend      []string    `json:"path_prepend"`
 }
 
 type jsonResume struct {
@@ -95,6 +97,9 @@ type jsonRepo struct {
 	Lots         int    `json:"lots"`
 	Pushes       string `json:"pushes"`
 	PushesReason string `json:"pushes_reason"`
+	// Toolchain and ToolchainPath: RepoPlan's.
+	Toolchain     string   `json:"toolchain"`
+	ToolchainPath []string `json:"toolchain_path"`
 }
 
 type jsonTotals struct {
@@ -204,6 +209,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 			BudgetTokens: int64(lp.Budget), SpentTokens: lp.Spent,
 			EstimateSeconds: seconds(lp.Estimate), EstimateSet: lp.EstimateSet,
 			RemainingSeconds: seconds(lp.Remaining),
+			Env:              list(lp.Env), PathPrepend: list(lp.PathPrepend),
 		}
 		if lp.ResumeAt != nil {
 			l.ResumeAt = &jsonResume{Step: string(lp.ResumeAt.Step), Pass: lp.ResumeAt.Pass}
@@ -216,7 +222,8 @@ func toJSON(p *planner.Plan) *jsonPlan {
 	for i, r := range p.Repos {
 		out.Repos[i] = jsonRepo{Name: r.Name, Path: repoPath(p, r.Path), Base: r.Base, BaseSHA: r.BaseSHA,
 			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots,
-			Pushes: string(r.Pushes), PushesReason: r.PushesReason}
+			Pushes: string(r.Pushes), PushesReason: r.PushesReason,
+			Toolchain: r.Toolchain, ToolchainPath: list(r.ToolchainPath)}
 	}
 	t := p.Totals
 	out.Totals = jsonTotals{

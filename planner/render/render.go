@@ -282,6 +282,12 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if pushes := pushesSummary(p); pushes != "" {
 		out = append(out, totalsLine{"Pushes", pushes})
 	}
+	if tc := toolchainSummary(p); tc != "" {
+		out = append(out, totalsLine{"Tools", tc})
+	}
+	if env := envSummary(p); env != "" {
+		out = append(out, totalsLine{"Env", env})
+	}
 	if q := quotaSummary(p, now()); q != "" {
 		out = append(out, totalsLine{"Quota", q})
 	}
