@@ -102,6 +102,9 @@ type Holder struct {
 type Pool struct {
 	dir  string
 	size int
+	// watching is watchHolds, which Close waits for: it reads the holds
+	// file (under its lock file), and must not do so after Close.
+	watching sync.WaitGroup
 
 	mu      sync.Mutex
 	cond    sync.Cond // signals changes of waiters, busy and closed
@@ -178,7 +181,11 @@ func open(dir string, size int, now func() time.Time, poll time.Duration) (*Pool
 	for i := range size {
 		go p.grabber(i)
 	}
-	go p.watchHolds()
+	p.watching.Add(1)
+	go func() {
+		defer p.watching.Done()
+		p.watchHolds()
+	}()
 	return p, nil
 }
 
@@ -243,6 +250,7 @@ func (p *Pool) Close() error {
 	}
 	p.cond.Broadcast()
 	p.mu.Unlock()
+	p.watching.Wait()
 
 	for _, w := range waiters {
 		w.ch <- result{err: ErrClosed}
