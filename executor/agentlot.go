@@ -28,6 +28,9 @@ func (lr *lotRun) run(ctx context.Context) (state.LotStatus, error) {
 		lr.giveBackSession() // resumed past its sessions: the unit is not needed now
 	}
 	for {
+		if st, stop, err := lr.beforeStep(pos.Step); stop {
+			return st, err
+		}
 		at, o, err := lr.step(ctx, pos)
 		if err != nil {
 			return "", err
@@ -209,6 +212,9 @@ func (lr *lotRun) review(ctx context.Context, pos state.Position) (state.Outcome
 func (lr *lotRun) finish(ctx context.Context, t state.Transition) (state.LotStatus, error) {
 	if t.End == state.LotInterrupted {
 		return lr.interrupted(t.Cause)
+	}
+	if why := lr.droppedWhy(); why != "" && t.End != state.LotDone {
+		return lr.dropped(why + ", which ended it " + string(t.End))
 	}
 	return lr.end(ctx, t.End, t.Cause)
 }

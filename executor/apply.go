@@ -49,6 +49,8 @@ type ApplyOptions struct {
 	Now func() time.Time
 	// Failpoint is Options.Failpoint (tests only).
 	Failpoint string
+	// Since is Options.Since: when the caller took the wave lock.
+	Since time.Time
 	// CadenceVersion and AgentVersion are the versions of cadence (as
 	// `cadence version` says it) and of the agent CLI (its version probe's
 	// answer, planner.Plan.Agent.Version; "" when none was probed) that run
@@ -199,7 +201,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 		Slots: pool, Env: o.Env, Layout: o.Layout,
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		QuotaUntil: o.QuotaUntil, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint,
+		QuotaUntil: o.QuotaUntil, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,
 	})
 	store.View(func(st *state.State) { res.State = cloneState(st) })
 	return res, err

@@ -24,6 +24,8 @@ type node struct {
 	// heldSession is set while the lot holds the session unit the
 	// dispatcher took for it, for its first session.
 	heldSession bool
+	// steer is the lead's word on the lot once started (steer.go).
+	steer nodeSteer
 }
 
 // finish is a lot goroutine's report to the dispatcher.
@@ -67,6 +69,12 @@ type runner struct {
 	lots lotActivity
 	// configs, the config files of the repositories (cfgguard.go).
 	configs configWatch
+	// requests are the lead's requests the watcher hands the dispatcher;
+	// stopCause, once set, is the lead's stop (steer.go).
+	requests   chan steerMsg
+	stopMu     sync.Mutex
+	stopCause  string
+	steerNoted sync.Once
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
@@ -92,7 +100,7 @@ func (r *runner) hasIncident() bool {
 // interrupted. The error is for failures of cadence itself (the state file
 // cannot be written); lots' failures are in the state and the Result.
 func Run(ctx context.Context, o Options) (Result, error) {
-	r := &runner{o: o, now: o.Now, finished: make(chan finish), repoBusy: map[*spec.Repo]int{}}
+	r := &runner{o: o, now: o.Now, finished: make(chan finish), repoBusy: map[*spec.Repo]int{}, requests: make(chan steerMsg)}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -115,6 +123,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	r.remotes.start(ctx, o.Git, r.nodes)
+	r.takePending(true)
 	err := r.loop(ctx)
 	r.compareRemotesAtEnd(ctx)
 	return r.result(ctx, err)
@@ -192,8 +201,13 @@ func (r *runner) loop(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	running := 0
 	var loopErr error
+	done := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() { r.watchRequests(done) })
+	defer watcher.Wait()
+	defer close(done)
 	for {
-		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() && !r.hasIncident() {
+		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() && !r.hasIncident() && r.stopping() == "" {
 			for {
 				n := r.ready.popFitting(r.fits)
 				if n == nil {
@@ -211,8 +225,10 @@ func (r *runner) loop(ctx context.Context) error {
 				r.take(n, 1)
 				n.started = true
 				running++
+				lctx := n.startSteer(gctx)
 				g.Go(func() error {
-					st, err := r.runLot(gctx, n)
+					st, err := r.runLot(lctx, n)
+					n.endSteer()
 					r.finished <- finish{n, st}
 					return err
 				})
@@ -225,6 +241,9 @@ func (r *runner) loop(ctx context.Context) error {
 		select {
 		case f = <-r.finished:
 		case <-r.sessions.freed:
+			continue
+		case m := <-r.requests:
+			m.reply <- r.handle(m.req, false)
 			continue
 		}
 		running--
@@ -251,16 +270,30 @@ func (r *runner) settle(f finish) error {
 		}
 	case state.LotFailed, state.LotHandedBack:
 		return r.block(f.n, f.status)
+	case state.LotQuestion:
+		if r.answered(f.n.lot.ID) && r.stopping() == "" {
+			r.requeue(f.n) // the lead answered while it was ending
+		}
 	}
 	return nil
 }
 
 // block marks every lot that depends on n, directly or not, as blocked.
 func (r *runner) block(n *node, why state.LotStatus) error {
+	cause := droppedCause(n)
+	if cause == "" {
+		cause = n.lot.ID + " " + string(why)
+	}
+	return r.blockAll(n.dependents, cause)
+}
+
+// blockAll marks the lots deps, and every lot that depends on them, as
+// blocked by cause.
+func (r *runner) blockAll(deps []*node, cause string) error {
 	var errs []error
-	var walk func(from *node, cause string)
-	walk = func(from *node, cause string) {
-		for _, d := range from.dependents {
+	var walk func(deps []*node, cause string)
+	walk = func(deps []*node, cause string) {
+		for _, d := range deps {
 			if d.started || d.blockedBy != "" {
 				continue
 			}
@@ -271,10 +304,10 @@ func (r *runner) block(n *node, why state.LotStatus) error {
 				errs = append(errs, err)
 			}
 			r.emit(Event{Kind: EvLotEnd, Lot: d.lot.ID, Status: string(state.LotBlocked), Message: msg})
-			walk(d, d.lot.ID+" blocked")
+			walk(d.dependents, d.lot.ID+" blocked")
 		}
 	}
-	walk(n, n.lot.ID+" "+string(why))
+	walk(deps, cause)
 	if len(errs) > 0 {
 		return errs[0]
 	}
@@ -311,7 +344,8 @@ func (r *runner) take(n *node, d int) {
 // state.WaveEnd's (done only when every lot of the wave file is done).
 func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 	res := Result{Lots: map[state.LotStatus]int{}}
-	interrupted := ctx.Err() != nil || r.hasIncident()
+	res.Stopped = r.stopping()
+	interrupted := ctx.Err() != nil || r.hasIncident() || res.Stopped != ""
 	suspendAs := r.budget.suspendStatus()
 	res.Incident = r.incidentMsg
 	var ids []string

@@ -205,8 +205,12 @@ type Options struct {
 	Now func() time.Time
 	// Failpoint, for tests only, names a point where cadence kills its own
 	// process (SIGKILL) to test recovery: "" (none) or
-	// FailIntegrateBetweenRepos.
+	// FailIntegrateBetweenRepos or FailSteerTaken.
 	Failpoint string
+	// Since is when the caller took the wave lock (zero: when Run began):
+	// a stop request sent before it was left by an earlier apply and is
+	// cleared (steer.go).
+	Since time.Time
 }
 
 // Result is how a run ended.
@@ -227,6 +231,9 @@ type Result struct {
 	// Incident says why the wave stopped on an incident, if it did: a
 	// push, or a guarded ref or worktree HEAD moved (and put back).
 	Incident string
+	// Stopped says why the wave stopped at the lead's request (cadence
+	// stop, StopCause), if it did: the wave is interrupted, to resume.
+	Stopped string
 	// State is a copy of the state at the end; Apply sets it (Run does not).
 	State *state.State
 }

@@ -324,7 +324,17 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 // interrupted ends the run of a lot whose step did not end by itself
 // (cadence's shutdown, a machine error): the lot is interrupted, with the
 // cause, for the next apply to resume (DESIGN.md §6).
+//
+// A lot the lead dropped ends dropped instead (its step was stopped by
+// drop -now, or its wait for a session by drop); one whose step cadence
+// stop cut short (a wait for a session) records the lead's stop as cause.
 func (lr *lotRun) interrupted(cause string) (state.LotStatus, error) {
+	if why := lr.droppedWhy(); why != "" {
+		return lr.dropped(why)
+	}
+	if stop := lr.r.stopping(); stop != "" && !lr.r.hasIncident() && cause == "stopped by cadence" {
+		cause = stop
+	}
 	if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status, l.Cause = state.LotInterrupted, cause }); uerr != nil {
 		return "", uerr
 	}

@@ -31,7 +31,10 @@ var interrupted = state.Outcome{Kind: state.OutcomeInterrupted}
 
 func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.Outcome, error, bool) {
 	r := lr.r
-	if err := r.budget.waitQuota(ctx, func(until time.Time) {
+	// The waits end early on the lead's drop or stop (steer.go): then no
+	// session starts.
+	wctx := lr.waitCtx(ctx)
+	if err := r.budget.waitQuota(wctx, func(until time.Time) {
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "usage limit: no session starts before " + until.Local().Format(time.TimeOnly)})
 	}); err != nil {
 		lr.giveBackSession()
@@ -43,13 +46,13 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	if lr.n.heldSession {
 		lr.n.heldSession = false
-	} else if err := r.sessions.Acquire(ctx, lr.n); err != nil {
+	} else if err := r.sessions.Acquire(wctx, lr.n); err != nil {
 		return Outcome{}, interrupted, nil, false
 	}
 	defer r.sessions.Release()
 	var slotLock *os.File
 	if r.o.Slots != nil {
-		release, lock, err := r.o.Slots.Acquire(ctx, lr.id, kind)
+		release, lock, err := r.o.Slots.Acquire(wctx, lr.id, kind)
 		if err != nil {
 			return Outcome{}, interrupted, nil, false
 		}

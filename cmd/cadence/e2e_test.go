@@ -47,6 +47,7 @@ func TestE2E(t *testing.T) {
 		{"j-review-edits", e2eReviewEdits},
 		{"k-push", e2ePush},
 		{"k-push-incident", e2ePushIncident},
+		{"l-answer-live", e2eAnswerLive},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()

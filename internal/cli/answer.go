@@ -6,12 +6,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/executor/control"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
 func runAnswer(e *env, args []string) int {
-	fs := newFlags(e, "answer", "[FILE] LOT TEXT", "Record the lead's answer to the question a lot stopped on. The next apply replays the\nstep that asked, in a fresh session with the answer in its brief. FILE defaults to wave.hcl;\na first argument that ends in .hcl or .hcl.json, or is an existing file, is the wave file.")
+	fs := newFlags(e, "answer", "[FILE] LOT TEXT", "Record the lead's answer to the question a lot stopped on. A live apply of the wave takes\nit at once and the lot goes on in that run; else the next apply replays the step that asked,\nin a fresh session with the answer in its brief. FILE defaults to wave.hcl; a first argument\nthat ends in .hcl or .hcl.json, or is an existing file, is the wave file.")
+	wait := fs.Duration("wait", time.Minute, "how long to wait for a live apply to take the answer")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
@@ -28,12 +29,20 @@ func runAnswer(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
 		return ExitError
 	}
-	l, err := flock.TryAcquire(lay.Lock(), flock.Holder{PID: os.Getpid(), What: "cadence answer", Since: time.Now()})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "cadence answer: the wave is running (%v): answer when it stops\n", err)
+	d, err := deliver(lay, "answer", control.Request{Kind: control.KindAnswer, Lot: id, Text: text, PID: os.Getpid()}, *wait)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
 		return ExitError
+	case d.Lock == nil:
+		// A live apply took it (or has not yet: queued).
+		out := steerOutput{File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Results: d.Ack.Results, Note: d.Ack.Note}
+		if d.Queued {
+			out.Note = queuedNote(lay, *wait)
+		}
+		return steerReport(e, "answer", fs.json, out)
 	}
-	defer l.Release()
+	defer d.Lock.Release()
 	if _, _, err := state.Read(path); errors.Is(err, state.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "cadence answer: %s has no state yet\n", file)
 		return ExitError

@@ -150,7 +150,7 @@ func runApply(e *env, args []string) int {
 			return code
 		}
 	}
-	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil)
+	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, started)
 }
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
@@ -193,7 +193,7 @@ func (e *env) layoutOf(file, name string) layout.Wave {
 // guards, store, slots and registry) and renders its end.
 // quotaUntil is a recorded usage limit's reset time that sessions wait
 // for (quotaGate), or nil.
-func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time) int {
+func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, started time.Time) int {
 	out := newProgress(e, f.json, lay.JournalLog())
 	defer out.close()
 	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
@@ -223,6 +223,9 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		// Test only: CADENCE_FAILPOINT makes cadence kill itself at a named
 		// point (executor.Options.Failpoint), to test its recovery.
 		Failpoint: e.getenv("CADENCE_FAILPOINT"),
+		// A stop sent before this apply took the wave lock is an earlier
+		// run's: cleared (executor/steer.go).
+		Since: started,
 	})
 	out.stopLive()
 	var setupErr *executor.SetupError

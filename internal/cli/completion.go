@@ -161,7 +161,7 @@ func argValues(c *command, fs *flag.FlagSet) complete.Predictor {
 			switch {
 			case len(pos) == 0:
 				return append(files.Predict(a), lotIDs(file)...)
-			case len(rest) == 0:
+			case len(rest) == 0 || strings.Contains(c.args, "LOT..."):
 				return lotIDs(file)
 			}
 		case strings.Contains(c.args, "..."):

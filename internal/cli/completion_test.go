@@ -79,7 +79,7 @@ func TestCompletion(t *testing.T) {
 		{line: "cadence -chdir broken logs ", point: -1, want: []string{"./", "ok", "wave.hcl"}},
 		// the cursor in the middle of the line
 		{line: "cadence ap -auto-approve", point: len("cadence ap"), want: []string{"apply"}},
-		{line: "cadence help st", point: -1, want: []string{"status"}},
+		{line: "cadence help st", point: -1, want: []string{"status", "stop"}},
 		{line: "cadence completion ", point: -1, want: []string{"bash", "fish", "zsh"}},
 	} {
 		t.Run(tc.line, func(t *testing.T) {

@@ -57,7 +57,7 @@ func runInit(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "Wrote %s. Edit the repo path and the lots, then: cadence plan %s\n", file, file)
 	if n > 0 {
-		fmt.Fprintf(e.stdout, "Added %d lines to %s: the state, its journal and lock, and .cadence/ stay out of git.\n", n, gi)
+		fmt.Fprintf(e.stdout, "Added %d lines to %s: the state, its journal, lock and request folder, and .cadence/ stay out of git.\n", n, gi)
 	}
 	return ExitOK
 }

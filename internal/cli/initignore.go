@@ -11,7 +11,7 @@ import (
 )
 
 // ignoreHeader introduces the lines init adds to a .gitignore.
-const ignoreHeader = "# cadence: the state, its journal and lock, and the .cadence work folder beside\n" +
+const ignoreHeader = "# cadence: the state, its journal, lock and request folder, and the .cadence work folder beside\n" +
 	"# the wave file are this machine's (absolute paths, process ids): not committed.\n"
 
 // ignoreBeside makes the .gitignore in dir hold every line of

@@ -52,7 +52,11 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remotes and the refs it names before you apply again.\n", res.Incident)
 			break
 		}
-		fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
+		if res.Stopped != "" {
+			fmt.Fprintf(e.stdout, "Stopped by the lead (cadence stop): the running steps ended; cadence apply %s resumes.\n", w.file)
+		} else {
+			fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
+		}
 		if res.Lots[state.LotQuestion] > 0 {
 			fmt.Fprintln(e.stdout, "Lots waiting for an answer go on once it is given (cadence answer).")
 		}

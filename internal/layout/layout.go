@@ -17,6 +17,7 @@
 //	wave.state.json                 the state (State)
 //	wave.state.json.journal         its journal while a run is live (Journal)
 //	wave.state.json.lock            one apply, answer or clean at a time (Lock)
+//	wave.state.json.requests/       requests to the live apply: drop, stop, answer (Requests)
 //	.cadence/.gitignore             "*": the folder ignores itself (GitIgnore)
 //	.cadence/w/journal.log          the run's progress lines (JournalLog)
 //	.cadence/w/<lot>/<n>-<kind>.json|.err|.log   step n's files (StepFile)
@@ -173,6 +174,11 @@ func (w Wave) Journal() string { return w.StateFile() + ".journal" }
 // planning to its end, and by answer and clean.
 func (w Wave) Lock() string { return w.StateFile() + ".lock" }
 
+// Requests is the wave's request channel, <state file>.requests: the
+// folder (0700) where drop, stop and answer leave requests for the live
+// apply, and the apply its acknowledgements (executor/control).
+func (w Wave) Requests() string { return w.StateFile() + ".requests" }
+
 // WorkDir is the .cadence folder beside the wave file.
 func (w Wave) WorkDir() string { return filepath.Join(w.Dir(), WorkDirName) }
 
@@ -183,7 +189,7 @@ func (w Wave) GitIgnore() string { return filepath.Join(w.WorkDir(), ".gitignore
 // IgnoreBeside is what a .gitignore beside a wave file needs so that
 // nothing cadence leaves there shows as untracked, one gitignore pattern a
 // line: the state file, its journal (left by a killed apply) and lock
-// (StateFile, Journal, Lock), the state store's temporary file of an atomic
+// (StateFile, Journal, Lock), the request channel (Requests), the state store's temporary file of an atomic
 // write cut short (".<state file>.tmp-<random>", internal/state), and the
 // work folder (WorkDir; it also ignores itself). None of them is meant to
 // be committed: the state holds absolute paths (worktrees, the wave file)
@@ -194,6 +200,7 @@ var IgnoreBeside = []string{
 	"*.state.json",
 	"*.state.json.journal",
 	"*.state.json.lock",
+	"*.state.json.requests/",
 	".*.state.json.tmp-*",
 	WorkDirName + "/",
 }

@@ -21,6 +21,7 @@ func TestPaths(t *testing.T) {
 		{"StateFile", w.StateFile(), "waves/big.state.json"},
 		{"Journal", w.Journal(), "waves/big.state.json.journal"},
 		{"Lock", w.Lock(), "waves/big.state.json.lock"},
+		{"Requests", w.Requests(), "waves/big.state.json.requests"},
 		{"WorkDir", w.WorkDir(), "waves/.cadence"},
 		{"GitIgnore", w.GitIgnore(), "waves/.cadence/.gitignore"},
 		{"LogDir", w.LogDir(), "waves/.cadence/w"},
@@ -201,8 +202,10 @@ func TestIgnoreBeside(t *testing.T) {
 				t.Errorf("%s is not ignored by %q", p, layout.IgnoreBeside)
 			}
 		}
-		if !matches(filepath.Base(w.WorkDir()), true) {
-			t.Errorf("%s is not ignored", w.WorkDir())
+		for _, d := range []string{w.WorkDir(), w.Requests()} {
+			if !matches(filepath.Base(d), true) {
+				t.Errorf("%s is not ignored", d)
+			}
 		}
 		for _, kept := range []string{file, "wave.vars.hcl", "wave.vars.json", ".gitignore", "briefs"} {
 			if matches(filepath.Base(kept), false) {

@@ -1,0 +1,507 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cadence-run/cadence/executor/control"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
+)
+
+// Steering a live wave (DESIGN.md §4): `cadence drop`, `cadence stop` and
+// `cadence answer` leave requests in the wave's request channel
+// (executor/control); the run takes those left pending when it starts,
+// and a watcher hands each new one to the dispatcher, which alone changes
+// the nodes. The dispatcher records a request's effect in the state before
+// the watcher acknowledges it, so a request is never lost: one taken by no
+// one is taken by the command itself (internal/cli) or by the next apply.
+//
+//   - drop: a queued lot never starts; a running lot ends its current step
+//     (with Now, the step is stopped and recorded interrupted), then is
+//     handed back, state.DroppedCause, its commits kept; a lot not running
+//     in this run is handed back at once (DropAtRest). Its dependents are
+//     blocked, as a handed-back lot's are: they run again if the lead later
+//     runs the dropped lot again (-replace) and it is done.
+//   - stop: no new lot or step starts; running steps end; each running lot
+//     is then interrupted ("stopped by the lead") and the wave ends
+//     interrupted, to resume. It lasts one run: a stop left pending from
+//     before this apply took the wave lock (Options.Since) is cleared.
+//   - answer: the answer is recorded and the lot waiting on it goes on in
+//     this run (it is queued again, or added to the run when it was not
+//     part of it and its dependencies are done).
+
+// FailSteerTaken is a failpoint (Options.Failpoint), for tests only:
+// cadence kills its own process right after reading a request from the
+// channel, before recording it.
+const FailSteerTaken = "steer-taken"
+
+// StopCause is the cause recorded on lots `cadence stop` interrupted.
+const StopCause = "stopped by the lead (cadence stop)"
+
+// watchEvery is how often the watcher looks for new requests.
+const watchEvery = 100 * time.Millisecond
+
+// steerMsg is a request handed to the dispatcher, with where its
+// acknowledgement goes.
+type steerMsg struct {
+	req   control.Request
+	reply chan control.Ack
+}
+
+// nodeSteer is the lead's word on a started lot: set by the dispatcher,
+// read by the lot's goroutine between steps (guarded by mu).
+type nodeSteer struct {
+	mu sync.Mutex
+	// at is the step the lot runs or is about to run ("" before its first).
+	at state.StepKind
+	// dropped, when not empty, says the lead dropped the lot and what it
+	// was doing.
+	dropped string
+	// cancel ends the lot's context (drop -now); wake ends its waits for a
+	// session or slot (drop, stop) and waitCtx is what those waits use.
+	cancel, wake context.CancelFunc
+	waitCtx      context.Context
+}
+
+// channel is the wave's request channel; ok is false for a run without a
+// wave file (tests of Run).
+func (r *runner) channel() (control.Channel, bool) {
+	if r.o.Layout.File() == "" {
+		return control.Channel{}, false
+	}
+	return control.Channel{Dir: r.o.Layout.Requests()}, true
+}
+
+// takePending takes the requests the channel holds now, in the
+// dispatcher's goroutine (before the loop starts).
+func (r *runner) takePending(atStart bool) {
+	ch, ok := r.channel()
+	if !ok {
+		return
+	}
+	ch.Tidy(24*time.Hour, r.now())
+	for _, m := range r.pending(ch) {
+		r.acknowledge(ch, m, r.handle(m, atStart))
+	}
+}
+
+// pending reads the channel's requests; unreadable ones are dropped from
+// it with a note, so that they never block it.
+func (r *runner) pending(ch control.Channel) []control.Request {
+	reqs, bad, err := ch.Pending()
+	if err != nil {
+		r.noteOnce(fmt.Sprintf("the request channel %s cannot be used: %v (drop, stop and a live answer do not reach this apply)", ch.Dir, err))
+		return nil
+	}
+	for name, why := range bad {
+		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("request %s refused: %v", name, why)})
+		_ = ch.AckBad(name)
+	}
+	return reqs
+}
+
+// acknowledge writes the acknowledgement of req (its effect is recorded).
+func (r *runner) acknowledge(ch control.Channel, req control.Request, a control.Ack) {
+	a.PID, a.Taken = os.Getpid(), r.now().UTC()
+	if err := ch.Ack(req, a); err != nil {
+		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("could not acknowledge request %s: %v (its effect is recorded)", req.ID, err)})
+	}
+}
+
+// noteOnce emits msg once per run.
+func (r *runner) noteOnce(msg string) {
+	r.steerNoted.Do(func() { r.emit(Event{Kind: EvOutput, Message: msg}) })
+}
+
+// watchRequests hands each new request to the dispatcher until done is
+// closed, and acknowledges it once the dispatcher recorded it.
+func (r *runner) watchRequests(done <-chan struct{}) {
+	ch, ok := r.channel()
+	if !ok {
+		return
+	}
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		for _, req := range r.pending(ch) {
+			m := steerMsg{req: req, reply: make(chan control.Ack, 1)}
+			select {
+			case r.requests <- m:
+			case <-done:
+				return // the run ends: the request stays for whoever comes next
+			}
+			r.acknowledge(ch, req, <-m.reply)
+		}
+	}
+}
+
+// handle does what a request asks and says what became of it; it runs in
+// the dispatcher's goroutine.
+func (r *runner) handle(req control.Request, atStart bool) control.Ack {
+	r.failpoint(FailSteerTaken)
+	switch req.Kind {
+	case control.KindStop:
+		if atStart && !r.o.Since.IsZero() && req.Sent.Before(r.o.Since) {
+			return control.Ack{Note: "cleared: it was left from an earlier apply, and a stop lasts one run"}
+		}
+		running := r.stop()
+		r.emit(Event{Kind: EvOutput, Message: "the lead stops the wave (cadence stop): no new step or lot starts"})
+		return control.Ack{Note: fmt.Sprintf("the apply stops: no new step or lot starts; %d running lot(s) end their current step, then the wave ends interrupted (cadence apply resumes it)", running)}
+	case control.KindDrop:
+		var a control.Ack
+		for _, id := range req.Lots {
+			a.Results = append(a.Results, r.drop(id, req.Now))
+		}
+		return a
+	case control.KindAnswer:
+		return control.Ack{Results: []control.Result{r.answer(req.Lot, req.Text)}}
+	}
+	return control.Ack{Note: "unknown request " + string(req.Kind)}
+}
+
+// stop records the lead's stop and wakes the lots waiting for a session;
+// it returns how many lots are running.
+func (r *runner) stop() int {
+	r.stopMu.Lock()
+	if r.stopCause == "" {
+		r.stopCause = StopCause
+	}
+	r.stopMu.Unlock()
+	running := 0
+	for _, n := range r.nodes {
+		if n.started && !n.finished {
+			running++
+			n.steer.mu.Lock()
+			if n.steer.wake != nil {
+				n.steer.wake()
+			}
+			n.steer.mu.Unlock()
+		}
+	}
+	return running
+}
+
+// stopping says why the lead stopped the wave ("" when not).
+func (r *runner) stopping() string {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	return r.stopCause
+}
+
+// drop drops the lot id (see the top of this file).
+func (r *runner) drop(id string, now bool) control.Result {
+	res := control.Result{Lot: id}
+	if r.o.Config.Lot(id) == nil {
+		res.Reason = "no lot " + id + " in the wave file"
+		return res
+	}
+	var refusal string
+	r.o.Store.View(func(st *state.State) { refusal = state.Droppable(st.Lots[id]) })
+	n := r.byID[id]
+	switch {
+	case refusal != "":
+		res.Reason = refusal
+	case n != nil && n.started && !n.finished:
+		return r.dropRunning(n, now)
+	case n != nil && !n.started && n.blockedBy == "":
+		return r.dropQueued(n)
+	default:
+		res = DropAtRest(r.o.Store, id, r.now())
+		if res.Taken {
+			r.blockAll(r.dependentsOf(id), id+" "+state.DroppedCause)
+		}
+	}
+	return res
+}
+
+// dropRunning marks a running lot dropped: it ends after its current step,
+// or at once with now (its context is cancelled: the step is stopped and
+// recorded interrupted).
+func (r *runner) dropRunning(n *node, now bool) control.Result {
+	res := control.Result{Lot: n.lot.ID, Taken: true}
+	s := &n.steer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.at == state.StepIntegrate:
+		return control.Result{Lot: n.lot.ID, Reason: "it is being integrated: too late to drop it"}
+	case s.dropped != "" && !now:
+		res.Reason = "already dropped: it is handed back when its current step ends"
+		return res
+	}
+	what := "its " + string(s.at) + " step"
+	switch {
+	case s.at == "":
+		// Still making its worktrees: no step ran.
+		s.dropped = "before its first step"
+		if now {
+			s.cancel()
+		} else {
+			s.wake()
+		}
+		res.Reason = "starting: it is handed back before its first step"
+	case now:
+		s.dropped = what + " was stopped (cadence drop -now)"
+		s.cancel()
+		res.Reason = "running: " + what + " is stopped and recorded interrupted; the lot is handed back, its commits kept"
+	default:
+		s.dropped = "after " + what
+		s.wake()
+		res.Reason = "running: it is handed back when " + what + " ends, its commits kept"
+	}
+	r.emit(Event{Kind: EvOutput, Lot: n.lot.ID, Message: "dropped by the lead: " + res.Reason})
+	return res
+}
+
+// dropQueued hands back a lot of this run that has not started; it never
+// will.
+func (r *runner) dropQueued(n *node) control.Result {
+	res := DropAtRest(r.o.Store, n.lot.ID, r.now())
+	if !res.Taken {
+		return res
+	}
+	n.blockedBy = state.DroppedCause
+	r.ready.remove(n)
+	r.emit(Event{Kind: EvLotEnd, Lot: n.lot.ID, Status: string(state.LotHandedBack), Message: state.DroppedCause})
+	r.blockAll(n.dependents, n.lot.ID+" "+state.DroppedCause)
+	return res
+}
+
+// dependentsOf are the nodes of this run that depend on lot id directly.
+func (r *runner) dependentsOf(id string) []*node {
+	var ds []*node
+	for _, m := range r.nodes {
+		for _, d := range m.lot.DependsOn {
+			if d.ID == id {
+				ds = append(ds, m)
+				break
+			}
+		}
+	}
+	return ds
+}
+
+// DropAtRest drops the lot id of a wave when no step of it runs: it is
+// handed back (state.Lot.Drop) unless state.Droppable refuses, and the
+// result says which. The dependents of the lot are the caller's (the
+// planner shows them blocked). `cadence drop` uses it when no apply is
+// live, the run for lots it does not run.
+func DropAtRest(store *state.Store, id string, now time.Time) control.Result {
+	res := control.Result{Lot: id}
+	var refusal string
+	store.View(func(st *state.State) { refusal = state.Droppable(st.Lots[id]) })
+	if refusal != "" {
+		res.Reason = refusal
+		return res
+	}
+	if err := store.UpdateLot(id, func(l *state.Lot) { l.Drop("", now) }); err != nil {
+		res.Reason = "cannot record it: " + err.Error()
+		return res
+	}
+	res.Taken, res.Reason = true, "handed back; its dependents are blocked"
+	return res
+}
+
+// answer records the lead's answer to the question lot id waits on, and
+// has the lot go on in this run when it can.
+func (r *runner) answer(id, text string) control.Result {
+	res := control.Result{Lot: id}
+	if r.o.Config.Lot(id) == nil {
+		res.Reason = "no lot " + id + " in the wave file"
+		return res
+	}
+	var problem string
+	r.o.Store.View(func(st *state.State) {
+		l := st.Lots[id]
+		switch {
+		case l == nil:
+			problem = "it has not run: no question waits for an answer"
+		case l.Status != state.LotQuestion || l.Pending() == nil:
+			problem = fmt.Sprintf("it has no question waiting for an answer (status %s)", l.Status)
+		}
+	})
+	if problem != "" {
+		res.Reason = problem
+		return res
+	}
+	if err := r.o.Store.UpdateLot(id, func(l *state.Lot) { l.Pending().Answer = text }); err != nil {
+		res.Reason = "cannot record it: " + err.Error()
+		return res
+	}
+	res.Taken = true
+	switch why := r.goOn(id); why {
+	case "":
+		res.Reason = "it goes on in this run"
+	default:
+		res.Reason = "recorded; " + why + ": the next cadence apply replays the step that asked"
+	}
+	r.emit(Event{Kind: EvOutput, Lot: id, Message: "answered by the lead: " + res.Reason})
+	return res
+}
+
+// goOn queues the answered lot id again in this run, and says why it
+// cannot when it cannot.
+func (r *runner) goOn(id string) string {
+	if r.stopping() != "" {
+		return "the wave is stopping"
+	}
+	n := r.byID[id]
+	switch {
+	case n != nil && n.started && !n.finished:
+		return "" // its end is on its way to the dispatcher: settle queues it again
+	case n != nil && n.finished:
+		r.requeue(n)
+		return ""
+	case n != nil:
+		return "" // queued already (taken when the run starts)
+	}
+	var lp *planner.LotPlan
+	for i := range r.o.Plan.Lots {
+		if r.o.Plan.Lots[i].ID == id {
+			lp = &r.o.Plan.Lots[i]
+		}
+	}
+	if lp == nil {
+		return "this run's -target did not select it"
+	}
+	lot := r.o.Config.Lot(id)
+	var notDone string
+	r.o.Store.View(func(st *state.State) {
+		for _, d := range lot.DependsOn {
+			if l := st.Lots[d.ID]; l == nil || l.Status != state.LotDone {
+				notDone = d.ID
+			}
+		}
+	})
+	if notDone != "" {
+		return "its dependency " + notDone + " is not done"
+	}
+	n = &node{lot: lot, plan: *lp}
+	for _, m := range r.dependentsOf(id) {
+		if !m.started && m.blockedBy == "" {
+			n.dependents = append(n.dependents, m) // m.waiting counted it already
+		}
+	}
+	r.nodes = append(r.nodes, n)
+	r.byID[id] = n
+	r.ready.push(n)
+	return ""
+}
+
+// requeue puts a lot that ended in this run on a question back in the
+// ready set: its answer came.
+func (r *runner) requeue(n *node) {
+	n.started, n.finished = false, false
+	r.ready.push(n)
+}
+
+// answered reports whether lot id ended on a question that has its answer
+// now (given while the lot was ending).
+func (r *runner) answered(id string) bool {
+	ok := false
+	r.o.Store.View(func(st *state.State) {
+		l := st.Lots[id]
+		ok = l != nil && l.Status == state.LotQuestion && l.Pending() == nil
+	})
+	return ok
+}
+
+// startSteer gives a lot about to start its contexts: the lot's own (ctx,
+// cancelled by drop -now) and its waits' (cancelled by drop and stop).
+func (n *node) startSteer(ctx context.Context) context.Context {
+	s := &n.steer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var lctx context.Context
+	lctx, s.cancel = context.WithCancel(ctx)
+	s.waitCtx, s.wake = context.WithCancel(lctx)
+	if s.dropped != "" {
+		s.wake()
+	}
+	return lctx
+}
+
+// endSteer releases the lot's contexts once its goroutine ended.
+func (n *node) endSteer() {
+	s := &n.steer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
+
+// waitCtx is the context the lot's waits for a session or a slot use:
+// ended by the lead's drop or stop, so a lot that waits starts no step.
+func (lr *lotRun) waitCtx(ctx context.Context) context.Context {
+	s := &lr.n.steer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waitCtx == nil {
+		return ctx
+	}
+	return s.waitCtx
+}
+
+// beforeStep is the lead's word before the lot's step at: when the lead
+// dropped the lot or stopped the wave, the lot's end (stop true);
+// otherwise it records that the lot runs at, so a drop from now on knows
+// (a lot being integrated cannot be dropped).
+func (lr *lotRun) beforeStep(at state.StepKind) (st state.LotStatus, stop bool, err error) {
+	s := &lr.n.steer
+	s.mu.Lock()
+	dropped := s.dropped
+	if dropped == "" && lr.r.stopping() == "" {
+		s.at = at
+	}
+	s.mu.Unlock()
+	switch {
+	case dropped != "":
+		st, err = lr.dropped(dropped)
+		return st, true, err
+	case lr.r.stopping() != "":
+		st, err = lr.interrupted(lr.r.stopping())
+		return st, true, err
+	}
+	return "", false, nil
+}
+
+// droppedWhy says what the lot was doing when the lead dropped it ("" when
+// not dropped).
+func (lr *lotRun) droppedWhy() string {
+	s := &lr.n.steer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// dropped ends the lot's run as dropped by the lead (handed back).
+func (lr *lotRun) dropped(why string) (state.LotStatus, error) {
+	var cause string
+	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.Drop(why, lr.r.now())
+		cause = l.Cause
+	})
+	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(state.LotHandedBack), Message: cause})
+	return state.LotHandedBack, err
+}
+
+// droppedCause names, for the dependents of n, why they are blocked when
+// n was dropped ("" when it was not).
+func droppedCause(n *node) string {
+	n.steer.mu.Lock()
+	defer n.steer.mu.Unlock()
+	if n.steer.dropped != "" || n.blockedBy == state.DroppedCause {
+		return n.lot.ID + " " + state.DroppedCause
+	}
+	return ""
+}
