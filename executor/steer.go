@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -298,7 +299,18 @@ func (r *runner) dependentsOf(id string) []*node {
 func DropAtRest(store *state.Store, id string, now time.Time) control.Result {
 	res := control.Result{Lot: id}
 	var refusal string
-	store.View(func(st *state.State) { refusal = state.Droppable(st.Lots[id]) })
+	again := false
+	store.View(func(st *state.State) {
+		l := st.Lots[id]
+		refusal = state.Droppable(l)
+		// A request taken again (its apply died before acknowledging it)
+		// finds its effect recorded: it holds.
+		again = l != nil && l.Status == state.LotHandedBack && strings.HasPrefix(l.Cause, state.DroppedCause)
+	})
+	if again {
+		res.Taken, res.Reason = true, "already dropped"
+		return res
+	}
 	if refusal != "" {
 		res.Reason = refusal
 		return res
@@ -320,11 +332,16 @@ func (r *runner) answer(id, text string) control.Result {
 		return res
 	}
 	var problem string
+	again := false
 	r.o.Store.View(func(st *state.State) {
 		l := st.Lots[id]
 		switch {
 		case l == nil:
 			problem = "it has not run: no question waits for an answer"
+		case l.Status == state.LotQuestion && l.Pending() == nil && len(l.Questions) > 0 && l.Questions[len(l.Questions)-1].Answer == text:
+			// Taken again (its apply died before acknowledging it): the
+			// answer is recorded; the lot goes on.
+			again = true
 		case l.Status != state.LotQuestion || l.Pending() == nil:
 			problem = fmt.Sprintf("it has no question waiting for an answer (status %s)", l.Status)
 		}
@@ -333,9 +350,11 @@ func (r *runner) answer(id, text string) control.Result {
 		res.Reason = problem
 		return res
 	}
-	if err := r.o.Store.UpdateLot(id, func(l *state.Lot) { l.Pending().Answer = text }); err != nil {
-		res.Reason = "cannot record it: " + err.Error()
-		return res
+	if !again {
+		if err := r.o.Store.UpdateLot(id, func(l *state.Lot) { l.Pending().Answer = text }); err != nil {
+			res.Reason = "cannot record it: " + err.Error()
+			return res
+		}
 	}
 	res.Taken = true
 	switch why := r.goOn(id); why {

@@ -172,8 +172,13 @@ func TestDropQueued(t *testing.T) {
 	if r := DropAtRest(store, "first", time.Now()); r.Taken || r.Reason != "it is done" {
 		t.Errorf("drop of a done lot: %+v", r)
 	}
-	if r := DropAtRest(store, "second", time.Now()); r.Taken || !strings.Contains(r.Reason, "already handed-back") {
+	// A drop taken again (its apply died before acknowledging it) holds.
+	if r := DropAtRest(store, "second", time.Now()); !r.Taken || r.Reason != "already dropped" {
 		t.Errorf("drop of a dropped lot: %+v", r)
+	}
+	store.UpdateLot("first", func(l *state.Lot) { l.Status, l.Cause, l.IntegratedSHA = state.LotFailed, "red", "" })
+	if r := DropAtRest(store, "first", time.Now()); r.Taken || r.Reason != "it is already failed (red)" {
+		t.Errorf("drop of a failed lot: %+v", r)
 	}
 }
 

@@ -143,12 +143,7 @@ func runStop(e *env, args []string) int {
 	case d.Lock != nil:
 		d.Lock.Release()
 		out.Note = "no apply of " + file + " is running: nothing to stop"
-		out.Queued = false
-		if fs.json {
-			_ = writeJSON(e.stdout, out)
-		} else {
-			fmt.Fprintf(e.stderr, "cadence stop: %s\n", out.Note)
-		}
+		fmt.Fprintf(e.stderr, "cadence stop: %s\n", out.Note)
 		return ExitError
 	}
 	return steerReport(e, "stop", fs.json, out)

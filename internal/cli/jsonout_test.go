@@ -21,7 +21,7 @@ import (
 // and the lock's holder).
 var machineOutputs = []any{
 	listOutput{}, logsOutput{}, stepOutput{}, answerOutput{}, cleanOutput{}, fmtOutput{},
-	initOutput{}, statusSlot{}, buildVersion{}, diagsJSON{},
+	initOutput{}, statusSlot{}, buildVersion{}, diagsJSON{}, steerOutput{},
 	state.State{}, slots.WaveEntry{}, slots.Holder{}, flock.Holder{}, executor.Event{},
 }
 
