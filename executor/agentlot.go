@@ -213,9 +213,6 @@ func (lr *lotRun) finish(ctx context.Context, t state.Transition) (state.LotStat
 	if t.End == state.LotInterrupted {
 		return lr.interrupted(t.Cause)
 	}
-	if why := lr.droppedWhy(); why != "" && t.End != state.LotDone {
-		return lr.dropped(why + ", which ended it " + string(t.End))
-	}
 	return lr.end(ctx, t.End, t.Cause)
 }
 

@@ -75,6 +75,9 @@ type runner struct {
 	stopMu     sync.Mutex
 	stopCause  string
 	steerNoted sync.Once
+	// badSeen are the unreadable request files noted already (only the
+	// watcher's goroutine, or the dispatcher's before it starts, uses it).
+	badSeen map[string]bool
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
@@ -147,6 +150,9 @@ func (r *runner) build() error {
 	// What an earlier apply left running ends before anything is replayed:
 	// no lot ever runs twice at once.
 	r.endLeftovers()
+	if err := r.settleDrops(); err != nil {
+		return err
+	}
 	for _, lp := range r.o.Plan.Lots {
 		if !lp.Action.Pending() {
 			continue

@@ -323,27 +323,21 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 
 // interrupted ends the run of a lot whose step did not end by itself
 // (cadence's shutdown, a machine error): the lot is interrupted, with the
-// cause, for the next apply to resume (DESIGN.md §6).
-//
-// A lot the lead dropped ends dropped instead (its step was stopped by
-// drop -now, or its wait for a session by drop); one whose step cadence
-// stop cut short (a wait for a session) records the lead's stop as cause.
+// cause, for the next apply to resume (DESIGN.md §6). A lot the lead
+// dropped or a wave the lead stopped ends as conclude says.
 func (lr *lotRun) interrupted(cause string) (state.LotStatus, error) {
-	if why := lr.droppedWhy(); why != "" {
-		return lr.dropped(why)
-	}
-	if stop := lr.r.stopping(); stop != "" && !lr.r.hasIncident() && cause == "stopped by cadence" {
-		cause = stop
-	}
-	if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Status, l.Cause = state.LotInterrupted, cause }); uerr != nil {
-		return "", uerr
-	}
-	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(state.LotInterrupted), Message: cause})
-	return state.LotInterrupted, nil
+	return lr.conclude(state.LotInterrupted, cause)
 }
 
-// end records the lot's final status for this run.
-func (lr *lotRun) end(ctx context.Context, st state.LotStatus, cause string) (state.LotStatus, error) {
+// end records the lot's final status for this run (conclude).
+func (lr *lotRun) end(_ context.Context, st state.LotStatus, cause string) (state.LotStatus, error) {
+	return lr.conclude(st, cause)
+}
+
+// record writes the lot's end for this run: its status and cause (a done
+// lot's cause is cleared; an empty cause keeps the recorded one), and
+// emits it.
+func (lr *lotRun) record(st state.LotStatus, cause string) (state.LotStatus, error) {
 	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 		l.Status = st
 		if st == state.LotDone {

@@ -1,11 +1,8 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/control"
@@ -53,21 +50,6 @@ type steerMsg struct {
 	reply chan control.Ack
 }
 
-// nodeSteer is the lead's word on a started lot: set by the dispatcher,
-// read by the lot's goroutine between steps (guarded by mu).
-type nodeSteer struct {
-	mu sync.Mutex
-	// at is the step the lot runs or is about to run ("" before its first).
-	at state.StepKind
-	// dropped, when not empty, says the lead dropped the lot and what it
-	// was doing.
-	dropped string
-	// cancel ends the lot's context (drop -now); wake ends its waits for a
-	// session or slot (drop, stop) and waitCtx is what those waits use.
-	cancel, wake context.CancelFunc
-	waitCtx      context.Context
-}
-
 // channel is the wave's request channel; ok is false for a run without a
 // wave file (tests of Run).
 func (r *runner) channel() (control.Channel, bool) {
@@ -99,8 +81,16 @@ func (r *runner) pending(ch control.Channel) []control.Request {
 		return nil
 	}
 	for name, why := range bad {
+		if err := ch.AckBad(name); err != nil && !r.badSeen[name] {
+			why = fmt.Errorf("%v; it cannot be removed (%v): remove it", why, err)
+		} else if r.badSeen[name] {
+			continue
+		}
+		if r.badSeen == nil {
+			r.badSeen = map[string]bool{}
+		}
+		r.badSeen[name] = true
 		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("request %s refused: %v", name, why)})
-		_ = ch.AckBad(name)
 	}
 	return reqs
 }
@@ -196,131 +186,6 @@ func (r *runner) stopping() string {
 	r.stopMu.Lock()
 	defer r.stopMu.Unlock()
 	return r.stopCause
-}
-
-// drop drops the lot id (see the top of this file).
-func (r *runner) drop(id string, now bool) control.Result {
-	res := control.Result{Lot: id}
-	if r.o.Config.Lot(id) == nil {
-		res.Reason = "no lot " + id + " in the wave file"
-		return res
-	}
-	var refusal string
-	r.o.Store.View(func(st *state.State) { refusal = state.Droppable(st.Lots[id]) })
-	n := r.byID[id]
-	switch {
-	case refusal != "":
-		res.Reason = refusal
-	case n != nil && n.started && !n.finished:
-		return r.dropRunning(n, now)
-	case n != nil && !n.started && n.blockedBy == "":
-		return r.dropQueued(n)
-	default:
-		res = DropAtRest(r.o.Store, id, r.now())
-		if res.Taken {
-			r.blockAll(r.dependentsOf(id), id+" "+state.DroppedCause)
-		}
-	}
-	return res
-}
-
-// dropRunning marks a running lot dropped: it ends after its current step,
-// or at once with now (its context is cancelled: the step is stopped and
-// recorded interrupted).
-func (r *runner) dropRunning(n *node, now bool) control.Result {
-	res := control.Result{Lot: n.lot.ID, Taken: true}
-	s := &n.steer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.at == state.StepIntegrate:
-		return control.Result{Lot: n.lot.ID, Reason: "it is being integrated: too late to drop it"}
-	case s.dropped != "" && !now:
-		res.Reason = "already dropped: it is handed back when its current step ends"
-		return res
-	}
-	what := "its " + string(s.at) + " step"
-	switch {
-	case s.at == "":
-		// Still making its worktrees: no step ran.
-		s.dropped = "before its first step"
-		if now {
-			s.cancel()
-		} else {
-			s.wake()
-		}
-		res.Reason = "starting: it is handed back before its first step"
-	case now:
-		s.dropped = what + " was stopped (cadence drop -now)"
-		s.cancel()
-		res.Reason = "running: " + what + " is stopped and recorded interrupted; the lot is handed back, its commits kept"
-	default:
-		s.dropped = "after " + what
-		s.wake()
-		res.Reason = "running: it is handed back when " + what + " ends, its commits kept"
-	}
-	r.emit(Event{Kind: EvOutput, Lot: n.lot.ID, Message: "dropped by the lead: " + res.Reason})
-	return res
-}
-
-// dropQueued hands back a lot of this run that has not started; it never
-// will.
-func (r *runner) dropQueued(n *node) control.Result {
-	res := DropAtRest(r.o.Store, n.lot.ID, r.now())
-	if !res.Taken {
-		return res
-	}
-	n.blockedBy = state.DroppedCause
-	r.ready.remove(n)
-	r.emit(Event{Kind: EvLotEnd, Lot: n.lot.ID, Status: string(state.LotHandedBack), Message: state.DroppedCause})
-	r.blockAll(n.dependents, n.lot.ID+" "+state.DroppedCause)
-	return res
-}
-
-// dependentsOf are the nodes of this run that depend on lot id directly.
-func (r *runner) dependentsOf(id string) []*node {
-	var ds []*node
-	for _, m := range r.nodes {
-		for _, d := range m.lot.DependsOn {
-			if d.ID == id {
-				ds = append(ds, m)
-				break
-			}
-		}
-	}
-	return ds
-}
-
-// DropAtRest drops the lot id of a wave when no step of it runs: it is
-// handed back (state.Lot.Drop) unless state.Droppable refuses, and the
-// result says which. The dependents of the lot are the caller's (the
-// planner shows them blocked). `cadence drop` uses it when no apply is
-// live, the run for lots it does not run.
-func DropAtRest(store *state.Store, id string, now time.Time) control.Result {
-	res := control.Result{Lot: id}
-	var refusal string
-	again := false
-	store.View(func(st *state.State) {
-		l := st.Lots[id]
-		refusal = state.Droppable(l)
-		// A request taken again (its apply died before acknowledging it)
-		// finds its effect recorded: it holds.
-		again = l != nil && l.Status == state.LotHandedBack && strings.HasPrefix(l.Cause, state.DroppedCause)
-	})
-	if again {
-		res.Taken, res.Reason = true, "already dropped"
-		return res
-	}
-	if refusal != "" {
-		res.Reason = refusal
-		return res
-	}
-	if err := store.UpdateLot(id, func(l *state.Lot) { l.Drop("", now) }); err != nil {
-		res.Reason = "cannot record it: " + err.Error()
-		return res
-	}
-	res.Taken, res.Reason = true, "handed back; its dependents are blocked"
-	return res
 }
 
 // answer records the lead's answer to the question lot id waits on, and
@@ -432,95 +297,4 @@ func (r *runner) answered(id string) bool {
 		ok = l != nil && l.Status == state.LotQuestion && l.Pending() == nil
 	})
 	return ok
-}
-
-// startSteer gives a lot about to start its contexts: the lot's own (ctx,
-// cancelled by drop -now) and its waits' (cancelled by drop and stop).
-func (n *node) startSteer(ctx context.Context) context.Context {
-	s := &n.steer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var lctx context.Context
-	lctx, s.cancel = context.WithCancel(ctx)
-	s.waitCtx, s.wake = context.WithCancel(lctx)
-	if s.dropped != "" {
-		s.wake()
-	}
-	return lctx
-}
-
-// endSteer releases the lot's contexts once its goroutine ended.
-func (n *node) endSteer() {
-	s := &n.steer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel != nil {
-		s.cancel()
-	}
-}
-
-// waitCtx is the context the lot's waits for a session or a slot use:
-// ended by the lead's drop or stop, so a lot that waits starts no step.
-func (lr *lotRun) waitCtx(ctx context.Context) context.Context {
-	s := &lr.n.steer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.waitCtx == nil {
-		return ctx
-	}
-	return s.waitCtx
-}
-
-// beforeStep is the lead's word before the lot's step at: when the lead
-// dropped the lot or stopped the wave, the lot's end (stop true);
-// otherwise it records that the lot runs at, so a drop from now on knows
-// (a lot being integrated cannot be dropped).
-func (lr *lotRun) beforeStep(at state.StepKind) (st state.LotStatus, stop bool, err error) {
-	s := &lr.n.steer
-	s.mu.Lock()
-	dropped := s.dropped
-	if dropped == "" && lr.r.stopping() == "" {
-		s.at = at
-	}
-	s.mu.Unlock()
-	switch {
-	case dropped != "":
-		st, err = lr.dropped(dropped)
-		return st, true, err
-	case lr.r.stopping() != "":
-		st, err = lr.interrupted(lr.r.stopping())
-		return st, true, err
-	}
-	return "", false, nil
-}
-
-// droppedWhy says what the lot was doing when the lead dropped it ("" when
-// not dropped).
-func (lr *lotRun) droppedWhy() string {
-	s := &lr.n.steer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
-
-// dropped ends the lot's run as dropped by the lead (handed back).
-func (lr *lotRun) dropped(why string) (state.LotStatus, error) {
-	var cause string
-	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
-		l.Drop(why, lr.r.now())
-		cause = l.Cause
-	})
-	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(state.LotHandedBack), Message: cause})
-	return state.LotHandedBack, err
-}
-
-// droppedCause names, for the dependents of n, why they are blocked when
-// n was dropped ("" when it was not).
-func droppedCause(n *node) string {
-	n.steer.mu.Lock()
-	defer n.steer.mu.Unlock()
-	if n.steer.dropped != "" || n.blockedBy == state.DroppedCause {
-		return n.lot.ID + " " + state.DroppedCause
-	}
-	return ""
 }

@@ -194,6 +194,17 @@ func TestDropRunning(t *testing.T) {
 	if len(a.Results) != 1 || !a.Results[0].Taken || !strings.Contains(a.Results[0].Reason, "when its implement step ends") {
 		t.Fatalf("ack %+v", a)
 	}
+	// Recorded before it was acknowledged, while the step still runs: a
+	// cadence killed now leaves the lot dropped (Resume holds it).
+	if l := h.lots()["busy"]; l.Dropped != "after its implement step" || l.Status != state.LotRunning {
+		t.Errorf("busy while its step runs: %+v", l)
+	} else if r := state.Resume(planner.Facts(h.cfg.Lot("busy")), l); r.Kind != state.ResumeHeld || r.Status != state.LotHandedBack {
+		t.Errorf("resumption of a lot dropped mid-step: %+v", r)
+	}
+	// Asked again (a retry, a second terminal): it holds.
+	if a := h.request(control.Request{Kind: control.KindDrop, Lots: []string{"busy"}}); !a.Results[0].Taken || a.Results[0].Reason != "already dropped" {
+		t.Errorf("second drop: %+v", a)
+	}
 	g.release("busy-implement")
 	<-done
 	l := h.lots()["busy"]
@@ -381,5 +392,38 @@ repo "r" {
 	}
 	if q := h.lots()["asks"].Questions; len(q) != 1 || q[0].Answer != "Redis" {
 		t.Errorf("questions %+v", q)
+	}
+}
+
+// TestDroppedMidStepAfterCrash: a lot dropped while its step ran, whose
+// cadence was killed before it was handed back (recorded running with
+// Dropped), is handed back by the next run, never run again; its
+// dependent is blocked.
+func TestDroppedMidStepAfterCrash(t *testing.T) {
+	h := newHarness(t, oneSession+agentLots("busy")+`lot "next" {
+  repo = repo.r
+  brief = "x"
+  depends_on = [lot.busy]
+}
+`)
+	store, err := state.OpenStore(filepath.Join(h.dir, "wave.state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.UpdateLot("busy", func(l *state.Lot) {
+		l.Status, l.Dropped = state.LotRunning, "after its implement step"
+		l.Steps = []state.Step{{Kind: state.StepImplement, Status: state.StepRunning, Started: time.Now()}}
+	})
+	store.Close()
+	res, err := h.run(context.Background(), planner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := h.lots()["busy"]
+	if l.Status != state.LotHandedBack || l.Cause != state.DroppedCause+" (after its implement step)" || l.Steps[0].Status != state.StepInterrupted {
+		t.Errorf("busy = %+v", l)
+	}
+	if len(h.agent.spans) != 0 || res.Status != state.WaveNeedsLead {
+		t.Errorf("%d sessions ran; wave %s", len(h.agent.spans), res.Status)
 	}
 }

@@ -194,7 +194,7 @@ func ownOnly(path string, st fs.FileInfo, dir bool) error {
 	case ok && int(sys.Uid) != os.Geteuid():
 		return fmt.Errorf("%s belongs to user %d: %w", path, sys.Uid, ErrForeign)
 	case dir && st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%s may be written by others (mode %v): %w", path, st.Mode().Perm(), ErrForeign)
+		return fmt.Errorf("%s may be written by others (mode %v; chmod 700 it if it is yours): %w", path, st.Mode().Perm(), ErrForeign)
 	}
 	return nil
 }

@@ -54,14 +54,28 @@ func runAnswer(e *env, args []string) int {
 	}
 	defer store.Close()
 	var problem, question string
-	err = store.UpdateLot(id, func(lot *state.Lot) {
-		q := lot.Pending()
-		if q == nil {
+	again := false
+	store.View(func(st *state.State) {
+		lot := st.Lots[id]
+		switch {
+		case lot == nil:
+			// Never run, or no lot of the wave: nothing is recorded (no
+			// phantom lot in the state).
+			problem = fmt.Sprintf("lot %s has no question waiting for an answer (it has not run)", id)
+		case lot.Pending() == nil && lot.Status == state.LotQuestion && len(lot.Questions) > 0 && lot.Questions[len(lot.Questions)-1].Answer == text:
+			// The same answer again (a live apply recorded it and ended
+			// before acknowledging it): it holds.
+			again, question = true, lot.Questions[len(lot.Questions)-1].Text
+		case lot.Pending() == nil:
 			problem = fmt.Sprintf("lot %s has no question waiting for an answer (status %s)", id, lot.Status)
-			return
 		}
-		q.Answer, question = text, q.Text
 	})
+	if problem == "" && !again {
+		err = store.UpdateLot(id, func(lot *state.Lot) {
+			q := lot.Pending()
+			q.Answer, question = text, q.Text
+		})
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
 		return ExitError

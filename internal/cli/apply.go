@@ -105,6 +105,9 @@ func runApply(e *env, args []string) int {
 		return exitRefused
 	}
 	defer waveLock.Release()
+	// When this apply holds the wave: a stop request sent before it is
+	// another run's (executor.Options.Since).
+	locked := time.Now()
 	w, p := f.makePlan(e, file, e.stderr)
 	if p == nil {
 		return exitRefused
@@ -150,7 +153,7 @@ func runApply(e *env, args []string) int {
 			return code
 		}
 	}
-	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, started)
+	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, locked)
 }
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
@@ -193,7 +196,7 @@ func (e *env) layoutOf(file, name string) layout.Wave {
 // guards, store, slots and registry) and renders its end.
 // quotaUntil is a recorded usage limit's reset time that sessions wait
 // for (quotaGate), or nil.
-func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, started time.Time) int {
+func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, locked time.Time) int {
 	out := newProgress(e, f.json, lay.JournalLog())
 	defer out.close()
 	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
@@ -225,7 +228,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		Failpoint: e.getenv("CADENCE_FAILPOINT"),
 		// A stop sent before this apply took the wave lock is an earlier
 		// run's: cleared (executor/steer.go).
-		Since: started,
+		Since: locked,
 	})
 	out.stopLive()
 	var setupErr *executor.SetupError

@@ -161,8 +161,17 @@ func argValues(c *command, fs *flag.FlagSet) complete.Predictor {
 			switch {
 			case len(pos) == 0:
 				return append(files.Predict(a), lotIDs(file)...)
-			case len(rest) == 0 || strings.Contains(c.args, "LOT..."):
+			case len(rest) == 0:
 				return lotIDs(file)
+			case strings.Contains(c.args, "LOT..."):
+				// drop LOT...: the lots not given yet.
+				var left []string
+				for _, id := range lotIDs(file) {
+					if !slices.Contains(rest, id) {
+						left = append(left, id)
+					}
+				}
+				return left
 			}
 		case strings.Contains(c.args, "..."):
 			return files.Predict(a)

@@ -103,6 +103,14 @@ func dropAtRest(cfg *spec.Config, file, statePath string, ids []string) []contro
 		return []control.Result{{Lot: ids[0], Reason: err.Error()}}
 	}
 	defer store.Close()
+	// A wave never applied gets its name in the new state (status shows it).
+	var named bool
+	store.View(func(st *state.State) { named = st.Wave != "" })
+	if !named {
+		if err := store.UpdateWave(func(st *state.State) { st.Wave = cfg.Wave.Name }); err != nil {
+			return []control.Result{{Lot: ids[0], Reason: err.Error()}}
+		}
+	}
 	var rs []control.Result
 	for _, id := range ids {
 		if cfg.Lot(id) == nil {

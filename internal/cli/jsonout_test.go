@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cadence-run/cadence/executor"
+	"github.com/cadence-run/cadence/executor/control"
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/state"
@@ -21,7 +22,7 @@ import (
 // and the lock's holder).
 var machineOutputs = []any{
 	listOutput{}, logsOutput{}, stepOutput{}, answerOutput{}, cleanOutput{}, fmtOutput{},
-	initOutput{}, statusSlot{}, buildVersion{}, diagsJSON{}, steerOutput{},
+	initOutput{}, statusSlot{}, buildVersion{}, diagsJSON{}, steerOutput{}, control.Request{},
 	state.State{}, slots.WaveEntry{}, slots.Holder{}, flock.Holder{}, executor.Event{},
 }
 

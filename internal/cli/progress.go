@@ -30,12 +30,15 @@ type progress struct {
 	journalPath string
 	running     map[string]*liveStep
 	counts      map[string]int
-	tokens      int64
-	total       int // lots this run may work on
-	budget      int64
-	drawn       int // lines of the live block on screen
-	ticker      *time.Ticker
-	done        chan struct{}
+	// started are the lots running now: a lot that ends without having
+	// started (blocked, dropped while queued) is not taken off "running".
+	started map[string]bool
+	tokens  int64
+	total   int // lots this run may work on
+	budget  int64
+	drawn   int // lines of the live block on screen
+	ticker  *time.Ticker
+	done    chan struct{}
 }
 
 type liveStep struct {
@@ -55,7 +58,7 @@ func (e *env) liveOn(w io.Writer) bool {
 }
 
 func newProgress(e *env, asJSON bool, journalPath string) *progress {
-	p := &progress{w: e.stdout, json: asJSON, running: map[string]*liveStep{}, counts: map[string]int{}, done: make(chan struct{}), journalPath: journalPath}
+	p := &progress{w: e.stdout, json: asJSON, running: map[string]*liveStep{}, counts: map[string]int{}, started: map[string]bool{}, done: make(chan struct{}), journalPath: journalPath}
 	p.live = !asJSON && e.liveOn(e.stdout)
 	if p.live {
 		// The goroutine keeps its own ticker: stopLive sets p.ticker to
@@ -100,8 +103,12 @@ func (p *progress) event(ev executor.Event) {
 		p.tokens += ev.Usage.Counted()
 	case executor.EvLotStart:
 		p.counts["running"]++
+		p.started[ev.Lot] = true
 	case executor.EvLotEnd:
-		p.counts["running"]--
+		if p.started[ev.Lot] {
+			p.counts["running"]--
+			delete(p.started, ev.Lot)
+		}
 		p.counts[ev.Status]++
 	}
 	line := formatEvent(ev)

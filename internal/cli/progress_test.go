@@ -46,3 +46,24 @@ func TestLiveBlockIsNotColour(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressCounts: a lot that ends without having started (blocked,
+// dropped while queued) is counted by its status and never taken off the
+// running count.
+func TestProgressCounts(t *testing.T) {
+	e, _, _ := testEnv(map[string]string{}, false)
+	p := newProgress(e, false, "")
+	defer p.close()
+	p.total = 3
+	now := time.Now()
+	p.event(executor.Event{Time: now, Kind: executor.EvLotStart, Lot: "a"})
+	p.event(executor.Event{Time: now, Kind: executor.EvLotEnd, Lot: "b", Status: "handed-back", Message: "dropped by the lead"})
+	p.event(executor.Event{Time: now, Kind: executor.EvLotEnd, Lot: "c", Status: "blocked"})
+	if p.counts["running"] != 1 || p.counts["handed-back"] != 1 || p.counts["blocked"] != 1 {
+		t.Errorf("counts %v", p.counts)
+	}
+	p.event(executor.Event{Time: now, Kind: executor.EvLotEnd, Lot: "a", Status: "done"})
+	if p.counts["running"] != 0 || p.counts["done"] != 1 {
+		t.Errorf("counts %v", p.counts)
+	}
+}

@@ -90,6 +90,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		if st != nil {
 			out["state"] = st
 			out["lock"] = lockHolder(lay.Lock())
+			out["requests"] = waitingRequests(lay)
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
@@ -105,6 +106,9 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		fmt.Fprintf(w, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, status, st.Serial, st.Updated.Local().Format(time.DateTime))
 		if h != nil {
 			fmt.Fprintf(w, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
+		}
+		for _, r := range waitingRequests(lay) {
+			fmt.Fprintf(w, "Request waiting for an apply: %s (sent %s by pid %d; cadence apply takes it)\n", describeRequest(r), r.Sent.Local().Format(time.DateTime), r.PID)
 		}
 		if left := leftOf(file, st, h == nil); len(left) > 0 {
 			fmt.Fprintf(w, "Left: %s\n", strings.Join(left, "; "))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/control"
@@ -138,4 +139,29 @@ type steerOutput struct {
 // request in time.
 func queuedNote(lay layout.Wave, wait time.Duration) string {
 	return fmt.Sprintf("the running apply has not taken the request within %s (it is planning or waiting for confirmation?): it stays in %s, and the apply takes it when it runs lots, or the next apply does", wait, lay.Requests())
+}
+
+// waitingRequests are the requests of the wave's channel no apply took yet
+// (none when it cannot be read).
+func waitingRequests(lay layout.Wave) []control.Request {
+	reqs, _, _ := control.Channel{Dir: lay.Requests()}.Pending()
+	if reqs == nil {
+		reqs = []control.Request{}
+	}
+	return reqs
+}
+
+// describeRequest is a request as the command that sent it reads.
+func describeRequest(r control.Request) string {
+	switch r.Kind {
+	case control.KindDrop:
+		s := "drop " + strings.Join(r.Lots, " ")
+		if r.Now {
+			s = "drop -now " + strings.Join(r.Lots, " ")
+		}
+		return s
+	case control.KindAnswer:
+		return fmt.Sprintf("answer %s %q", r.Lot, r.Text)
+	}
+	return string(r.Kind)
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -9,12 +10,23 @@ import (
 // drop`, DESIGN.md §4): the lot is handed back with it, its commits kept.
 const DroppedCause = "dropped by the lead"
 
+// AlreadyDropped reports whether the lead dropped the lot already (it is
+// not done): a drop again holds, without doing anything (a request taken
+// twice, one command retried).
+func (l *Lot) AlreadyDropped() bool {
+	if l == nil || l.Status == LotDone {
+		return false
+	}
+	return l.Dropped != "" || l.Status == LotHandedBack && strings.HasPrefix(l.Cause, DroppedCause)
+}
+
 // Droppable says why the lot recorded as l cannot be dropped ("" when it
 // can): a done lot, one already handed back or failed (finished: nothing to
 // drop), and one whose integration began (its bases may have moved already:
 // only an apply completes it, executor/intent.go) are refused. A nil lot
 // (never run), a queued, blocked, suspended, interrupted or waiting lot, and
-// a running one (its step is the caller's to stop) can be dropped.
+// a running one (its step is the caller's to stop) can be dropped. Check
+// AlreadyDropped first: a dropped lot is handed back.
 func Droppable(l *Lot) string {
 	switch {
 	case l == nil:
@@ -41,9 +53,12 @@ func lastStepIs(l *Lot, k StepKind) bool {
 // commits stay: nothing of the lot's work is lost. Call it only when
 // Droppable(l) is "".
 func (l *Lot) Drop(why string, now time.Time) {
-	l.Status, l.Cause = LotHandedBack, DroppedCause
-	if why != "" {
-		l.Cause += " (" + why + ")"
+	if why == "" {
+		why = l.Dropped
+	}
+	l.Status, l.Cause = LotHandedBack, droppedCause(why)
+	if l.Dropped == "" {
+		l.Dropped = firstNonEmpty(why, "before its first step")
 	}
 	l.BlockedBy = ""
 	if n := len(l.Steps); n > 0 && l.Steps[n-1].Status == StepRunning {
@@ -51,4 +66,13 @@ func (l *Lot) Drop(why string, now time.Time) {
 		t := now.UTC()
 		s.Status, s.Cause, s.Ended = StepInterrupted, "cadence stopped before the step ended", &t
 	}
+}
+
+// droppedCause is the cause of a lot dropped while doing why ("" when it
+// had not started).
+func droppedCause(why string) string {
+	if why == "" || why == "before its first step" {
+		return DroppedCause
+	}
+	return DroppedCause + " (" + why + ")"
 }

@@ -61,6 +61,10 @@ func Resume(f LotFacts, l *Lot) Resumption {
 	case l.Status == LotHandedBack || l.Status == LotFailed:
 		return Resumption{Kind: ResumeHeld, Status: l.Status,
 			Reason: fmt.Sprintf("%s: %s", l.Status, firstNonEmpty(l.Cause, l.Outcome, "see cadence logs"))}
+	case l.Dropped != "":
+		// Dropped while a step ran, and cadence stopped before the lot
+		// was handed back: it is.
+		return Resumption{Kind: ResumeHeld, Status: LotHandedBack, Reason: "handed-back: " + droppedCause(l.Dropped)}
 	case l.Status == LotQuestion && l.Pending() != nil:
 		return Resumption{Kind: ResumeAnswer, Status: LotQuestion, Reason: l.Pending().Text}
 	case len(l.Steps) == 0:

@@ -192,8 +192,14 @@ type Lot struct {
 	IntegratedSHA string     `json:"integrated_sha,omitempty"`
 	PatchID       string     `json:"patch_id,omitempty"`
 	BlockedBy     string     `json:"blocked_by,omitempty"`
-	Cause         string     `json:"cause,omitempty"`
-	Outcome       string     `json:"outcome,omitempty"`
+	// Dropped is set when the lead dropped the lot (cadence drop): what it
+	// was doing. It is recorded before the drop is acknowledged, while a
+	// step of the lot may still run; the lot is handed back when that step
+	// ends, or by the next apply when cadence stopped first (Resume holds
+	// a lot that is not done and has it).
+	Dropped string `json:"dropped,omitempty"`
+	Cause   string `json:"cause,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
 	// Backups are the refs (refs/cadence/backup/<wave>/<lot>/<n>) that keep
 	// the commits of the lot's earlier attempts: a command lot replayed
 	// from the commit it started from, or a lot replaced (-replace). They
