@@ -92,6 +92,8 @@ func whatLabel(lp *planner.LotPlan) string {
 		return "waiting for an answer: " + oneLine(lp.Reason)
 	case planner.ActionHeld:
 		return oneLine(lp.Reason) + " (apply -replace " + lp.ID + " runs it again)"
+	case planner.ActionRefused:
+		return "refused: " + oneLine(lp.Reason)
 	case planner.ActionBlocked:
 		return "blocked: " + oneLine(lp.Reason)
 	case planner.ActionDone:
