@@ -106,8 +106,8 @@ type Inputs struct {
 	Files, VarFiles, Env, ToolchainFiles map[string]string
 	// Toolchains are by repo name, for the repositories inspected now (a
 	// repository missing from it is not compared).
-	Toolchains map[string]SavedToolchain
-	TemplatesDigest      string
+	Toolchains      map[string]SavedToolchain
+	TemplatesDigest string
 	// Vars are -var assignments given again to apply, if any: each name
 	// given must keep its saved value.
 	Vars []string
