@@ -107,15 +107,27 @@ func TestLotEnvKeepsGuardFirst(t *testing.T) {
 	guard := []string{"GIT_CONFIG_COUNT=1", "PATH=/guard/bin:/usr/bin"}
 	inherited := []string{"PATH=/usr/bin"}
 	e := spec.Env{Vars: map[string]string{"Z": "1", "A": "2"}, PathPrepend: []string{"/x"}}
-	got := lotEnv(guard, inherited, e, []string{"/nvm/bin"})
+	got := lotEnv(guard, inherited, e, []string{"/nvm/bin"}, nil)
 	want := []string{"GIT_CONFIG_COUNT=1", "PATH=/guard/bin:/usr/bin", "A=2", "Z=1", "PATH=/guard/bin:/x:/nvm/bin:/usr/bin"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lotEnv = %q, want %q", got, want)
 	}
-	if got := lotEnv(nil, inherited, spec.Env{Vars: map[string]string{"A": "1"}}, nil); !reflect.DeepEqual(got, []string{"A=1"}) {
+	if got := lotEnv(nil, inherited, spec.Env{Vars: map[string]string{"A": "1"}}, nil, nil); !reflect.DeepEqual(got, []string{"A=1"}) {
 		t.Errorf("no PATH change: %q", got)
 	}
-	if got := lotEnv(nil, nil, spec.Env{PathPrepend: []string{"/x"}}, nil); !reflect.DeepEqual(got, []string{"PATH=/x"}) {
+	if got := lotEnv(nil, nil, spec.Env{PathPrepend: []string{"/x"}}, nil, nil); !reflect.DeepEqual(got, []string{"PATH=/x"}) {
 		t.Errorf("no inherited PATH: %q", got)
+	}
+}
+
+// TestLotEnvToolchainVars: the variables a repository's toolchain sets
+// (mise env) come before the lot's own, sorted, and one the lot sets is
+// the lot's alone.
+func TestLotEnvToolchainVars(t *testing.T) {
+	e := spec.Env{Vars: map[string]string{"JAVA_HOME": "/lot/java"}}
+	got := lotEnv(nil, []string{"PATH=/usr/bin"}, e, []string{"/m/go/bin"}, map[string]string{"JAVA_HOME": "/m/java", "GOROOT": "/m/go"})
+	want := []string{"GOROOT=/m/go", "JAVA_HOME=/lot/java", "PATH=/m/go/bin:/usr/bin"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("lotEnv = %q, want %q", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cadence-run/cadence/spec"
 )
@@ -26,23 +27,55 @@ func lotEnv(l *spec.Lot) (names, path []string) {
 	return names, path
 }
 
-// checkToolchain refuses, with the reason, the repository whose toolchain
-// file cannot be resolved: its lots would run with whatever tool PATH
-// finds, which is what the file is there to prevent (no silent fallback).
-func (b *builder) checkToolchain(r *spec.Repo, f RepoFacts) {
-	if f.ToolchainErr == nil {
+// toolchainCause is why repo r's toolchain cannot be resolved, as a plan
+// shows it: f.ToolchainErr, or a note that it is not shown when the
+// repo's path is sensitive (the error may quote it). "" when it can.
+func toolchainCause(r *spec.Repo, f RepoFacts) string {
+	switch {
+	case f.ToolchainErr == nil:
+		return ""
+	case r.Sensitive.Has("path"):
+		return "its error is not shown: the repo's path is sensitive"
+	}
+	return f.ToolchainErr.Error()
+}
+
+// refuseToolchains refuses, with the reason, the pending lots that work
+// in a repository whose toolchain file cannot be resolved (unresolved:
+// repository to cause, toolchainCause): they would run with whatever tool
+// PATH finds, which is what the file is there to prevent (no silent
+// fallback). Each such lot becomes ActionRefused, its dependents
+// ActionBlocked; the wave's other lots run. One warning per repository
+// names its refused lots (WarnToolchain, not refusing the apply).
+func (b *builder) refuseToolchains(unresolved map[*spec.Repo]string) {
+	if len(unresolved) == 0 {
 		return
 	}
-	var cause any = f.ToolchainErr
-	if r.Sensitive.Has("path") {
-		cause = "its error is not shown: the repo's path is sensitive"
-	}
-	var ids []string
+	refused := map[*spec.Repo][]string{}
 	for _, l := range b.selected {
-		if b.actions[l].Action.Pending() && slices.Contains(l.Repos(), r) {
-			ids = append(ids, l.ID)
+		lp := b.actions[l]
+		if !lp.Action.Pending() {
+			continue
+		}
+		var why []string
+		for _, r := range l.Repos() {
+			if cause, ok := unresolved[r]; ok {
+				why = append(why, fmt.Sprintf("repo %s's toolchain cannot be resolved: %s", r.Name, cause))
+				refused[r] = append(refused[r], l.ID)
+			}
+		}
+		if len(why) > 0 {
+			lp.Action, lp.ResumeAt, lp.Reason = ActionRefused, nil, strings.Join(why, "; ")
 		}
 	}
-	b.warn(Warning{Kind: WarnToolchain, Subject: r.Name, Refuses: true, LotIDs: ids,
-		Message: fmt.Sprintf("repo %s's toolchain cannot be resolved, so its lots (%s) cannot run: %v", r.Name, shortList(ids, 5), cause)})
+	for _, r := range b.cfg.Repos {
+		cause, ok := unresolved[r]
+		if !ok {
+			continue
+		}
+		ids := refused[r]
+		b.warn(Warning{Kind: WarnToolchain, Subject: r.Name, LotIDs: ids,
+			Message: fmt.Sprintf("repo %s's toolchain cannot be resolved, so its lots (%s) are refused and their dependents blocked; the others run: %s", r.Name, shortList(ids, 5), cause)})
+	}
+	b.blockDependents()
 }

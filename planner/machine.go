@@ -38,12 +38,14 @@ type RepoFacts struct {
 	ForeignPrePush string
 	// ProbableTest is the test command the repository's files suggest.
 	ProbableTest string
-	// Toolchain is what the repository's toolchain file resolved to
-	// ("node v22.22.3 from .nvmrc"; "" when it has none) and ToolchainPath
-	// the folders it puts before PATH; ToolchainErr says why a toolchain
-	// file there cannot be resolved (internal/toolchain).
+	// Toolchain is what the repository's toolchain files resolved to
+	// ("node v22.22.3 from .nvmrc"; "" when it has none), ToolchainPath
+	// the folders they put before PATH and ToolchainEnv the other
+	// variables they set (mise's); ToolchainErr says why a toolchain file
+	// there cannot be resolved (internal/toolchain).
 	Toolchain     string
 	ToolchainPath []string
+	ToolchainEnv  map[string]string
 	ToolchainErr  error
 }
 

@@ -27,10 +27,17 @@ const (
 	ActionBlocked Action = "blocked" // - blocked: a dependency needs the lead
 	ActionReplace Action = "replace" // ± replace: run again (-replace)
 	ActionHeld    Action = "held"    // ! handed back or failed: needs the lead
+	// ActionRefused: the plan itself refuses the lot, which would run,
+	// with the reason (LotPlan.Reason): today an unresolvable toolchain
+	// file in one of its repositories (.nvmrc, .tool-versions, mise.toml).
+	// Unlike ActionHeld it is no state of the lot: nothing is recorded,
+	// the lead fixes the machine (installs the tool) and applies again;
+	// the wave's other lots run (its dependents are ActionBlocked).
+	ActionRefused Action = "refused" // × refused by the plan: fix the machine
 )
 
 // Actions lists every action in display order.
-var Actions = []Action{ActionRun, ActionResume, ActionReplace, ActionAnswer, ActionHeld, ActionBlocked, ActionDone}
+var Actions = []Action{ActionRun, ActionResume, ActionReplace, ActionAnswer, ActionHeld, ActionRefused, ActionBlocked, ActionDone}
 
 // Symbol is the one-character mark of an action in text output.
 func (a Action) Symbol() string {
@@ -49,6 +56,8 @@ func (a Action) Symbol() string {
 		return "±"
 	case ActionHeld:
 		return "!"
+	case ActionRefused:
+		return "×"
 	}
 	return " "
 }
@@ -121,7 +130,7 @@ type LotPlan struct {
 	Action    Action
 	// ResumeAt is set for ActionResume.
 	ResumeAt *Resume
-	// Reason explains blocked, held and answer actions.
+	// Reason explains blocked, held, refused and answer actions.
 	Reason string
 	// BlockedBy are the lots that block this one (ActionBlocked).
 	BlockedBy []string
@@ -162,12 +171,21 @@ type RepoPlan struct {
 	// agent claude: sandbox = false" ("" when prevented).
 	Pushes       Pushes
 	PushesReason string
-	// Toolchain is what the repository's toolchain file resolved to
-	// ("node v22.22.3 from .nvmrc"), "" for none or offline; ToolchainPath
-	// the folders it puts before PATH for the repository's lots (after
-	// their path_prepend), which apply uses.
+	// Toolchain is what the repository's toolchain files resolved to
+	// ("node v22.22.3 from .nvmrc"; "node 20.11.1, python 3.12.2 from
+	// .tool-versions (mise)"), "" for none or offline; ToolchainPath the
+	// folders they put before PATH for the repository's lots (after their
+	// path_prepend), which apply uses; ToolchainEnv the other variables
+	// mise sets for them (`mise env`: JAVA_HOME, a mise.toml's [env]),
+	// applied under the lots' own env. A plan's JSON shows the names of
+	// ToolchainEnv, never the values.
 	Toolchain     string
 	ToolchainPath []string
+	ToolchainEnv  map[string]string
+	// ToolchainErr says why a toolchain file of the repository cannot be
+	// resolved ("" when it can or there is none): its lots are
+	// ActionRefused with it.
+	ToolchainErr string
 }
 
 // Totals sum up a plan.
@@ -277,8 +295,9 @@ const (
 	// WarnAgentChanged: the agent CLI's version is not the one the wave
 	// was started with (never refuses; pinned).
 	WarnAgentChanged WarningKind = "agent-changed"
-	// WarnToolchain: a repository's toolchain file (.nvmrc) names a
-	// version that is not installed, or cannot be read: apply refuses.
+	// WarnToolchain: a repository's toolchain file (.nvmrc, .tool-versions,
+	// mise.toml) names a version that is not installed, or cannot be read
+	// or resolved: its lots are ActionRefused (LotIDs), the others run.
 	WarnToolchain WarningKind = "toolchain"
 )
 

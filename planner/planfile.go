@@ -64,6 +64,16 @@ type SavedPlan struct {
 	// Env is what env() returned, by variable name: the digest of the
 	// value, never the value (it may be a secret); "" when it was unset.
 	Env map[string]string `json:"env,omitempty"`
+	// ToolchainFiles are the digests of the toolchain files
+	// (internal/toolchain.Files: .nvmrc, .tool-versions, mise.toml, …) of
+	// every repository the plan inspected, keyed "repo/file" (a repo's
+	// name, never its path, which may be sensitive); "" for a file that
+	// was not there (one that appears makes the plan stale).
+	ToolchainFiles map[string]string `json:"toolchain_files,omitempty"`
+	// Toolchains are what each inspected repository's toolchain resolved
+	// to, by repo name (SavedToolchain): a new Node installed, a mise
+	// tool upgraded or uninstalled makes the plan stale.
+	Toolchains map[string]SavedToolchain `json:"toolchains,omitempty"`
 
 	// Summary is the plan's one-line summary, for people reading the file.
 	Summary string `json:"summary"`
@@ -71,6 +81,16 @@ type SavedPlan struct {
 	// schemas/plan.schema.json; sensitive values already (sensitive)), for
 	// cadence show; absent in plans saved before show existed.
 	Plan json.RawMessage `json:"plan,omitempty"`
+}
+
+// SavedToolchain is what a repository's toolchain resolved to at plan
+// time: RepoPlan.Toolchain, or "cannot be resolved: " and its
+// ToolchainErr ("" for none), and the digest of its folders and variables
+// (keyed: a variable of mise may be a secret), so that a change of either
+// shows.
+type SavedToolchain struct {
+	Resolved string `json:"resolved"`
+	Digest   string `json:"digest"`
 }
 
 // Inputs are the current values of what a saved plan recorded, for Stale:
@@ -81,9 +101,13 @@ type Inputs struct {
 	// BaseSHAs are the base commits by repo name ("" when the base branch
 	// or the repo is missing).
 	BaseSHAs map[string]string
-	// Files, VarFiles and Env are by the saved plan's keys.
-	Files, VarFiles, Env map[string]string
-	TemplatesDigest      string
+	// Files, VarFiles, Env and ToolchainFiles are by the saved plan's
+	// keys.
+	Files, VarFiles, Env, ToolchainFiles map[string]string
+	// Toolchains are by repo name, for the repositories inspected now (a
+	// repository missing from it is not compared).
+	Toolchains      map[string]SavedToolchain
+	TemplatesDigest string
 	// Vars are -var assignments given again to apply, if any: each name
 	// given must keep its saved value.
 	Vars []string
@@ -145,6 +169,28 @@ func (s *SavedPlan) Stale(now Inputs) []string {
 			why = append(why, fmt.Sprintf("env(%q) changed since the plan (digest %s → %s; values are not shown)", n, envShort(was), envShort(is)))
 		}
 	}
+	for _, k := range sortedKeys(s.ToolchainFiles) {
+		switch was, is := s.ToolchainFiles[k], now.ToolchainFiles[k]; {
+		case was == is:
+		case was == "":
+			why = append(why, fmt.Sprintf("toolchain file %s appeared since the plan (digest none → %s)", k, short(is)))
+		case is == "":
+			why = append(why, fmt.Sprintf("toolchain file %s is gone since the plan (digest %s → none)", k, short(was)))
+		default:
+			why = append(why, fmt.Sprintf("toolchain file %s changed since the plan (digest %s → %s)", k, short(was), short(is)))
+		}
+	}
+	for _, n := range sortedKeys(s.Toolchains) {
+		was, is := s.Toolchains[n], now.Toolchains[n]
+		if _, ok := now.Toolchains[n]; !ok || was == is {
+			continue
+		}
+		if was.Resolved == is.Resolved {
+			why = append(why, fmt.Sprintf("the toolchain of repo %s changed since the plan (%s: its folders or variables differ)", n, noneIfEmpty(is.Resolved)))
+			continue
+		}
+		why = append(why, fmt.Sprintf("the toolchain of repo %s changed since the plan (%s → %s)", n, noneIfEmpty(was.Resolved), noneIfEmpty(is.Resolved)))
+	}
 	if s.StateDigest != now.StateDigest {
 		why = append(why, fmt.Sprintf("the state file changed since the plan (another apply ran: digest %s → %s)", short(s.StateDigest), short(now.StateDigest)))
 	}
@@ -204,7 +250,15 @@ func lastValues(kvs []string) map[string]string {
 	return m
 }
 
-func sortedKeys(m map[string]string) []string {
+// noneIfEmpty is s, or "none" for "".
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -12,13 +12,17 @@ func TestSavedPlanStale(t *testing.T) {
 		Files:          map[string]string{"/w/cmd.sh": "sha256:f1"},
 		VarFileDigests: map[string]string{"/w/v.hcl": "sha256:v1", "/w/wave.vars.hcl": ""},
 		Templates:      "/w/tpl", TemplatesDigest: "sha256:t1",
-		Env:  map[string]string{"TOKEN": "sha256:e1", "GONE": ""},
-		Vars: []string{"n=1", "n=2", "m=x"},
+		Env:            map[string]string{"TOKEN": "sha256:e1", "GONE": ""},
+		Vars:           []string{"n=1", "n=2", "m=x"},
+		ToolchainFiles: map[string]string{"api/.nvmrc": "sha256:n1", "api/mise.toml": ""},
+		Toolchains:     map[string]SavedToolchain{"api": {Resolved: "node v22.1.0 from .nvmrc", Digest: "hmac-sha256:d1"}},
 	}
 	fresh := Inputs{
 		WaveDigest: "sha256:w1", BaseSHAs: map[string]string{"api": "aaaaaaaaaaaaaaaa"},
 		Files: map[string]string{"/w/cmd.sh": "sha256:f1"}, VarFiles: map[string]string{"/w/v.hcl": "sha256:v1"},
 		TemplatesDigest: "sha256:t1", Env: map[string]string{"TOKEN": "sha256:e1", "GONE": ""},
+		ToolchainFiles: map[string]string{"api/.nvmrc": "sha256:n1", "api/mise.toml": ""},
+		Toolchains:     map[string]SavedToolchain{"api": {Resolved: "node v22.1.0 from .nvmrc", Digest: "hmac-sha256:d1"}},
 	}
 	tests := []struct {
 		name   string
@@ -55,6 +59,19 @@ func TestSavedPlanStale(t *testing.T) {
 			[]string{"the base of repo api moved from aaaaaaaaaaaa to bbbbbbbbbbbb"}},
 		{"base gone", func(in *Inputs) { in.BaseSHAs = nil },
 			[]string{"the base of repo api is gone (was aaaaaaaaaaaa)"}},
+		{"toolchain file", func(in *Inputs) {
+			in.ToolchainFiles = map[string]string{"api/.nvmrc": "sha256:n2", "api/mise.toml": "sha256:m1"}
+		}, []string{"toolchain file api/.nvmrc changed since the plan (digest n1 → n2)",
+			"toolchain file api/mise.toml appeared since the plan (digest none → m1)"}},
+		{"toolchain file gone", func(in *Inputs) { in.ToolchainFiles = map[string]string{"api/mise.toml": ""} },
+			[]string{"toolchain file api/.nvmrc is gone since the plan (digest n1 → none)"}},
+		{"toolchain resolved", func(in *Inputs) {
+			in.Toolchains = map[string]SavedToolchain{"api": {Resolved: "node v22.22.3 from .nvmrc", Digest: "hmac-sha256:d2"}}
+		}, []string{"the toolchain of repo api changed since the plan (node v22.1.0 from .nvmrc → node v22.22.3 from .nvmrc)"}},
+		{"toolchain variables", func(in *Inputs) {
+			in.Toolchains = map[string]SavedToolchain{"api": {Resolved: "node v22.1.0 from .nvmrc", Digest: "hmac-sha256:d3"}}
+		}, []string{"the toolchain of repo api changed since the plan (node v22.1.0 from .nvmrc: its folders or variables differ)"}},
+		{"toolchain not inspected now", func(in *Inputs) { in.Toolchains = nil }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -82,8 +83,8 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 		return nil, b.diags
 	}
 	b.decideActions()
+	b.preflight(in.Machine) // may refuse lots (refuseToolchains): before planLots copies them
 	b.planLots()
-	b.preflight(in.Machine)
 	if hm, ok := in.Machine.(HoldsMachine); ok {
 		b.holds = max(0, hm.LiveHolds())
 	}
@@ -177,16 +178,24 @@ func (b *builder) decideActions() {
 			lp.Action, lp.ResumeAt = ActionResume, &Resume{Step: r.At.Step, Pass: r.At.Pass}
 		}
 	}
-	// Blocking: a lot is blocked when a dependency is held or blocked.
+	b.blockDependents()
+}
+
+// blockDependents blocks every lot (not done, held or refused) with a
+// dependency that is held, refused or blocked, in dependency order so
+// that blocking propagates, and says why in its Reason. It may run again
+// after more lots were refused (refuseToolchains): a lot keeps its
+// blockers and gains the new ones.
+func (b *builder) blockDependents() {
 	order, _ := b.cfg.Graph().TopoOrder()
 	for _, l := range order {
 		lp := b.actions[l]
-		if lp == nil || lp.Action == ActionDone || lp.Action == ActionHeld {
+		if lp == nil || lp.Action == ActionDone || lp.Action == ActionHeld || lp.Action == ActionRefused {
 			continue
 		}
 		for _, dep := range l.DependsOn {
 			dp := b.actions[dep]
-			if dp == nil || (dp.Action != ActionHeld && dp.Action != ActionBlocked) {
+			if dp == nil || (dp.Action != ActionHeld && dp.Action != ActionRefused && dp.Action != ActionBlocked) || slices.Contains(lp.BlockedBy, dep.ID) {
 				continue
 			}
 			lp.Action, lp.ResumeAt = ActionBlocked, nil
@@ -195,10 +204,12 @@ func (b *builder) decideActions() {
 		if lp.Action == ActionBlocked {
 			var why []string
 			for _, id := range lp.BlockedBy {
-				dp := b.actions[b.cfg.Lot(id)]
-				if dp.Action == ActionHeld {
+				switch dp := b.actions[b.cfg.Lot(id)]; dp.Action {
+				case ActionHeld:
 					why = append(why, id+" "+string(b.st.Lots[id].Status))
-				} else {
+				case ActionRefused:
+					why = append(why, id+" refused")
+				default:
 					why = append(why, id+" blocked")
 				}
 			}

@@ -17,7 +17,6 @@ import (
 // dirty tree) is a refusing warning.
 func (b *builder) preflight(m Machine) {
 	used := map[*spec.Repo]bool{}
-	agents := map[*spec.Agent]bool{}
 	lots := map[*spec.Repo]int{}
 	for _, l := range b.selected {
 		if l.Repo != nil {
@@ -29,10 +28,8 @@ func (b *builder) preflight(m Machine) {
 		for _, r := range l.Repos() {
 			used[r] = true
 		}
-		if l.Agent != nil {
-			agents[l.Agent] = true
-		}
 	}
+	unresolved := map[*spec.Repo]string{}
 	for _, r := range b.cfg.Repos {
 		rp := RepoPlan{Name: r.Name, Path: r.Sensitive.Show("path", r.Path), Base: r.Sensitive.Show("base", r.Base),
 			Test: r.Sensitive.Show("test", r.Test), Parallel: r.Parallel, Lots: lots[r]}
@@ -40,8 +37,10 @@ func (b *builder) preflight(m Machine) {
 			f := m.Repo(r)
 			b.checkRepo(r, f)
 			rp.BaseSHA, rp.ProbableTest = f.BaseSHA, f.ProbableTest
-			rp.Toolchain, rp.ToolchainPath = f.Toolchain, f.ToolchainPath
-			b.checkToolchain(r, f)
+			rp.Toolchain, rp.ToolchainPath, rp.ToolchainEnv = f.Toolchain, f.ToolchainPath, f.ToolchainEnv
+			if cause := toolchainCause(r, f); cause != "" {
+				rp.ToolchainErr, unresolved[r] = cause, cause
+			}
 		}
 		if used[r] && r.Test == "" {
 			msg := fmt.Sprintf("repo %s has no test gate: lots are integrated untested", r.Name)
@@ -51,6 +50,14 @@ func (b *builder) preflight(m Machine) {
 			b.warn(Warning{Kind: WarnNoTestGate, Subject: r.Name, Message: msg})
 		}
 		b.plan.Repos = append(b.plan.Repos, rp)
+	}
+	b.refuseToolchains(unresolved)
+	// The agents of the lots that still run (not those refused above).
+	agents := map[*spec.Agent]bool{}
+	for _, l := range b.selected {
+		if l.Agent != nil && b.actions[l].Action.Pending() {
+			agents[l.Agent] = true
+		}
 	}
 	b.longCommands(used)
 	if m == nil {

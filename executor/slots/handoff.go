@@ -147,9 +147,10 @@ func (p *Pool) allowed(i int) bool {
 
 // refresh reads the live holds again (p.mu must not be held) and wakes the
 // grabbers when their number changed. An unreadable holds file keeps the
-// last number read.
+// last number read. The holds come from the pool's cache while the holds
+// file is unchanged (holdscache.go): one stat(2) per slot request.
 func (p *Pool) refresh() {
-	n, err := LiveHolds(p.dir, p.now())
+	n, err := p.holds.live(p.dir, p.now())
 	if err != nil {
 		logHolds(p.dir, err)
 		return

@@ -117,6 +117,7 @@ type Pool struct {
 	// as last read: the pool uses only slot-reserved … slot-(size-1), and
 	// holds at most size-reserved of them.
 	reserved int
+	holds    holdsCache       // the holds last read (holdscache.go)
 	now      func() time.Time // the clock holds expire by
 	poll     time.Duration    // how often waiters look at the holds again
 	done     chan struct{}    // closed by Close

@@ -256,8 +256,8 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		return exitSuspended
 	case err != nil:
 		return exitNeedsLead
-	case res.Lots[state.LotDone] == len(p.Lots):
-		return ExitOK
+	case res.Lots[state.LotDone] == len(p.Lots) && p.Totals.ByAction[planner.ActionRefused] == 0:
+		return ExitOK // a lot the plan refused was not run, even when an earlier run did it (-replace)
 	}
 	return exitNeedsLead
 }

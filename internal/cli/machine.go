@@ -66,10 +66,11 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	out := planner.RepoFacts{Err: err, Exists: f.Exists, IsGit: f.IsGit, BaseSHA: f.BaseSHA, Dirty: f.Dirty, ForeignPrePush: f.ForeignPrePush}
 	if f.Exists {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
-		tc, err := toolchain.Resolve(r.Path, m.getenv("NVM_DIR"), m.getenv("HOME"))
+		tc, err := toolchain.Repo(r.Path, toolchain.Options{NVMDir: m.getenv("NVM_DIR"), Home: m.getenv("HOME"),
+			Mise: m.mise(), Path: m.getenv("PATH")})
 		out.ToolchainErr = err
 		if tc != nil {
-			out.Toolchain, out.ToolchainPath = tc.String(), []string{tc.Bin}
+			out.Toolchain, out.ToolchainPath, out.ToolchainEnv = tc.String(), tc.Path, tc.Env
 		}
 	}
 	if f.CommonDir != "" {
@@ -186,4 +187,51 @@ func agentVersion(ctx context.Context, path string, args []string) (string, erro
 		return out, fmt.Errorf("%s %s: %w", path, strings.Join(args, " "), ctx.Err())
 	}
 	return out, nil
+}
+
+// miseTimeout bounds one run of mise (mise ls, mise env) at plan time.
+const miseTimeout = 30 * time.Second
+
+// mise is the toolchain.MiseRunner of this machine: mise found on PATH,
+// run through internal/proc with cadence's environment, bounded to
+// miseTimeout; nil when mise is not installed. A failure says mise's
+// standard error (its last lines) and how it ended.
+func (m machine) mise() toolchain.MiseRunner {
+	path, err := exec.LookPath("mise")
+	if err != nil {
+		return nil
+	}
+	return func(dir string, args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(m.ctx, miseTimeout)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		res, err := proc.Run(ctx, proc.Cmd{Path: path, Args: args, Dir: dir, Env: os.Environ(),
+			Stdout: &stdout, Stderr: &stderr, Grace: time.Second})
+		msg := lastLines(stderr.String(), 3)
+		switch {
+		case err != nil:
+			return nil, err
+		case res.Stopped:
+			return nil, fmt.Errorf("stopped after %s: %w", miseTimeout, ctx.Err())
+		case res.Signal != 0:
+			return nil, fmt.Errorf("signal: %v: %s", res.Signal, msg)
+		case res.ExitCode != 0:
+			return nil, fmt.Errorf("exit status %d: %s", res.ExitCode, msg)
+		}
+		return stdout.Bytes(), nil
+	}
+}
+
+// lastLines is the last n non-blank lines of s, joined by "; ".
+func lastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
 }

@@ -265,6 +265,7 @@ func (f *planFlags) save(path string, w *wave, p *planner.Plan) error {
 		}
 	}
 	recordInputs(s, w)
+	s.ToolchainFiles, s.Toolchains = toolchainInputs(w, p)
 	var js bytes.Buffer
 	if err := render.JSON(&js, p); err != nil {
 		return err

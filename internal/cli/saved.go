@@ -13,6 +13,7 @@ import (
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/toolchain"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -93,6 +94,12 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 			in.BaseSHAs[r.Name] = r.BaseSHA
 		}
 	}
+	in.ToolchainFiles, in.Toolchains = toolchainInputs(w, p)
+	for k := range s.ToolchainFiles {
+		if _, ok := in.ToolchainFiles[k]; !ok {
+			in.ToolchainFiles[k] = toolchainFileDigest(w, k)
+		}
+	}
 	// The plan checks only the repos with pending lots: look the others up.
 	for name := range s.BaseSHAs {
 		if r := w.cfg.Repo(name); in.BaseSHAs[name] == "" && r != nil {
@@ -111,6 +118,9 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
 	in := planner.Inputs{
 		WaveDigest: readDigest(nil, s.WaveFile), StateDigest: s.StateDigest, BaseSHAs: s.BaseSHAs, Vars: givenVars,
+		// The toolchains need the wave's repositories: compared once
+		// apply has planned (currentInputs), taken as saved until then.
+		ToolchainFiles: s.ToolchainFiles, Toolchains: s.Toolchains,
 		Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
 		TemplatesDigest: templatesDigest(s.Templates),
 		Sensitive:       func(name string) bool { return slices.Contains(s.SensitiveVars, name) },
@@ -235,4 +245,49 @@ func cadenceVarsDigest(environ, declared []string) string {
 	}
 	sort.Strings(lines)
 	return secretDigest(strings.Join(lines, "\n"))
+}
+
+// toolchainInputs are the toolchain inputs of the plan p of the wave w:
+// the digests of the toolchain files (toolchain.Files) of every
+// repository p inspected (those with a base commit), keyed "repo/file",
+// "" for a file that is not there; and what each one's toolchain
+// resolved to (planner.SavedToolchain), its folders and variables as a
+// keyed digest (secretDigest: a variable of mise may be a secret).
+func toolchainInputs(w *wave, p *planner.Plan) (map[string]string, map[string]planner.SavedToolchain) {
+	files := map[string]string{}
+	tcs := map[string]planner.SavedToolchain{}
+	for _, rp := range p.Repos {
+		if rp.BaseSHA == "" {
+			continue
+		}
+		for _, f := range toolchain.Files {
+			files[rp.Name+"/"+f] = toolchainFileDigest(w, rp.Name+"/"+f)
+		}
+		resolved := rp.Toolchain
+		if rp.ToolchainErr != "" {
+			resolved = "cannot be resolved: " + rp.ToolchainErr
+		}
+		lines := append([]string{"path"}, rp.ToolchainPath...)
+		names := make([]string, 0, len(rp.ToolchainEnv))
+		for n := range rp.ToolchainEnv {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			lines = append(lines, n+"="+rp.ToolchainEnv[n])
+		}
+		tcs[rp.Name] = planner.SavedToolchain{Resolved: resolved, Digest: secretDigest(strings.Join(lines, "\x00"))}
+	}
+	return files, tcs
+}
+
+// toolchainFileDigest is the digest of the toolchain file key ("repo/file")
+// of the wave w as it is now, "" when it (or the repo) is not there.
+func toolchainFileDigest(w *wave, key string) string {
+	name, file, _ := strings.Cut(key, "/")
+	r := w.cfg.Repo(name)
+	if r == nil {
+		return ""
+	}
+	return readDigest(nil, filepath.Join(r.Path, file))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/planner/render"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -91,6 +92,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 			out["state"] = st
 			out["lock"] = lockHolder(lay.Lock())
 			out["requests"] = waitingRequests(lay)
+			out["pinned"] = jsonPinned(st)
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
@@ -112,6 +114,9 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		}
 		if left := leftOf(file, st, h == nil); len(left) > 0 {
 			fmt.Fprintf(w, "Left: %s\n", strings.Join(left, "; "))
+		}
+		if s := render.PinnedSummary(&planner.Pinned{Cadence: st.CadenceVersion, Agent: st.AgentVersion}); s != "" {
+			fmt.Fprintf(w, "Tool: %s\n", s)
 		}
 		fmt.Fprintln(w)
 		stateTable(w, st, h == nil)
@@ -146,6 +151,23 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 	}
 	holdsLines(w, holds, now)
 	return nil
+}
+
+// statusPinned is status -json's "pinned": the tool the wave's state
+// records (state.State.CadenceVersion, AgentVersion: its first apply's,
+// or the last apply -upgrade's), "" for a version not recorded.
+type statusPinned struct {
+	CadenceVersion string `json:"cadence_version"`
+	AgentVersion   string `json:"agent_version"`
+}
+
+// jsonPinned is the pinned tool of st; nil when it records none (a state
+// written before versions were recorded, or no apply yet).
+func jsonPinned(st *state.State) *statusPinned {
+	if st.CadenceVersion == "" && st.AgentVersion == "" {
+		return nil
+	}
+	return &statusPinned{CadenceVersion: st.CadenceVersion, AgentVersion: st.AgentVersion}
 }
 
 func nonNil(w []slots.WaveEntry) []slots.WaveEntry {

@@ -226,6 +226,8 @@ func planStatus(lp planner.LotPlan) string {
 		return "blocked (" + strings.Join(lp.BlockedBy, ", ") + ")"
 	case planner.ActionAnswer:
 		return "question"
+	case planner.ActionRefused:
+		return "refused (its toolchain: see the plan)"
 	}
 	return "queued"
 }

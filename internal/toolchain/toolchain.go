@@ -1,13 +1,15 @@
-// Package toolchain resolves a repository's toolchain file to the folder
-// its processes find the tool in, the way the seed did: a .nvmrc names a
-// Node version, resolved to the highest matching version installed by nvm
-// ($NVM_DIR/versions/node/vX.Y.Z with an executable bin/node). The planner
-// shows the result per repo and the executor puts Bin first on PATH (after
-// the lot's path_prepend) for the repository's sessions, test gates and
-// command lots.
+// Package toolchain resolves a repository's toolchain files to the folders
+// (and variables) its processes find the tools with, the way the seed did:
+// a .nvmrc names a Node version, resolved to the highest matching version
+// installed by nvm ($NVM_DIR/versions/node/vX.Y.Z with an executable
+// bin/node); a .tool-versions or mise.toml is resolved by mise (`mise ls`,
+// `mise env`: mise.go). The planner shows the result per repo and the
+// executor puts its folders first on PATH (after the lot's path_prepend)
+// for the repository's sessions, test gates and command lots.
 //
-// It reads files only (through internal/safefile) and starts no process;
-// the caller (internal/cli's machine) passes NVM_DIR in.
+// It reads files (through internal/safefile) and starts no process of its
+// own: the caller (internal/cli's machine) passes NVM_DIR in, and the
+// function that runs mise (MiseRunner).
 package toolchain
 
 import (
@@ -28,7 +30,9 @@ type Toolchain struct {
 	File string
 	// Tool and Version are what it resolved to: "node", "v22.22.3".
 	Tool, Version string
-	// Bin is the absolute folder holding the tool, put first on PATH.
+	// Bin is the absolute folder holding the tool, put first on PATH;
+	// for a tool of mise, its install folder (`mise env` says which of
+	// its folders go on PATH: Resolved.Path).
 	Bin string
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadence-run/cadence/planner"
@@ -10,24 +11,37 @@ import (
 // maxEnvGroups is how many groups of lots the Env line names.
 const maxEnvGroups = 8
 
-// toolchainSummary says per repository what its toolchain file resolved
+// toolchainSummary says per repository what its toolchain files resolved
 // to: "node v22.22.3 from .nvmrc in api, web; node v20.1.0 from .nvmrc in
-// legacy"; "" when no repository has one (or offline).
+// legacy; cannot be resolved in docs (its lots are refused)"; "" when no
+// repository has one (or offline). Why one cannot be resolved is in its
+// lots' reasons and the warnings.
 func toolchainSummary(p *planner.Plan) string {
+	const unresolved = "cannot be resolved"
 	var order []string
 	repos := map[string][]string{}
 	for _, r := range p.Repos {
-		if r.Toolchain == "" {
+		tc := r.Toolchain
+		if r.ToolchainErr != "" {
+			tc = unresolved
+		}
+		if tc == "" {
 			continue
 		}
-		if repos[r.Toolchain] == nil {
-			order = append(order, r.Toolchain)
+		if repos[tc] == nil {
+			order = append(order, tc)
 		}
-		repos[r.Toolchain] = append(repos[r.Toolchain], r.Name)
+		repos[tc] = append(repos[tc], r.Name)
+	}
+	if i := slices.Index(order, unresolved); i >= 0 {
+		order = append(slices.Delete(order, i, i+1), unresolved)
 	}
 	parts := make([]string, len(order))
 	for i, tc := range order {
 		parts[i] = tc + " in " + strings.Join(repos[tc], ", ")
+		if tc == unresolved {
+			parts[i] += " (their lots are refused)"
+		}
 	}
 	return strings.Join(parts, "; ")
 }

@@ -16,13 +16,15 @@ type graphStyle struct {
 }
 
 // graphStyles gives each action its look: green run, yellow resume, magenta
-// replace, cyan answer, red held (bold) and blocked (dashed), grey done.
+// replace, cyan answer, red held and refused (bold) and blocked (dashed),
+// grey done.
 var graphStyles = map[planner.Action]graphStyle{
 	planner.ActionRun:     {fill: "#dcfce7", stroke: "#16a34a", font: "#14532d"},
 	planner.ActionResume:  {fill: "#fef9c3", stroke: "#ca8a04", font: "#713f12"},
 	planner.ActionReplace: {fill: "#fae8ff", stroke: "#c026d3", font: "#701a75"},
 	planner.ActionAnswer:  {fill: "#cffafe", stroke: "#0891b2", font: "#164e63"},
 	planner.ActionHeld:    {fill: "#fee2e2", stroke: "#dc2626", font: "#7f1d1d", bold: true},
+	planner.ActionRefused: {fill: "#fee2e2", stroke: "#dc2626", font: "#7f1d1d", bold: true},
 	planner.ActionBlocked: {fill: "#fee2e2", stroke: "#dc2626", font: "#7f1d1d", dashed: true},
 	planner.ActionDone:    {fill: "#f3f4f6", stroke: "#9ca3af", font: "#6b7280"},
 }

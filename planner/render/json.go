@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/cadence-run/cadence/planner"
@@ -97,9 +98,13 @@ type jsonRepo struct {
 	Lots         int    `json:"lots"`
 	Pushes       string `json:"pushes"`
 	PushesReason string `json:"pushes_reason"`
-	// Toolchain and ToolchainPath: RepoPlan's.
+	// Toolchain, ToolchainPath and ToolchainErr: RepoPlan's;
+	// ToolchainEnv the names of RepoPlan.ToolchainEnv, sorted (never the
+	// values).
 	Toolchain     string   `json:"toolchain"`
 	ToolchainPath []string `json:"toolchain_path"`
+	ToolchainEnv  []string `json:"toolchain_env"`
+	ToolchainErr  string   `json:"toolchain_error"`
 }
 
 type jsonTotals struct {
@@ -223,7 +228,8 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		out.Repos[i] = jsonRepo{Name: r.Name, Path: repoPath(p, r.Path), Base: r.Base, BaseSHA: r.BaseSHA,
 			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots,
 			Pushes: string(r.Pushes), PushesReason: r.PushesReason,
-			Toolchain: r.Toolchain, ToolchainPath: list(r.ToolchainPath)}
+			Toolchain: r.Toolchain, ToolchainPath: list(r.ToolchainPath),
+			ToolchainEnv: list(envNames(r.ToolchainEnv)), ToolchainErr: r.ToolchainErr}
 	}
 	t := p.Totals
 	out.Totals = jsonTotals{
@@ -265,4 +271,14 @@ func list(xs []string) []string {
 		return []string{}
 	}
 	return xs
+}
+
+// envNames are the names of env, sorted; nil for none.
+func envNames(env map[string]string) []string {
+	var names []string
+	for n := range env {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

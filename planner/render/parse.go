@@ -64,7 +64,14 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 		p.Repos[i] = planner.RepoPlan{Name: r.Name, Path: r.Path, Base: r.Base, BaseSHA: r.BaseSHA, Test: r.Test,
 			ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots,
 			Pushes: planner.Pushes(r.Pushes), PushesReason: r.PushesReason,
-			Toolchain: r.Toolchain, ToolchainPath: nilIfEmpty(r.ToolchainPath)}
+			Toolchain: r.Toolchain, ToolchainPath: nilIfEmpty(r.ToolchainPath), ToolchainErr: r.ToolchainErr}
+		if len(r.ToolchainEnv) > 0 {
+			// The JSON holds the names only: a value is never shown.
+			p.Repos[i].ToolchainEnv = map[string]string{}
+			for _, n := range r.ToolchainEnv {
+				p.Repos[i].ToolchainEnv[n] = ""
+			}
+		}
 	}
 	t := j.Totals
 	budgetUSD, err := usd(t.BudgetUSD)

@@ -92,6 +92,8 @@ func whatLabel(lp *planner.LotPlan) string {
 		return "waiting for an answer: " + oneLine(lp.Reason)
 	case planner.ActionHeld:
 		return oneLine(lp.Reason) + " (apply -replace " + lp.ID + " runs it again)"
+	case planner.ActionRefused:
+		return "refused: " + oneLine(lp.Reason)
 	case planner.ActionBlocked:
 		return "blocked: " + oneLine(lp.Reason)
 	case planner.ActionDone:
@@ -291,16 +293,16 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if q := quotaSummary(p, now()); q != "" {
 		out = append(out, totalsLine{"Quota", q})
 	}
-	if s := pinnedSummary(p.Pinned); s != "" {
+	if s := PinnedSummary(p.Pinned); s != "" {
 		out = append(out, totalsLine{"Tool", s})
 	}
 	return out
 }
 
-// pinnedSummary is the tool the wave was started with: "cadence v1.2.3,
+// PinnedSummary is the tool the wave was started with: "cadence v1.2.3,
 // agent CLI 2.1.3 (Claude Code) (pinned by the wave's first apply)"; ""
 // when none is recorded.
-func pinnedSummary(pv *planner.Pinned) string {
+func PinnedSummary(pv *planner.Pinned) string {
 	if pv == nil {
 		return ""
 	}

@@ -34,7 +34,7 @@ func actionColor(a planner.Action) string {
 		return sgrCyan
 	case planner.ActionDone:
 		return sgrDim
-	case planner.ActionHeld:
+	case planner.ActionHeld, planner.ActionRefused:
 		return sgrRedBold
 	case planner.ActionReplace:
 		return sgrMagenta
@@ -146,7 +146,7 @@ func writeLotLines(bw *bufio.Writer, p *planner.Plan, c painter) {
 			switch {
 			case j == 0 && lp.Action != planner.ActionDone:
 				cell = c.paint(actionColor(lp.Action), cell)
-			case j == 4 && (lp.Action == planner.ActionHeld || lp.Action == planner.ActionBlocked || lp.Action == planner.ActionAnswer):
+			case j == 4 && (lp.Action == planner.ActionHeld || lp.Action == planner.ActionRefused || lp.Action == planner.ActionBlocked || lp.Action == planner.ActionAnswer):
 				cell = c.paint(actionColor(lp.Action), cell)
 			}
 			line.WriteString(cell)
