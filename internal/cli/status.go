@@ -233,7 +233,12 @@ func leftOf(file string, st *state.State, stopped bool) []string {
 // shownStatus is a lot's status as status shows it: a lot recorded running
 // when no apply runs (stopped) was interrupted.
 func shownStatus(l *state.Lot, stopped bool) state.LotStatus {
-	if stopped && l.Status == state.LotRunning {
+	switch {
+	case stopped && l.Dropped != "" && l.Status != state.LotDone:
+		// Dropped while its step ran, and cadence stopped before handing
+		// it back: the next apply does (state.Resume holds it).
+		return state.LotHandedBack
+	case stopped && l.Status == state.LotRunning:
 		return state.LotInterrupted
 	}
 	return l.Status
@@ -268,7 +273,10 @@ func stateTable(w io.Writer, st *state.State, stopped bool) {
 		if q := l.Pending(); q != nil {
 			note = "asks: " + q.Text
 		}
-		if stopped && l.Status == state.LotRunning {
+		switch {
+		case stopped && l.Dropped != "" && l.Status != state.LotDone && l.Status != state.LotHandedBack:
+			note = state.DroppedCause + " (" + l.Dropped + "); cadence stopped before handing it back"
+		case stopped && l.Status == state.LotRunning:
 			note = "cadence stopped while it ran; cadence apply resumes it"
 		}
 		note = firstLine(strings.TrimSpace(note))
