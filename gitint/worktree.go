@@ -19,10 +19,39 @@ import (
 type Repos struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// pristine are the worktrees this Repos made (dir → the commit they
+	// were made at) that no step has used yet (made, takePristine).
+	pristine map[string]string
+	// common caches each repository's git common dir (commonDirOf).
+	common map[string]string
+	// baseAt caches, per repository path, the worktree found to have the
+	// base checked out (checkoutOf).
+	baseAt map[string]string
 }
 
 // NewRepos returns a Repos.
 func NewRepos() *Repos { return &Repos{locks: map[string]*sync.Mutex{}} }
+
+// made records that Worktree just made the worktree at dir, at commit sha:
+// clean, HEAD at sha, nothing run in it yet.
+func (g *Repos) made(dir, sha string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pristine == nil {
+		g.pristine = map[string]string{}
+	}
+	g.pristine[dir] = sha
+}
+
+// takePristine says whether the worktree at dir was made by Worktree at
+// commit sha and not used since (one answer: the record is dropped).
+func (g *Repos) takePristine(dir, sha string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	at, ok := g.pristine[dir]
+	delete(g.pristine, dir)
+	return ok && at == sha
+}
 
 // lock returns the write lock of a repository.
 func (g *Repos) lock(path string) *sync.Mutex {
@@ -126,12 +155,6 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		}
 		_, _ = Run(ctx, repo.Path, "worktree", "prune")
 	}
-	// The folder is not there: git may still keep the record of a worktree
-	// of the lot whose folder was deleted (locked, so never pruned), which
-	// makes `worktree add` refuse. The branch is made again from below.
-	if err := dropGone(ctx, repo.Path, dir, branch); err != nil {
-		return "", err
-	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
@@ -139,6 +162,23 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	reason := LockReason(branch)
+	// The common case, a new lot: no branch yet (read from the ref files),
+	// so one `worktree add -b` from the base's commit. When git refuses,
+	// the full path below finds out why.
+	if tip, err := branchOf(repo.Path, branch); err == nil && tip == "" {
+		if base, err := branchOf(repo.Path, repo.Base); err == nil && base != "" {
+			if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err == nil {
+				g.made(dir, base)
+				return base, nil
+			}
+		}
+	}
+	// The folder is not there: git may still keep the record of a worktree
+	// of the lot whose folder was deleted (locked, so never pruned), which
+	// makes `worktree add` refuse. The branch is made again from below.
+	if err := dropGone(ctx, repo.Path, dir, branch); err != nil {
+		return "", err
+	}
 	if _, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
 		if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, dir, branch); err != nil {
 			return "", err
@@ -153,7 +193,33 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err != nil {
 		return "", err
 	}
+	g.made(dir, base)
 	return base, nil
+}
+
+// lockOf reads the lock of the linked worktree at dir from git's files
+// (gitrepository-layout(5): worktrees/<id>/locked holds the reason): the
+// reason and the locked file's path ("" when it is not locked). ok is false
+// when the files do not clearly belong to dir (its .git file and the
+// worktree's gitdir file must name each other): then ask git.
+func lockOf(dir string) (reason, locked string, ok bool) {
+	gitDir, _, linked := linkedGitDir(dir)
+	if !linked {
+		return "", "", false
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
+	if err != nil || !samePath(strings.TrimSpace(string(b)), filepath.Join(dir, ".git")) {
+		return "", "", false
+	}
+	p := filepath.Join(gitDir, "locked")
+	r, err := os.ReadFile(p)
+	switch {
+	case os.IsNotExist(err):
+		return "", "", true
+	case err != nil:
+		return "", "", false
+	}
+	return strings.TrimRight(string(r), "\n"), p, true
 }
 
 // clearStaleLocks removes the lock files a git process killed with cadence
@@ -285,8 +351,12 @@ func ensureIgnored(dir string) error {
 	return nil
 }
 
-// Head returns the worktree's HEAD commit.
+// Head returns the worktree's HEAD commit: from its files when they say
+// (headOf), else `git rev-parse --verify HEAD`.
 func (g *Repos) Head(ctx context.Context, dir string) (string, error) {
+	if sha, err := headOf(dir); err == nil {
+		return sha, nil
+	}
 	out, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD")
 	return strings.TrimSpace(out), err
 }
@@ -328,19 +398,33 @@ func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string)
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
+	g.takePristine(dir, "")
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		return dropGone(ctx, repo.Path, dir, "")
 	}
-	reason := legacyLockReason
-	if list, err := worktreeList(ctx, repo.Path); err == nil {
-		for _, e := range list {
-			if samePath(e.Path, dir) && e.Locked {
-				reason = e.Reason
+	forget := unguardWorktree(dir)
+	reason, locked, ok := lockOf(dir)
+	if locked == "" {
+		reason = legacyLockReason // as git's list said of an unlocked one
+	}
+	switch {
+	case ok && locked != "":
+		// What `git worktree unlock` does (builtin/worktree.c): remove
+		// the worktree's locked file.
+		if err := os.Remove(locked); err != nil && !os.IsNotExist(err) {
+			_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+		}
+	case !ok:
+		reason = legacyLockReason
+		if list, err := worktreeList(ctx, repo.Path); err == nil {
+			for _, e := range list {
+				if samePath(e.Path, dir) && e.Locked {
+					reason = e.Reason
+				}
 			}
 		}
+		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
 	}
-	forget := unguardWorktree(dir)
-	_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
 	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
 		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
 		return fmt.Errorf("remove the worktree %s: %w", dir, err)
