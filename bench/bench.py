@@ -3,10 +3,11 @@
 
     python3 bench/bench.py [STEP ...]
 
-STEPs: verify dags tmpfs sched startup memory handoff gitfloor summary
+STEPs: verify dags tmpfs sched startup memory handoff gitfloor gitprofile summary
 (default: all, in that order; tmpfs is the dags step again, N = 1000, with
 the inputs on /dev/shm; gitfloor is cadence in a git repository next to the
-same git work by hand, bench/gitfloor.py). Raw results go to bench/out/<step>.json, the tables to
+same git work by hand, bench/gitfloor.py; gitprofile, not run by default,
+is where cadence's time goes in that wave). Raw results go to bench/out/<step>.json, the tables to
 bench/out/summary.md. Environment:
 
     CADENCE      cadence binary (default bench/out/cadence)
@@ -436,6 +437,10 @@ def step_gitfloor():
     gitfloor.step(OUT, CADENCE, ENV, log, save)
 
 
+def step_gitprofile():
+    gitfloor.profile(OUT, CADENCE, ENV, log, save)
+
+
 # ---------------------------------------------------------------- summary
 
 
@@ -621,6 +626,9 @@ def step_summary():
         targets.append(("git floor: at most 12 git processes per command lot",
                         f"{gf['counts']['cadence']['per_lot']:.2f} per lot", gf["counts"]["cadence"]["per_lot"] <= 12))
         w(load_note(gf))
+    gp = load("gitprofile")
+    if gp:
+        lines.extend(gitfloor.profile_lines(gp))
     ver = load("verify")
     if ver:
         bad = [f"{r['tool']}/{r['shape']} ({r['ran']}/100, rc {r['rc']})" for r in ver["results"] if not r["ok"]]
@@ -642,11 +650,12 @@ def step_summary():
 
 
 STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "startup": step_startup,
-         "memory": step_memory, "handoff": step_handoff, "gitfloor": step_gitfloor, "summary": step_summary}
+         "memory": step_memory, "handoff": step_handoff, "gitfloor": step_gitfloor,
+         "gitprofile": step_gitprofile, "summary": step_summary}
 
 
 def main():
-    steps = sys.argv[1:] or list(STEPS)
+    steps = sys.argv[1:] or [s for s in STEPS if s != "gitprofile"]
     for s in steps:
         if s not in STEPS:
             raise SystemExit(f"unknown step {s!r}; steps: {' '.join(STEPS)}")

@@ -244,3 +244,101 @@ def summary_lines(data):
         w.append(f"| `{k}` | {c} | {c / s['lots']:.2f} | {counts['hand']['by_subcommand'].get(k, 0)} |")
     w.append(f"| all | {counts['cadence']['total']} | {counts['cadence']['per_lot']:.2f} | {counts['hand']['total']} |\n")
     return w
+
+
+def profile(out, cadence, base_env, log, save):
+    """Where cadence's time goes in the git floor's wave (one apply of the
+    same LOTS lots): the debug log's duration of every git process and of
+    every step, by subcommand; each lot's steps from the state file (the
+    integrate step includes its wait for the repository's integration
+    lock); and `strace -f -c` of a second apply (every process start,
+    git's own children included, and the syscalls' time)."""
+    s = settings()
+    real_git = shutil.which("git")
+    d = os.path.join(out, "gitfloor", "profile")
+    make_repo(d, real_git)
+    write_wave(d, s["lots"], s["sleep"])
+    t0 = time.perf_counter()
+    p = subprocess.run([cadence, "apply", "-auto-approve", "-jobs", str(PARALLEL), "wave.hcl"], cwd=d,
+                       env=dict(base_env, CADENCE_LOG="debug"), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    git_ms, step_ms = collections.defaultdict(list), []
+    for line in p.stderr.splitlines():
+        if ": end: argv=" not in line or " duration=" not in line:
+            continue
+        argv = line.split('argv="', 1)[1].split('" dir=', 1)[0]
+        dur = parse_duration(line.rsplit(" duration=", 1)[1].split()[0])
+        if ".gitint:" in line:
+            git_ms[subcommand(argv.split()[1:])].append(dur)
+        elif argv.startswith("/bin/sh"):
+            step_ms.append(dur)
+    import json
+    from datetime import datetime
+    ts = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
+    st = json.load(open(os.path.join(d, "wave.state.json")))
+    integ = []
+    for lot in st["lots"].values():
+        for step in lot["steps"]:
+            if step["kind"] == "integrate" and step.get("ended"):
+                integ.append(1000 * (ts(step["ended"]) - ts(step["started"])))
+    rows = sorted(((k, len(v), sum(v)) for k, v in git_ms.items()), key=lambda r: -r[2])
+    res = {"wall": wall, "rc": p.returncode, "lots": s["lots"],
+           "git": [{"sub": k, "n": n, "ms": ms} for k, n, ms in rows],
+           "git_ms_per_lot": sum(r[2] for r in rows) / s["lots"],
+           "steps_ms_median": statistics.median(step_ms) if step_ms else None,
+           "integrate_ms_median": statistics.median(integ) if integ else None,
+           "integrate_ms_sum": sum(integ)}
+    if shutil.which("strace"):
+        make_repo(d, real_git)
+        write_wave(d, s["lots"], s["sleep"])
+        sf = os.path.join(d, "strace.txt")
+        subprocess.run(["strace", "-f", "-c", "-o", sf, cadence, "apply", "-auto-approve", "-jobs", str(PARALLEL),
+                        "wave.hcl"], cwd=d, env=base_env, capture_output=True)
+        sys_rows = []
+        for line in open(sf):
+            f = line.split()
+            if len(f) >= 5 and f[0].replace(".", "").isdigit() and f[-1].isidentifier() and f[-1] != "total":
+                calls = int(f[3])
+                sys_rows.append({"name": f[-1], "pct": float(f[0]), "seconds": float(f[1]), "calls": calls})
+        res["strace"] = sorted(sys_rows, key=lambda r: -r["seconds"])[:10]
+        res["execve_per_lot"] = next((r["calls"] for r in sys_rows if r["name"] == "execve"), 0) / s["lots"]
+    log(f"gitprofile: wall {wall:.2f}s; git {res['git_ms_per_lot']:.1f} ms of processes per lot; "
+        f"step median {res['steps_ms_median']} ms; integrate step median {res['integrate_ms_median']} ms")
+    for r in res["git"]:
+        log(f"  {r['sub']:32} {r['n']:4d} calls {r['ms']:8.1f} ms ({r['ms'] / r['n']:.1f} ms each)")
+    save("gitprofile", res)
+
+
+def parse_duration(v):
+    """A Go duration ("12.3ms", "1.2s", "850µs") in milliseconds."""
+    for unit, f in (("ms", 1), ("µs", 1e-3), ("us", 1e-3), ("ns", 1e-6), ("s", 1000)):
+        if v.endswith(unit):
+            try:
+                return float(v[: -len(unit)]) * f
+            except ValueError:
+                break
+    if "m" in v and v.endswith("s"):  # 1m2.5s
+        m, sec = v[:-1].split("m", 1)
+        return (float(m) * 60 + float(sec)) * 1000
+    return 0.0
+
+
+def profile_lines(data):
+    w = [f"### Git floor: where cadence's time goes ({data['lots']} lots, one apply, `CADENCE_LOG=debug`)\n",
+         f"Wall {data['wall']:.2f} s. Summed durations of cadence's git processes: "
+         f"**{data['git_ms_per_lot']:.1f} ms per lot**; a lot's command (`sh -c`, its own `git add`/`commit` "
+         f"included) {data['steps_ms_median'] or 0:.0f} ms (median); the integrate step "
+         f"{data['integrate_ms_median'] or 0:.0f} ms (median, its wait for the integration lock included; "
+         f"{data['integrate_ms_sum'] / 1000:.2f} s summed over the lots).\n",
+         "| git subcommand (cadence's) | calls | ms in all | ms each |", "|---|---:|---:|---:|"]
+    for r in data["git"]:
+        w.append(f"| `{r['sub']}` | {r['n']} | {r['ms']:.1f} | {r['ms'] / r['n']:.1f} |")
+    if data.get("strace"):
+        w.append(f"\n`strace -f -c` of the same apply: {data['execve_per_lot']:.1f} process starts (execve) per lot, "
+                 "git's own children and the steps' shells included. The syscalls with the most time:\n")
+        w.append("| syscall | % time | seconds | calls |")
+        w.append("|---|---:|---:|---:|")
+        for r in data["strace"]:
+            w.append(f"| {r['name']} | {r['pct']:.1f} | {r['seconds']:.3f} | {r['calls']} |")
+    w.append("")
+    return w

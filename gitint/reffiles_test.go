@@ -221,3 +221,54 @@ func TestLockOf(t *testing.T) {
 		t.Error("a .git file naming another worktree's record was taken for the worktree's")
 	}
 }
+
+// TestCommitsFromFiles: the commits read from the loose objects are `git
+// log --reverse --format='%H %s'`'s, and what the files do not say for
+// certain (a merge, a packed commit, a subject of several lines, a
+// re-encoded message) is left to git.
+func TestCommitsFromFiles(t *testing.T) {
+	repo := gittest.NewRepo(t, map[string]string{"a.txt": "a\n"})
+	start := gittest.Git(t, repo, "rev-parse", "HEAD")
+	gitLog := func(from, to string) []string {
+		out := gittest.Git(t, repo, "log", "--reverse", "--format=%H %s", from+".."+to)
+		if out == "" {
+			return nil
+		}
+		return strings.Split(out, "\n")
+	}
+	gittest.Commit(t, repo, "one", map[string]string{"b.txt": "b\n"})
+	gittest.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "two  \n\nwith a body\nof lines")
+	gittest.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "three\n  \nbody after a blank line of spaces")
+	head := gittest.Git(t, repo, "rev-parse", "HEAD")
+	got, err := commitsFromFiles(repo, start, head)
+	if want := gitLog(start, head); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("commitsFromFiles = %q, %v; git log says %q", got, err, want)
+	}
+	if got, err := commitsFromFiles(repo, head, head); err != nil || len(got) != 0 {
+		t.Errorf("an empty range: %q, %v", got, err)
+	}
+	g := NewRepos()
+	for _, msg := range []string{"a subject\nof two lines", "\nafter a blank line", "caf\u00e9"} {
+		gittest.Git(t, repo, "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", msg)
+		tip := gittest.Git(t, repo, "rev-parse", "HEAD")
+		if _, err := commitsFromFiles(repo, head, tip); !errors.Is(err, errAskGit) {
+			t.Errorf("message %q: %v, want errAskGit", msg, err)
+		}
+		// Commits asks git then, and says what git says.
+		if got, err := g.Commits(context.Background(), repo, head, tip); err != nil || !reflect.DeepEqual(got, gitLog(head, tip)) {
+			t.Errorf("message %q: Commits = %q, %v; git log says %q", msg, got, err, gitLog(head, tip))
+		}
+		head = tip
+	}
+	gittest.Git(t, repo, "repack", "-q", "-a", "-d")
+	if _, err := commitsFromFiles(repo, start, head); !errors.Is(err, errAskGit) {
+		t.Errorf("packed commits: %v, want errAskGit", err)
+	}
+	if got, err := g.Commits(context.Background(), repo, start, head); err != nil || !reflect.DeepEqual(got, gitLog(start, head)) {
+		t.Errorf("packed: Commits = %q, %v", got, err)
+	}
+	// Not an ancestor: git's answer.
+	if _, err := commitsFromFiles(repo, head, start); !errors.Is(err, errAskGit) {
+		t.Errorf("from not an ancestor: %v, want errAskGit", err)
+	}
+}

@@ -374,8 +374,13 @@ func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
 	return parsePorcelainZ(out), nil
 }
 
-// Commits lists from..to, oldest first, as "sha subject".
+// Commits lists from..to, oldest first, as "sha subject": read from the
+// loose object files when they say (commitsFromFiles: the commits a command
+// just made), else `git log`.
 func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, error) {
+	if cs, err := commitsFromFiles(dir, from, to); err == nil {
+		return cs, nil
+	}
 	out, err := Run(ctx, dir, "log", "--reverse", "--format=%H %s", from+".."+to)
 	if err != nil {
 		return nil, err
