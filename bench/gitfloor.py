@@ -18,7 +18,9 @@ of each side with a `git` wrapper first on PATH (it logs its argv and execs
 the real git) counts the git processes each starts (git's own children,
 which git starts from its exec path, are not counted, on either side), by
 subcommand. Environment: GITFLOOR_LOTS (20), GITFLOOR_RUNS (5), GITFLOOR_SLEEP
-(0.3), QUICK=1 (one run of 4 lots, no sleep: the smoke).
+(0.3), QUICK=1 (one run of 4 lots, no sleep: the smoke), CADENCE_BEFORE (a
+second cadence binary, e.g. built from an older commit: a third side,
+"before", in the same rotation, for a before/after comparison in one run).
 """
 import collections
 import os
@@ -132,7 +134,9 @@ def tabulate(logpath):
 
 def run_side(side, d, cadence, env, lots, sleep, git):
     repo = make_repo(d, git)
-    if side == "cadence":
+    if side == "before":
+        cadence = os.environ["CADENCE_BEFORE"]
+    if side in ("cadence", "before"):
         write_wave(d, lots, sleep)
         argv = [cadence, "apply", "-auto-approve", "-jobs", str(PARALLEL), "wave.hcl"]
     else:
@@ -149,7 +153,7 @@ def run_side(side, d, cadence, env, lots, sleep, git):
 
 
 def per_lot_ms(r, s):
-    if r["side"] == "cadence":
+    if r["side"] in ("cadence", "before"):
         return 1000 * (r["wall"] - s["lots"] * s["sleep"] / PARALLEL) / s["lots"]
     return 1000 * r["wall"] / s["lots"]
 
@@ -161,8 +165,11 @@ def step(out, cadence, base_env, log, save):
     os.makedirs(where, exist_ok=True)
     env = dict(base_env)
     res = []
+    sides = ["cadence", "hand"] + (["before"] if os.environ.get("CADENCE_BEFORE") else [])
     for i in range(s["runs"]):
-        order = ["cadence", "hand"] if i % 2 == 0 else ["hand", "cadence"]
+        order = sides[i % len(sides):] + sides[:i % len(sides)]
+        if i % 2:
+            order.reverse()
         for side in order:
             r = run_side(side, os.path.join(where, side), cadence, env, s["lots"], s["sleep"], real_git)
             r.update(run=i, per_lot_ms=per_lot_ms(r, s))
@@ -181,12 +188,12 @@ def step(out, cadence, base_env, log, save):
         r = run_side(side, d, cadence, dict(cenv, GITFLOOR_LOG=logpath), lots, s["sleep"], real_git)
         return r, tabulate(logpath)
 
-    for side in ("cadence", "hand"):
+    for side in sides:
         r, c = count(side, s["lots"])
         total = sum(c.values())
         counts[side] = {"ok": r["ok"], "total": total, "per_lot": total / s["lots"],
                         "by_subcommand": dict(c.most_common())}
-        if side == "cadence" and s["lots"] > 1:
+        if side in ("cadence", "before") and s["lots"] > 1:
             # What one lot adds: the wave's own git calls (preflight, the
             # guard, the remotes) once, not per lot.
             r1, c1 = count(side, 1)
@@ -198,13 +205,17 @@ def step(out, cadence, base_env, log, save):
             (f"; {counts[side]['marginal']:.2f} per lot more than a wave of one lot ({counts[side]['one_lot']})"
              if "marginal" in counts[side] else "") + f"){'' if r['ok'] else ' FAILED'}")
     summary = {}
-    for side in ("cadence", "hand"):
+    for side in sides:
         ok = [r["per_lot_ms"] for r in res if r["side"] == side and r["ok"]]
         summary[side] = statistics.median(ok) if ok else None
     if summary["cadence"] and summary["hand"]:
         summary["ratio"] = summary["cadence"] / summary["hand"]
         log(f"gitfloor: cadence {summary['cadence']:.1f} ms/lot, by hand {summary['hand']:.1f} ms/lot: "
             f"{summary['ratio']:.2f}x; cadence {counts['cadence']['per_lot']:.2f} git processes per lot")
+    if summary.get("before") and summary["hand"]:
+        summary["ratio_before"] = summary["before"] / summary["hand"]
+        log(f"gitfloor: before {summary['before']:.1f} ms/lot: {summary['ratio_before']:.2f}x the hand loop; "
+            f"{counts['before']['per_lot']:.2f} git processes per lot")
     save("gitfloor", {"settings": s, "results": res, "counts": counts, "summary": summary,
                       "parallel": PARALLEL})
     bad = [r for r in res if not r["ok"]] + [c for c in counts.values() if not c["ok"]]
@@ -220,14 +231,16 @@ def summary_lines(data):
              f"`-jobs {data['parallel']}`, {s['runs']} runs per side, alternating)\n")
     w.append(f"Lot: `{lot_cmd('i', s['sleep'])}`. Per lot: cadence (wall − {s['lots']} × {s['sleep']} s / "
              f"{data['parallel']}) / {s['lots']}; by hand wall / {s['lots']} (no sleep).\n")
-    w.append("| side | runs | per-lot ms (median) | min–max ms | git processes per lot |")
-    w.append("|---|---:|---:|---:|---:|")
-    for side in ("cadence", "hand"):
+    sides = [k for k in ("cadence", "before", "hand") if k in counts]
+    w.append("| side | runs | per-lot ms (median) | min–max ms | ÷ hand | git processes per lot |")
+    w.append("|---|---:|---:|---:|---:|---:|")
+    for side in sides:
         ok = sorted(r["per_lot_ms"] for r in data["results"] if r["side"] == side and r["ok"])
         if not ok:
             w.append(f"| {side} | 0 | — | | |")
             continue
-        w.append(f"| {side} | {len(ok)} | {statistics.median(ok):.1f} | {ok[0]:.1f}–{ok[-1]:.1f} | "
+        ratio = f"{statistics.median(ok) / sm['hand']:.2f}×" if sm.get("hand") else ""
+        w.append(f"| {side} | {len(ok)} | {statistics.median(ok):.1f} | {ok[0]:.1f}–{ok[-1]:.1f} | {ratio} | "
                  f"{counts[side]['per_lot']:.2f} |")
     c = counts["cadence"]
     if sm.get("ratio"):
@@ -235,14 +248,19 @@ def summary_lines(data):
                  f"cadence's git processes per lot: **{c['per_lot']:.2f}** (target ≤ 12)" +
                  (f"; each lot beyond the first adds {c['marginal']:.2f} (a wave of one lot: {c['one_lot']})"
                   if "marginal" in c else "") + ".\n")
-    w.append("| git subcommand | cadence, all lots | per lot | by hand, all lots |")
-    w.append("|---|---:|---:|---:|")
-    subs = sorted(set(counts["cadence"]["by_subcommand"]) | set(counts["hand"]["by_subcommand"]),
-                  key=lambda k: -counts["cadence"]["by_subcommand"].get(k, 0))
+    before = "before" in counts
+    w.append("| git subcommand | " + ("before, all lots | " if before else "") +
+             "cadence, all lots | per lot | by hand, all lots |")
+    w.append("|---|" + ("---:|" if before else "") + "---:|---:|---:|")
+    subs = sorted(set().union(*(counts[k]["by_subcommand"] for k in sides)),
+                  key=lambda k: (-counts["cadence"]["by_subcommand"].get(k, 0),
+                                 -counts.get("before", {"by_subcommand": {}})["by_subcommand"].get(k, 0), k))
     for k in subs:
         c = counts["cadence"]["by_subcommand"].get(k, 0)
-        w.append(f"| `{k}` | {c} | {c / s['lots']:.2f} | {counts['hand']['by_subcommand'].get(k, 0)} |")
-    w.append(f"| all | {counts['cadence']['total']} | {counts['cadence']['per_lot']:.2f} | {counts['hand']['total']} |\n")
+        b = f"{counts['before']['by_subcommand'].get(k, 0)} | " if before else ""
+        w.append(f"| `{k}` | {b}{c} | {c / s['lots']:.2f} | {counts['hand']['by_subcommand'].get(k, 0)} |")
+    b = f"{counts['before']['total']} | " if before else ""
+    w.append(f"| all | {b}{counts['cadence']['total']} | {counts['cadence']['per_lot']:.2f} | {counts['hand']['total']} |\n")
     return w
 
 

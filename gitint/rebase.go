@@ -47,6 +47,19 @@ func (g *Repos) LockIntegration(ctx context.Context, repo *spec.Repo, wave strin
 	return func() { _ = l.Release(); m.Unlock() }, nil
 }
 
+// knownAncestor says whether base is known (Commits walked from the
+// worktree's HEAD down to it) to be an ancestor of the HEAD of the worktree
+// at wt, read from its files: no git process then.
+func (g *Repos) knownAncestor(base, wt string) bool {
+	head, err := headOf(wt)
+	if err != nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return head == base || g.ancestry[[2]string{base, head}]
+}
+
 // commonDirOf is the git common dir of the repository at repo (`git
 // rev-parse --path-format=absolute --git-common-dir`), asked once per
 // Repos: it does not change while a wave runs.
@@ -82,6 +95,9 @@ func (g *Repos) Rebase(ctx context.Context, repo *spec.Repo, wt string) (bool, e
 	base, err := branchCommit(ctx, repo.Path, repo.Base)
 	if err != nil {
 		return false, fmt.Errorf("base branch %s: %w", repo.Base, err)
+	}
+	if g.knownAncestor(base, wt) {
+		return false, nil
 	}
 	if _, err := Run(ctx, wt, "merge-base", "--is-ancestor", base, "HEAD"); err == nil {
 		return false, nil

@@ -272,3 +272,32 @@ func TestCommitsFromFiles(t *testing.T) {
 		t.Errorf("from not an ancestor: %v, want errAskGit", err)
 	}
 }
+
+// TestKnownAncestor: once Commits walked a worktree's new commits down to
+// the commit they started from, Rebase knows without git that the branch
+// descends from that base; of any other base it knows nothing.
+func TestKnownAncestor(t *testing.T) {
+	repo := gittest.NewRepo(t, map[string]string{"a.txt": "a\n"})
+	base := gittest.Git(t, repo, "rev-parse", "HEAD")
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, repo, "worktree", "add", "-q", "-b", "cadence/w/a", wt)
+	g := NewRepos()
+	if !g.knownAncestor(base, wt) {
+		t.Error("HEAD at the base itself is not known to descend from it")
+	}
+	gittest.Commit(t, wt, "a", map[string]string{"w.txt": "w\n"})
+	if g.knownAncestor(base, wt) {
+		t.Error("known before any walk")
+	}
+	head := gittest.Git(t, wt, "rev-parse", "HEAD")
+	if cs, err := g.Commits(context.Background(), wt, base, head); err != nil || len(cs) != 1 {
+		t.Fatalf("Commits: %q %v", cs, err)
+	}
+	if !g.knownAncestor(base, wt) {
+		t.Error("not known after the walk")
+	}
+	other := gittest.Commit(t, repo, "moved", map[string]string{"m.txt": "m\n"})
+	if g.knownAncestor(other, wt) {
+		t.Error("a moved base is taken for an ancestor")
+	}
+}

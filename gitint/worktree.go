@@ -27,6 +27,10 @@ type Repos struct {
 	// baseAt caches, per repository path, the worktree found to have the
 	// base checked out (checkoutOf).
 	baseAt map[string]string
+	// ancestry holds pairs of commits {a, b} known to have a as an
+	// ancestor of b (or equal): the commit graph never changes, so once
+	// known it holds for good (Commits learns it, Rebase uses it).
+	ancestry map[[2]string]bool
 }
 
 // NewRepos returns a Repos.
@@ -379,6 +383,12 @@ func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
 // just made), else `git log`.
 func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, error) {
 	if cs, err := commitsFromFiles(dir, from, to); err == nil {
+		g.mu.Lock()
+		if g.ancestry == nil {
+			g.ancestry = map[[2]string]bool{}
+		}
+		g.ancestry[[2]string{from, to}] = true // the walk went from to down to from
+		g.mu.Unlock()
 		return cs, nil
 	}
 	out, err := Run(ctx, dir, "log", "--reverse", "--format=%H %s", from+".."+to)
