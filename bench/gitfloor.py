@@ -212,6 +212,20 @@ def step(out, cadence, base_env, log, save):
         summary["ratio"] = summary["cadence"] / summary["hand"]
         log(f"gitfloor: cadence {summary['cadence']:.1f} ms/lot, by hand {summary['hand']:.1f} ms/lot: "
             f"{summary['ratio']:.2f}x; cadence {counts['cadence']['per_lot']:.2f} git processes per lot")
+    # The ratio of each run's two sides (run one after the other), then
+    # the median: a machine whose load drifts during the step moves both.
+    for side in ("cadence", "before"):
+        pr = []
+        for i in range(s["runs"]):
+            a = [r for r in res if r["run"] == i and r["side"] == side and r["ok"]]
+            h = [r for r in res if r["run"] == i and r["side"] == "hand" and r["ok"]]
+            if a and h:
+                pr.append(a[0]["per_lot_ms"] / h[0]["per_lot_ms"])
+        if pr:
+            summary[f"run_ratios_{side}"] = pr
+            summary[f"ratio_by_run_{side}"] = statistics.median(pr)
+            log(f"gitfloor: {side} ÷ hand run by run: " + " ".join(f"{x:.2f}" for x in pr) +
+                f"; median {statistics.median(pr):.2f}")
     if summary.get("before") and summary["hand"]:
         summary["ratio_before"] = summary["before"] / summary["hand"]
         log(f"gitfloor: before {summary['before']:.1f} ms/lot: {summary['ratio_before']:.2f}x the hand loop; "
@@ -240,6 +254,9 @@ def summary_lines(data):
             w.append(f"| {side} | 0 | — | | |")
             continue
         ratio = f"{statistics.median(ok) / sm['hand']:.2f}×" if sm.get("hand") else ""
+        if sm.get(f"ratio_by_run_{side}"):
+            ratio += f" (run by run: median {sm[f'ratio_by_run_{side}']:.2f}×, " + \
+                " ".join(f"{x:.2f}" for x in sm[f"run_ratios_{side}"]) + ")"
         w.append(f"| {side} | {len(ok)} | {statistics.median(ok):.1f} | {ok[0]:.1f}–{ok[-1]:.1f} | {ratio} | "
                  f"{counts[side]['per_lot']:.2f} |")
     c = counts["cadence"]
