@@ -92,14 +92,17 @@ done
 
 
 def wrapper(d, real_git):
-    """A `git` that logs its argv (one line, NUL-separated fields) to
-    $GITFLOOR_LOG and execs the real one."""
+    """A `git` that logs its argv (one line, fields ended by \\037, written
+    at once so that concurrent gits do not interleave) to $GITFLOOR_LOG and
+    execs the real one."""
     b = os.path.join(d, "bin")
     os.makedirs(b, exist_ok=True)
     p = os.path.join(b, "git")
     with open(p, "w") as f:
         f.write(f"""#!/bin/sh
-{{ for a in "$@"; do printf '%s\\037' "$a"; done; printf '\\n'; }} >> "$GITFLOOR_LOG"
+us=$(printf '\\037'); line=
+for a in "$@"; do line="$line$a$us"; done
+printf '%s\\n' "$line" >> "$GITFLOOR_LOG"
 exec {real_git} "$@"
 """)
     os.chmod(p, 0o755)

@@ -83,8 +83,9 @@ func countGit(t *testing.T, realGit string, n int) (int, string) {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "git.log")
-	script := "#!/bin/sh\n{ for a in \"$@\"; do printf '%s\\037' \"$a\"; done; printf '\\n'; } >> " + shQuote(logPath) +
-		"\nexec " + shQuote(realGit) + " \"$@\"\n"
+	// The line is written at once: concurrent gits do not interleave.
+	script := "#!/bin/sh\nus=$(printf '\\037'); line=\nfor a in \"$@\"; do line=\"$line$a$us\"; done\n" +
+		"printf '%s\\n' \"$line\" >> " + shQuote(logPath) + "\nexec " + shQuote(realGit) + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
