@@ -201,31 +201,6 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	return base, nil
 }
 
-// lockOf reads the lock of the linked worktree at dir from git's files
-// (gitrepository-layout(5): worktrees/<id>/locked holds the reason): the
-// reason and the locked file's path ("" when it is not locked). ok is false
-// when the files do not clearly belong to dir (its .git file and the
-// worktree's gitdir file must name each other): then ask git.
-func lockOf(dir string) (reason, locked string, ok bool) {
-	gitDir, _, linked := linkedGitDir(dir)
-	if !linked {
-		return "", "", false
-	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
-	if err != nil || !samePath(strings.TrimSpace(string(b)), filepath.Join(dir, ".git")) {
-		return "", "", false
-	}
-	p := filepath.Join(gitDir, "locked")
-	r, err := os.ReadFile(p)
-	switch {
-	case os.IsNotExist(err):
-		return "", "", true
-	case err != nil:
-		return "", "", false
-	}
-	return strings.TrimRight(string(r), "\n"), p, true
-}
-
 // clearStaleLocks removes the lock files a git process killed with cadence
 // left in the lot's own worktree (its index.lock and HEAD.lock, in the
 // worktree's private git dir under <common>/worktrees/) and on the lot's own
@@ -402,48 +377,4 @@ func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, er
 		}
 	}
 	return cs, nil
-}
-
-// RemoveWorktree removes a lot's worktree; the branch is kept. A worktree
-// with uncommitted changes is not removed (git refuses, and cadence never
-// forces it): it stays, locked as before. A worktree whose folder is gone
-// has only git's record of it dropped (dropGone); one git does not know is
-// nothing to remove.
-func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error {
-	m := g.lock(repo.Path)
-	m.Lock()
-	defer m.Unlock()
-	g.takePristine(dir, "")
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		return dropGone(ctx, repo.Path, dir, "")
-	}
-	forget := unguardWorktree(dir)
-	reason, locked, ok := lockOf(dir)
-	if locked == "" {
-		reason = legacyLockReason // as git's list said of an unlocked one
-	}
-	switch {
-	case ok && locked != "":
-		// What `git worktree unlock` does (builtin/worktree.c): remove
-		// the worktree's locked file.
-		if err := os.Remove(locked); err != nil && !os.IsNotExist(err) {
-			_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
-		}
-	case !ok:
-		reason = legacyLockReason
-		if list, err := worktreeList(ctx, repo.Path); err == nil {
-			for _, e := range list {
-				if samePath(e.Path, dir) && e.Locked {
-					reason = e.Reason
-				}
-			}
-		}
-		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
-	}
-	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
-		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
-		return fmt.Errorf("remove the worktree %s: %w", dir, err)
-	}
-	forget()
-	return nil
 }
