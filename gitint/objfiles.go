@@ -67,7 +67,7 @@ func commitsFromFiles(dir, from, to string) ([]string, error) {
 // and its subject. errAskGit when it is not a loose commit these readers
 // take for certain.
 func looseCommit(common, sha string) (parents []string, subject string, err error) {
-	f, err := os.Open(filepath.Join(common, "objects", sha[:2], sha[2:]))
+	f, err := openRegular(filepath.Join(common, "objects", sha[:2], sha[2:]))
 	if err != nil {
 		return nil, "", errAskGit
 	}

@@ -3,6 +3,7 @@ package gitint
 import (
 	"bufio"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,6 +31,42 @@ import (
 // errAskGit says the files cannot be read with certainty: ask git.
 var errAskGit = errors.New("ref files: ask git")
 
+// openRegular opens path for reading only if it is a regular file, not
+// through a symbolic link, and never blocks on the opening (O_NONBLOCK):
+// a step may leave a named pipe where a ref file was, which would hang a
+// plain read (git's own reads of it ran in a process bounded by a
+// timeout). The error is fs.ErrNotExist's when path is absent.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	switch {
+	case err == nil && st.IsDir():
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
+	case err != nil || !st.Mode().IsRegular():
+		f.Close()
+		return nil, errAskGit
+	}
+	return f, nil
+}
+
+// readRegular reads the regular file at path (openRegular), at most 1 MiB.
+func readRegular(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, errAskGit
+	}
+	return b, nil
+}
+
 // gitDirs returns the git dir and the common git dir of the worktree at dir
 // from its .git (a folder: the main worktree; a "gitdir: <path>" file: a
 // linked worktree or a separate git dir, whose commondir file names the
@@ -44,7 +81,7 @@ func gitDirs(dir string) (gitDir, common string, ok bool) {
 	case st.IsDir():
 		gitDir = dotGit
 	case st.Mode().IsRegular():
-		b, err := os.ReadFile(dotGit)
+		b, err := readRegular(dotGit)
 		if err != nil {
 			return "", "", false
 		}
@@ -60,7 +97,7 @@ func gitDirs(dir string) (gitDir, common string, ok bool) {
 		return "", "", false
 	}
 	common = gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := readRegular(filepath.Join(gitDir, "commondir")); err == nil {
 		c := strings.TrimRight(string(b), "\r\n")
 		if c == "" || strings.ContainsAny(c, "\n\r") {
 			return "", "", false
@@ -124,7 +161,7 @@ func plainRefName(name string) bool {
 // readLoose reads the loose ref file of name: its object name, or the
 // target of a symbolic ref; found is false when there is no such file.
 func readLoose(common, name string) (sha, target string, found bool, err error) {
-	b, err := os.ReadFile(filepath.Join(common, filepath.FromSlash(name)))
+	b, err := readRegular(filepath.Join(common, filepath.FromSlash(name)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
 		return "", "", false, nil
@@ -144,7 +181,7 @@ func readLoose(common, name string) (sha, target string, found bool, err error) 
 // packedRefs reads the packed-refs file: ref name → object name (peeled
 // lines skipped). A missing file is no refs.
 func packedRefs(common string) (map[string]string, error) {
-	f, err := os.Open(filepath.Join(common, "packed-refs"))
+	f, err := openRegular(filepath.Join(common, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -216,7 +253,7 @@ func headOf(dir string) (string, error) {
 	if !ok {
 		return "", errAskGit
 	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	b, err := readRegular(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return "", errAskGit
 	}

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cadence-run/cadence/gitint/gittest"
 )
@@ -299,5 +301,38 @@ func TestKnownAncestor(t *testing.T) {
 	other := gittest.Commit(t, repo, "moved", map[string]string{"m.txt": "m\n"})
 	if g.knownAncestor(other, wt) {
 		t.Error("a moved base is taken for an ancestor")
+	}
+}
+
+// TestRefFilesNamedPipe: a named pipe where a ref file was (a step can
+// leave one) is left to git, never read: the read would block for good.
+func TestRefFilesNamedPipe(t *testing.T) {
+	repo := gittest.NewRepo(t, map[string]string{"a.txt": "a\n"})
+	common := filepath.Join(repo, ".git")
+	if err := syscall.Mkfifo(filepath.Join(common, "refs", "heads", "pipe"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		_, err := resolveRef(common, "refs/heads/pipe")
+		done <- err
+	}()
+	go func() {
+		_, err := snapshotFiles(repo, GuardedRefs)
+		done <- err
+	}()
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-done:
+			if !errors.Is(err, errAskGit) {
+				t.Errorf("a named pipe: %v, want errAskGit", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("reading a named pipe as a ref blocked")
+		}
+	}
+	// A folder where a ref is looked up is no ref (the packed file says).
+	if sha, err := resolveRef(common, "refs/heads"); err != nil || sha != "" {
+		t.Errorf("a folder: %q, %v", sha, err)
 	}
 }

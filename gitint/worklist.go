@@ -210,12 +210,12 @@ func lockOf(dir string) (reason, locked string, ok bool) {
 	if !linked {
 		return "", "", false
 	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
+	b, err := readRegular(filepath.Join(gitDir, "gitdir"))
 	if err != nil || !samePath(strings.TrimSpace(string(b)), filepath.Join(dir, ".git")) {
 		return "", "", false
 	}
 	p := filepath.Join(gitDir, "locked")
-	r, err := os.ReadFile(p)
+	r, err := readRegular(p)
 	switch {
 	case os.IsNotExist(err):
 		return "", "", true
