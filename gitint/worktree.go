@@ -202,8 +202,9 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 }
 
 // clearStaleLocks removes the lock files a git process killed with cadence
-// left in the lot's own worktree (its index.lock and HEAD.lock, in the
-// worktree's private git dir under <common>/worktrees/) and on the lot's own
+// left in the lot's own worktree (every *.lock of the worktree's private
+// git dir under <common>/worktrees/: index.lock, HEAD.lock, a rebase's
+// MERGE_MSG.lock) and on the lot's own
 // branch (<common>/refs/heads/<branch>.lock): git leaves them behind when it
 // is killed by SIGKILL, and every later git command in the worktree then
 // fails with "Unable to create … index.lock: File exists". Worktree is
@@ -217,11 +218,16 @@ func clearStaleLocks(dir, branch string) error {
 	if !ok {
 		return nil // not a linked worktree: Worktree decides what to do
 	}
-	for _, p := range []string{
+	// Every lock file of the worktree's private git dir: index.lock and
+	// HEAD.lock, and those a killed rebase leaves (MERGE_MSG.lock,
+	// ORIG_HEAD.lock, …: the next rebase then failed with "could not lock
+	// MERGE_MSG", apply_sigint_moments).
+	own, _ := filepath.Glob(filepath.Join(globEscape(gitDir), "*.lock"))
+	for _, p := range append(own,
 		filepath.Join(gitDir, "index.lock"),
 		filepath.Join(gitDir, "HEAD.lock"),
 		filepath.Join(common, "refs", "heads", filepath.FromSlash(branch)+".lock"),
-	} {
+	) {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove the stale lock %s: %w", p, err)
 		}
