@@ -3,9 +3,11 @@
 
     python3 bench/bench.py [STEP ...]
 
-STEPs: verify dags tmpfs sched startup memory handoff summary (default: all,
-in that order; tmpfs is the dags step again, N = 1000, with the inputs on
-/dev/shm). Raw results go to bench/out/<step>.json, the tables to
+STEPs: verify dags tmpfs sched startup memory handoff gitfloor gitprofile summary
+(default: all, in that order; tmpfs is the dags step again, N = 1000, with
+the inputs on /dev/shm; gitfloor is cadence in a git repository next to the
+same git work by hand, bench/gitfloor.py; gitprofile, not run by default,
+is where cadence's time goes in that wave). Raw results go to bench/out/<step>.json, the tables to
 bench/out/summary.md. Environment:
 
     CADENCE      cadence binary (default bench/out/cadence)
@@ -19,6 +21,9 @@ bench/out/summary.md. Environment:
                  (default "1000", 3, "cadence make ninja")
     TASK_TIMEOUT seconds before a go-task run is abandoned (default 120)
     STARTUP_RUNS runs per command of the start-time step (default 200)
+    GITFLOOR_LOTS, GITFLOOR_RUNS, GITFLOOR_SLEEP   the gitfloor step's lots
+                 (20), runs per side (5) and each lot's sleep (0.3 s)
+    QUICK=1      the gitfloor step as a smoke: one run of 4 lots, no sleep
 """
 import atexit
 import json
@@ -33,6 +38,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gitfloor  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
@@ -425,6 +433,14 @@ def step_handoff():
     save("handoff", {"results": res})
 
 
+def step_gitfloor():
+    gitfloor.step(OUT, CADENCE, ENV, log, save)
+
+
+def step_gitprofile():
+    gitfloor.profile(OUT, CADENCE, ENV, log, save)
+
+
 # ---------------------------------------------------------------- summary
 
 
@@ -600,6 +616,19 @@ def step_summary():
         if "p99-ms" in r:
             targets.append(("cross-process slot handoff well under 100 ms",
                             f"p50 {r['p50-ms']:.3f} ms, p99 {r['p99-ms']:.3f} ms", r["p99-ms"] < 100))
+    gf = load("gitfloor")
+    if gf:
+        host = host or gf["host"]
+        lines.extend(gitfloor.summary_lines(gf))
+        if gf["summary"].get("ratio"):
+            targets.append(("git floor: cadence per command lot ≤ 1.25× the hand-written git loop",
+                            f"{gf['summary']['ratio']:.2f}×", gf["summary"]["ratio"] <= 1.25))
+        targets.append(("git floor: at most 12 git processes per command lot",
+                        f"{gf['counts']['cadence']['per_lot']:.2f} per lot", gf["counts"]["cadence"]["per_lot"] <= 12))
+        w(load_note(gf))
+    gp = load("gitprofile")
+    if gp:
+        lines.extend(gitfloor.profile_lines(gp))
     ver = load("verify")
     if ver:
         bad = [f"{r['tool']}/{r['shape']} ({r['ran']}/100, rc {r['rc']})" for r in ver["results"] if not r["ok"]]
@@ -621,11 +650,12 @@ def step_summary():
 
 
 STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "startup": step_startup,
-         "memory": step_memory, "handoff": step_handoff, "summary": step_summary}
+         "memory": step_memory, "handoff": step_handoff, "gitfloor": step_gitfloor,
+         "gitprofile": step_gitprofile, "summary": step_summary}
 
 
 def main():
-    steps = sys.argv[1:] or list(STEPS)
+    steps = sys.argv[1:] or [s for s in STEPS if s != "gitprofile"]
     for s in steps:
         if s not in STEPS:
             raise SystemExit(f"unknown step {s!r}; steps: {' '.join(STEPS)}")

@@ -1,10 +1,18 @@
 #!/bin/sh
 # Run every benchmark (about 9 minutes on 2 cores), then print the summary.
 #   bench/run.sh                 all steps
-#   bench/run.sh startup memory  some steps (verify dags tmpfs sched startup memory handoff summary)
+#   bench/run.sh startup memory  some steps (verify dags tmpfs sched startup memory handoff gitfloor summary)
+#   QUICK=1 bench/run.sh gitfloor  the git floor as a smoke (one run of 4 lots)
 # Raw results: bench/out/*.json; tables: bench/out/summary.md.
 set -eu
 bench=$(cd "$(dirname "$0")" && pwd)
+# go-task is installed only for the steps that run it.
+NEED_TASK=0
+[ $# -eq 0 ] && NEED_TASK=1
+for s in "$@"; do
+	case $s in verify | dags | tmpfs | sched | startup) NEED_TASK=1 ;; esac
+done
+export NEED_TASK
 "$bench/setup.sh"
 CADENCE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/cadence-bench-home.XXXXXX")
 export CADENCE_HOME

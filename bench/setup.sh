@@ -19,7 +19,8 @@ if [ -n "$need_apt" ]; then
 	$sudo apt-get install -y $need_apt >/dev/null
 fi
 
-if [ ! -x "$bench/.tools/bin/task" ]; then
+# NEED_TASK=0 (run.sh, for steps that do not run go-task): skip it.
+if [ "${NEED_TASK:-1}" = 1 ] && [ ! -x "$bench/.tools/bin/task" ]; then
 	echo "setup: go install github.com/go-task/task/v3/cmd/task@latest (a few minutes)" >&2
 	# Outside the module, so that go.mod/go.sum are not involved.
 	(cd "$bench/.tools" && GOBIN="$bench/.tools/bin" GOFLAGS= go install github.com/go-task/task/v3/cmd/task@latest)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/gitint"
@@ -49,11 +50,14 @@ type SystemHost struct{}
 
 // LockRepo implements Host.
 func (SystemHost) LockRepo(ctx context.Context, repo *spec.Repo, h flock.Holder) (func(), error) {
-	f, err := gitint.Inspect(ctx, repo.Path, repo.Base)
-	if err != nil || f.CommonDir == "" {
+	// The common dir as gitint.Inspect (and so `cadence` elsewhere) reads
+	// it, with one git call: the lock file must be the same for all.
+	out, err := gitint.Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common := strings.TrimSpace(out)
+	if err != nil || common == "" {
 		return nil, fmt.Errorf("repo %s: cannot find its git folder: %v", repo.Name, err)
 	}
-	l, err := flock.TryAcquire(layout.RepoLock(f.CommonDir), h)
+	l, err := flock.TryAcquire(layout.RepoLock(common), h)
 	if err != nil {
 		return nil, fmt.Errorf("repo %s is used by another wave: %w", repo.Name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/state"
@@ -76,12 +77,22 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	}
 	locked := append([]*spec.Repo(nil), repos...)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
+	var unlocks []func()
+	var unlockOnce sync.Once
+	release := func() {
+		unlockOnce.Do(func() {
+			for j := len(unlocks) - 1; j >= 0; j-- {
+				unlocks[j]()
+			}
+		})
+	}
+	defer release()
 	for _, rp := range locked {
 		unlock, err := lr.r.o.Git.LockIntegration(ctx, rp, lr.r.o.Config.Wave.Name)
 		if err != nil {
 			return wait("integration lock: " + err.Error())
 		}
-		defer unlock()
+		unlocks = append(unlocks, unlock)
 	}
 	for _, rp := range repos {
 		rebased, err := lr.r.o.Git.Rebase(ctx, rp, lr.dirs[rp])
@@ -181,6 +192,10 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			lr.r.failpoint(FailIntegrateBetweenRepos)
 		}
 	}
+	// Every base is advanced: the locks go now, so that the next lot's
+	// integration (the wave's queue) does not wait while this one records
+	// its patch-id (two git processes) and removes its worktrees.
+	release()
 	own := done[0]
 	patch, _ := lr.r.o.Git.PatchID(ctx, own.repo, lr.startBase(), own.new)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {

@@ -84,8 +84,13 @@ func keepRef(ctx context.Context, repo *spec.Repo, wave, lot, sha string) (strin
 // as it did the first time. When HEAD is elsewhere or the tree has changes,
 // what was there is first kept under the lot's next backup ref (returned;
 // "" when nothing needed keeping), then the branch and the worktree are
-// reset (`reset --hard`, `clean -fd`: ignored files stay).
+// reset (`reset --hard`, `clean -fd`: ignored files stay). A worktree that
+// Worktree has just made at to, before any step ran in it (the first run of
+// a lot), is as the reset would leave it: no git process.
 func (g *Repos) ResetForReplay(ctx context.Context, repo *spec.Repo, dir, wave, lot, to string) (string, error) {
+	if g.takePristine(dir, to) {
+		return "", nil
+	}
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()

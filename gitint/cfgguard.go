@@ -262,23 +262,20 @@ func RepairGuard(ctx context.Context, repo string) (string, error) {
 	return what, writeLots(guard, common)
 }
 
-// commons caches each repository's git common dir, so that the check
-// after a step reads files only.
+// commons caches each repository's git common dir (commonDir), so that
+// the check after a step reads files only and a wave asks git once per
+// repository.
 var commons sync.Map // repo path -> common dir
 
 // ConfigFiles implements the executor's view: the snapshot of the
 // repository's config files (ReadConfigFiles), its common dir asked of git
 // once per repository.
 func (g *Repos) ConfigFiles(ctx context.Context, repo *spec.Repo) (ConfigFiles, error) {
-	c, ok := commons.Load(repo.Path)
-	if !ok {
-		common, err := commonDir(ctx, repo.Path)
-		if err != nil {
-			return ConfigFiles{}, err
-		}
-		c, _ = commons.LoadOrStore(repo.Path, common)
+	common, err := commonDir(ctx, repo.Path)
+	if err != nil {
+		return ConfigFiles{}, err
 	}
-	return ReadConfigFiles(c.(string))
+	return ReadConfigFiles(common)
 }
 
 // RestoreConfig implements the executor's view (RestoreConfig).

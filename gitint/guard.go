@@ -46,8 +46,12 @@ func guardLock(common string) *sync.Mutex {
 }
 
 // commonDir returns the repository's git common dir, absolute, with
-// symbolic links resolved (git matches includeIf gitdir against both).
+// symbolic links resolved (git matches includeIf gitdir against both),
+// asked of git once per repository path and process (commons).
 func commonDir(ctx context.Context, repo string) (string, error) {
+	if c, ok := commons.Load(repo); ok {
+		return c.(string), nil
+	}
 	out, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", err
@@ -59,6 +63,7 @@ func commonDir(ctx context.Context, repo string) (string, error) {
 	if strings.ContainsAny(c, "\n\r") {
 		return "", fmt.Errorf("%s: a git folder whose path has a line break cannot be guarded", repo)
 	}
+	commons.Store(repo, c)
 	return c, nil
 }
 
@@ -356,34 +361,4 @@ func beginsFetchURL(p string, remotes []remoteURL) bool {
 		}
 	}
 	return false
-}
-
-// RemoteState describes what the remotes of a repository hold, as far as
-// cadence can see: its remote-tracking refs, and each remote's refs by
-// `git ls-remote` (bounded to a few seconds; an unreachable remote is noted,
-// not an error), and the remotes' URLs: a remote re-pointed at a decoy
-// is a change too. Two equal states mean no push happened in between.
-func RemoteState(ctx context.Context, repo string) string {
-	var b strings.Builder
-	urls, _ := Run(ctx, repo, "config", "--get-regexp", `^remote\..*\.(url|pushurl)$`)
-	b.WriteString(urls)
-	refs, _ := Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
-	b.WriteString(refs)
-	out, err := Run(ctx, repo, "remote")
-	if err != nil {
-		return b.String()
-	}
-	remotes := strings.Fields(out)
-	sort.Strings(remotes)
-	for _, r := range remotes {
-		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		ls, err := Run(lctx, repo, "ls-remote", "--quiet", r)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(&b, "remote %s: unreachable\n", r)
-			continue
-		}
-		fmt.Fprintf(&b, "remote %s:\n%s", r, ls)
-	}
-	return b.String()
 }

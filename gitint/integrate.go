@@ -21,37 +21,54 @@ var ErrNotFastForward = errors.New("the base moved meanwhile: the branch does no
 // someone else moved meanwhile is never overwritten. It returns the base's
 // new commit. A branch already in the base is not integrated twice. Call it
 // under LockIntegration, after Rebase.
+//
+// Its git processes, in the common case (issue 13): one `status` of the
+// checkout, which also says which branch and commit it has, and the
+// `merge`; the refs are read from their files, the checkout of the base
+// is remembered from the last call (checkoutOf), and whether the base is
+// an ancestor of the branch is asked of git only when the merge refuses.
 func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error) {
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
 	baseRef := "refs/heads/" + repo.Base
-	base, err := Run(ctx, repo.Path, "rev-parse", "--verify", baseRef+"^{commit}")
+	base, err := branchCommit(ctx, repo.Path, repo.Base)
 	if err != nil {
 		return "", fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
-	tip, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	tip, err := branchCommit(ctx, repo.Path, branch)
 	if err != nil {
 		return "", fmt.Errorf("lot branch %s: %w", branch, err)
 	}
-	base, tip = strings.TrimSpace(base), strings.TrimSpace(tip)
-	if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", tip, base); err == nil {
+	if tip == base {
 		return base, nil // already in the base
 	}
-	if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", base, tip); err != nil {
-		return "", ErrNotFastForward
-	}
-	wt, err := checkedOutIn(ctx, repo.Path, baseRef)
-	if err != nil {
-		return "", err
-	}
-	if wt != "" {
-		f, err := Inspect(ctx, wt, repo.Base)
+	for attempt := 0; ; attempt++ {
+		wt, err := g.checkoutOf(ctx, repo.Path, baseRef, attempt > 0)
 		if err != nil {
 			return "", err
 		}
-		if len(f.Dirty) > 0 {
-			return "", fmt.Errorf("%s has %s checked out with uncommitted changes to %s: commit or stash them, then apply again", wt, repo.Base, strings.Join(f.Dirty, ", "))
+		if wt == "" {
+			break
+		}
+		st, err := checkoutStatus(ctx, wt)
+		if (err != nil || st.head != baseRef) && attempt == 0 {
+			continue // the remembered checkout is gone or elsewhere: list again
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.head != baseRef {
+			return "", fmt.Errorf("%s no longer has %s checked out", wt, repo.Base)
+		}
+		if len(st.dirty) > 0 {
+			if g.isAncestor(ctx, repo.Path, tip, st.oid) {
+				return st.oid, nil // already in the base
+			}
+			if !g.isAncestor(ctx, repo.Path, st.oid, tip) {
+				return "", ErrNotFastForward
+			}
+			return "", fmt.Errorf("%s has %s checked out with uncommitted changes to %s: commit or stash them, then apply again", wt, repo.Base, strings.Join(st.dirty, ", "))
 		}
 		// Once begun, the fast-forward of the lead's checkout runs to its
 		// end (bounded by DefaultTimeout): git does not update a checkout
@@ -60,14 +77,118 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		// refused as a dirty checkout. (A kill -9 of cadence does not stop
 		// it either: git runs outside the supervisor.)
 		if _, err := Run(context.WithoutCancel(ctx), wt, "merge", "--ff-only", "--quiet", tip); err != nil {
+			if !g.isAncestor(ctx, repo.Path, st.oid, tip) {
+				if g.isAncestor(ctx, repo.Path, tip, st.oid) {
+					return st.oid, nil // already in the base
+				}
+				return "", ErrNotFastForward
+			}
 			return "", err
 		}
+		// "Already up to date" (the branch is in the base) leaves the
+		// base where it was.
+		if now, err := branchCommit(ctx, repo.Path, repo.Base); err == nil && now == st.oid {
+			return st.oid, nil
+		}
 		return tip, nil
+	}
+	if g.isAncestor(ctx, repo.Path, tip, base) {
+		return base, nil // already in the base
+	}
+	if !g.isAncestor(ctx, repo.Path, base, tip) {
+		return "", ErrNotFastForward
 	}
 	if _, err := Run(ctx, repo.Path, "update-ref", "-m", "cadence: integrate "+branch, baseRef, tip, base); err != nil {
 		return "", fmt.Errorf("the base moved while integrating: %w", err)
 	}
 	return tip, nil
+}
+
+// isAncestor says whether commit a is an ancestor of commit b (`git
+// merge-base --is-ancestor`); false when git cannot say.
+func (g *Repos) isAncestor(ctx context.Context, repo, a, b string) bool {
+	_, err := Run(ctx, repo, "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// checkoutOf is checkedOutIn, remembered per repository: the worktree
+// found last time is returned again without asking git (the caller checks
+// that it still has ref checked out, and calls again with fresh set when it
+// has not). A repository where no worktree had it is listed each time.
+func (g *Repos) checkoutOf(ctx context.Context, repo, ref string, fresh bool) (string, error) {
+	key := repo + "\x00" + ref
+	g.mu.Lock()
+	wt, ok := g.baseAt[key]
+	g.mu.Unlock()
+	if ok && !fresh {
+		return wt, nil
+	}
+	wt, err := checkedOutIn(ctx, repo, ref)
+	if err != nil {
+		return "", err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.baseAt == nil {
+		g.baseAt = map[string]string{}
+	}
+	if wt != "" {
+		g.baseAt[key] = wt
+	} else {
+		delete(g.baseAt, key)
+	}
+	return wt, nil
+}
+
+// checkout is what `git status --porcelain=v2 --branch` says of a worktree:
+// the ref checked out ("refs/heads/x"; "" when detached), its commit, and
+// the tracked files with changes.
+type checkout struct {
+	head, oid string
+	dirty     []string
+}
+
+// checkoutStatus reads the status of the worktree at wt (tracked files
+// only, submodules included, as Inspect).
+func checkoutStatus(ctx context.Context, wt string) (checkout, error) {
+	out, err := Run(ctx, wt, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=no", "--ignore-submodules=none")
+	if err != nil {
+		return checkout{}, err
+	}
+	return parseStatusV2(out), nil
+}
+
+// parseStatusV2 reads `git status --porcelain=v2 --branch -z`
+// (git-status(1) "Porcelain Format Version 2"): the branch headers and the
+// paths of changed entries (a rename names its new path).
+func parseStatusV2(out string) checkout {
+	var c checkout
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		e := fields[i]
+		switch {
+		case strings.HasPrefix(e, "# branch.oid "):
+			c.oid = strings.TrimPrefix(e, "# branch.oid ")
+		case strings.HasPrefix(e, "# branch.head "):
+			if h := strings.TrimPrefix(e, "# branch.head "); h != "(detached)" {
+				c.head = "refs/heads/" + h
+			}
+		case strings.HasPrefix(e, "1 "):
+			if f := strings.SplitN(e, " ", 9); len(f) == 9 {
+				c.dirty = append(c.dirty, f[8])
+			}
+		case strings.HasPrefix(e, "2 "):
+			if f := strings.SplitN(e, " ", 10); len(f) == 10 {
+				c.dirty = append(c.dirty, f[9])
+			}
+			i++ // the source path follows
+		case strings.HasPrefix(e, "u "):
+			if f := strings.SplitN(e, " ", 11); len(f) == 11 {
+				c.dirty = append(c.dirty, f[10])
+			}
+		}
+	}
+	return c
 }
 
 // Rewind puts the base back from sha to old with update-ref, only if it is

@@ -321,7 +321,7 @@ func TestWorktreeClearsStaleLocks(t *testing.T) {
 	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")
 	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
 	stale := []string{filepath.Join(gitDir, "index.lock"), filepath.Join(gitDir, "HEAD.lock"),
-		filepath.Join(common, "refs", "heads", "cadence", "w", "a.lock")}
+		filepath.Join(gitDir, "MERGE_MSG.lock"), filepath.Join(common, "refs", "heads", "cadence", "w", "a.lock")}
 	lead := filepath.Join(common, "index.lock")
 	for _, p := range append(stale, lead) {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {

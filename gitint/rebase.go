@@ -33,18 +33,55 @@ func (e *ConflictError) Error() string {
 func (g *Repos) LockIntegration(ctx context.Context, repo *spec.Repo, wave string) (func(), error) {
 	m := g.lock(repo.Path + "\x00integrate")
 	m.Lock()
-	common, err := Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := g.commonDirOf(ctx, repo.Path)
 	if err != nil {
 		m.Unlock()
 		return nil, err
 	}
-	l, err := flock.Acquire(ctx, layout.IntegrateLock(strings.TrimSpace(common)),
+	l, err := flock.Acquire(ctx, layout.IntegrateLock(common),
 		flock.Holder{Wave: wave, What: "integration", Since: time.Now()})
 	if err != nil {
 		m.Unlock()
 		return nil, err
 	}
 	return func() { _ = l.Release(); m.Unlock() }, nil
+}
+
+// knownAncestor says whether base is known (Commits walked from the
+// worktree's HEAD down to it) to be an ancestor of the HEAD of the worktree
+// at wt, read from its files: no git process then.
+func (g *Repos) knownAncestor(base, wt string) bool {
+	head, err := headOf(wt)
+	if err != nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return head == base || g.ancestry[[2]string{base, head}]
+}
+
+// commonDirOf is the git common dir of the repository at repo (`git
+// rev-parse --path-format=absolute --git-common-dir`), asked once per
+// Repos: it does not change while a wave runs.
+func (g *Repos) commonDirOf(ctx context.Context, repo string) (string, error) {
+	g.mu.Lock()
+	c, ok := g.common[repo]
+	g.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	out, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	c = strings.TrimSpace(out)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.common == nil {
+		g.common = map[string]string{}
+	}
+	g.common[repo] = c
+	return c, nil
 }
 
 // Rebase brings the lot's branch, checked out in the worktree wt, onto the
@@ -55,11 +92,13 @@ func (g *Repos) LockIntegration(ctx context.Context, repo *spec.Repo, wave strin
 // worktree are left exactly as they were) and returns a *ConflictError. It
 // reports whether the branch was rewritten.
 func (g *Repos) Rebase(ctx context.Context, repo *spec.Repo, wt string) (bool, error) {
-	base, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
+	base, err := branchCommit(ctx, repo.Path, repo.Base)
 	if err != nil {
 		return false, fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
-	base = strings.TrimSpace(base)
+	if g.knownAncestor(base, wt) {
+		return false, nil
+	}
 	if _, err := Run(ctx, wt, "merge-base", "--is-ancestor", base, "HEAD"); err == nil {
 		return false, nil
 	}

@@ -53,10 +53,20 @@ func short12(sha string) string {
 }
 
 // SnapshotRefs reads the guarded refs of the repository at repo (refs/heads
-// and refs/tags) with one `git for-each-ref`, leaving out the refs under
-// skip (a prefix such as "refs/heads/cadence/<wave>/": the wave's own lot
-// branches; "" skips nothing). The error is git's.
+// and refs/tags), leaving out the refs under skip (a prefix such as
+// "refs/heads/cadence/<wave>/": the wave's own lot branches; "" skips
+// nothing): from the ref files (snapshotFiles, no git process) or, when
+// they cannot be read with certainty, with one `git for-each-ref`. The
+// error is git's.
 func SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) {
+	if refs, err := snapshotFiles(repo, GuardedRefs); err == nil {
+		for ref := range refs {
+			if skip != "" && strings.HasPrefix(ref, skip) {
+				delete(refs, ref)
+			}
+		}
+		return refs, nil
+	}
 	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, GuardedRefs...)
 	out, err := Run(ctx, repo, args...)
 	if err != nil {
@@ -175,8 +185,7 @@ func keepRescue(ctx context.Context, repo, wave, lot string, n int, sha, what st
 // casError explains a failed put-back: the ref moved again (its value now),
 // or git's error.
 func casError(ctx context.Context, repo string, m RefMove, err error) error {
-	now, rerr := Run(ctx, repo, "rev-parse", "--verify", "--quiet", m.Ref)
-	now = strings.TrimSpace(now)
+	now, rerr := refValue(ctx, repo, m.Ref)
 	switch {
 	case rerr != nil && m.New != "":
 		return errors.New("it was deleted again meanwhile")
@@ -184,6 +193,22 @@ func casError(ctx context.Context, repo string, m RefMove, err error) error {
 		return fmt.Errorf("it moved again meanwhile (now at %s)", short12(now))
 	}
 	return err
+}
+
+// refValue is the object name ref points at in the repository at repo (its
+// files, or `git rev-parse --verify --quiet`); an error when there is no
+// such ref.
+func refValue(ctx context.Context, repo, ref string) (string, error) {
+	if _, common, ok := gitDirs(repo); ok {
+		if sha, err := resolveRef(common, ref); err == nil {
+			if sha == "" {
+				return "", fmt.Errorf("no ref %s", ref)
+			}
+			return sha, nil
+		}
+	}
+	out, err := Run(ctx, repo, "rev-parse", "--verify", "--quiet", ref)
+	return strings.TrimSpace(out), err
 }
 
 // nextRescue is the lot's next free rescue number (1 when it has none).

@@ -22,9 +22,19 @@ func (g *Repos) SessionEnv(ctx context.Context, repos []*spec.Repo, base []strin
 	return PushBlockEnv(ctx, paths, base)
 }
 
-// Base returns the commit of the repository's base branch.
+// Base returns the commit of the repository's base branch: from the ref
+// files when they say (branchOf), else `git rev-parse --verify`.
 func (g *Repos) Base(ctx context.Context, repo *spec.Repo) (string, error) {
-	out, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
+	return branchCommit(ctx, repo.Path, repo.Base)
+}
+
+// branchCommit is the commit of refs/heads/<branch> of the repository at
+// repo (branchOf, else git), an error when there is none.
+func branchCommit(ctx context.Context, repo, branch string) (string, error) {
+	if sha, err := branchOf(repo, branch); err == nil && sha != "" {
+		return sha, nil
+	}
+	out, err := Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
 	return strings.TrimSpace(out), err
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cadence-run/cadence/spec"
 )
 
 // legacyLockReason is the lock reason of the worktrees cadence made before
@@ -152,4 +154,73 @@ func dropGone(ctx context.Context, repoPath, dir, branch string) error {
 		}
 	}
 	return nil
+}
+
+// RemoveWorktree removes a lot's worktree; the branch is kept. A worktree
+// with uncommitted changes is not removed (git refuses, and cadence never
+// forces it): it stays, locked as before. A worktree whose folder is gone
+// has only git's record of it dropped (dropGone); one git does not know is
+// nothing to remove.
+func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error {
+	m := g.lock(repo.Path)
+	m.Lock()
+	defer m.Unlock()
+	g.takePristine(dir, "")
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return dropGone(ctx, repo.Path, dir, "")
+	}
+	forget := unguardWorktree(dir)
+	reason, locked, ok := lockOf(dir)
+	if locked == "" {
+		reason = legacyLockReason // as git's list said of an unlocked one
+	}
+	switch {
+	case ok && locked != "":
+		// What `git worktree unlock` does (builtin/worktree.c): remove
+		// the worktree's locked file.
+		if err := os.Remove(locked); err != nil && !os.IsNotExist(err) {
+			_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+		}
+	case !ok:
+		reason = legacyLockReason
+		if list, err := worktreeList(ctx, repo.Path); err == nil {
+			for _, e := range list {
+				if samePath(e.Path, dir) && e.Locked {
+					reason = e.Reason
+				}
+			}
+		}
+		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+	}
+	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
+		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
+		return fmt.Errorf("remove the worktree %s: %w", dir, err)
+	}
+	forget()
+	return nil
+}
+
+// lockOf reads the lock of the linked worktree at dir from git's files
+// (gitrepository-layout(5): worktrees/<id>/locked holds the reason): the
+// reason and the locked file's path ("" when it is not locked). ok is false
+// when the files do not clearly belong to dir (its .git file and the
+// worktree's gitdir file must name each other): then ask git.
+func lockOf(dir string) (reason, locked string, ok bool) {
+	gitDir, _, linked := linkedGitDir(dir)
+	if !linked {
+		return "", "", false
+	}
+	b, err := readRegular(filepath.Join(gitDir, "gitdir"))
+	if err != nil || !samePath(strings.TrimSpace(string(b)), filepath.Join(dir, ".git")) {
+		return "", "", false
+	}
+	p := filepath.Join(gitDir, "locked")
+	r, err := readRegular(p)
+	switch {
+	case os.IsNotExist(err):
+		return "", "", true
+	case err != nil:
+		return "", "", false
+	}
+	return strings.TrimRight(string(r), "\n"), p, true
 }

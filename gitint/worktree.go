@@ -19,10 +19,43 @@ import (
 type Repos struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// pristine are the worktrees this Repos made (dir → the commit they
+	// were made at) that no step has used yet (made, takePristine).
+	pristine map[string]string
+	// common caches each repository's git common dir (commonDirOf).
+	common map[string]string
+	// baseAt caches, per repository path, the worktree found to have the
+	// base checked out (checkoutOf).
+	baseAt map[string]string
+	// ancestry holds pairs of commits {a, b} known to have a as an
+	// ancestor of b (or equal): the commit graph never changes, so once
+	// known it holds for good (Commits learns it, Rebase uses it).
+	ancestry map[[2]string]bool
 }
 
 // NewRepos returns a Repos.
 func NewRepos() *Repos { return &Repos{locks: map[string]*sync.Mutex{}} }
+
+// made records that Worktree just made the worktree at dir, at commit sha:
+// clean, HEAD at sha, nothing run in it yet.
+func (g *Repos) made(dir, sha string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pristine == nil {
+		g.pristine = map[string]string{}
+	}
+	g.pristine[dir] = sha
+}
+
+// takePristine says whether the worktree at dir was made by Worktree at
+// commit sha and not used since (one answer: the record is dropped).
+func (g *Repos) takePristine(dir, sha string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	at, ok := g.pristine[dir]
+	delete(g.pristine, dir)
+	return ok && at == sha
+}
 
 // lock returns the write lock of a repository.
 func (g *Repos) lock(path string) *sync.Mutex {
@@ -126,12 +159,6 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		}
 		_, _ = Run(ctx, repo.Path, "worktree", "prune")
 	}
-	// The folder is not there: git may still keep the record of a worktree
-	// of the lot whose folder was deleted (locked, so never pruned), which
-	// makes `worktree add` refuse. The branch is made again from below.
-	if err := dropGone(ctx, repo.Path, dir, branch); err != nil {
-		return "", err
-	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
@@ -139,6 +166,23 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		return "", err
 	}
 	reason := LockReason(branch)
+	// The common case, a new lot: no branch yet (read from the ref files),
+	// so one `worktree add -b` from the base's commit. When git refuses,
+	// the full path below finds out why.
+	if tip, err := branchOf(repo.Path, branch); err == nil && tip == "" {
+		if base, err := branchOf(repo.Path, repo.Base); err == nil && base != "" {
+			if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err == nil {
+				g.made(dir, base)
+				return base, nil
+			}
+		}
+	}
+	// The folder is not there: git may still keep the record of a worktree
+	// of the lot whose folder was deleted (locked, so never pruned), which
+	// makes `worktree add` refuse. The branch is made again from below.
+	if err := dropGone(ctx, repo.Path, dir, branch); err != nil {
+		return "", err
+	}
 	if _, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
 		if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, dir, branch); err != nil {
 			return "", err
@@ -153,12 +197,14 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err != nil {
 		return "", err
 	}
+	g.made(dir, base)
 	return base, nil
 }
 
 // clearStaleLocks removes the lock files a git process killed with cadence
-// left in the lot's own worktree (its index.lock and HEAD.lock, in the
-// worktree's private git dir under <common>/worktrees/) and on the lot's own
+// left in the lot's own worktree (every *.lock of the worktree's private
+// git dir under <common>/worktrees/: index.lock, HEAD.lock, a rebase's
+// MERGE_MSG.lock) and on the lot's own
 // branch (<common>/refs/heads/<branch>.lock): git leaves them behind when it
 // is killed by SIGKILL, and every later git command in the worktree then
 // fails with "Unable to create … index.lock: File exists". Worktree is
@@ -172,11 +218,16 @@ func clearStaleLocks(dir, branch string) error {
 	if !ok {
 		return nil // not a linked worktree: Worktree decides what to do
 	}
-	for _, p := range []string{
+	// Every lock file of the worktree's private git dir: index.lock and
+	// HEAD.lock, and those a killed rebase leaves (MERGE_MSG.lock,
+	// ORIG_HEAD.lock, …: the next rebase then failed with "could not lock
+	// MERGE_MSG", apply_sigint_moments).
+	own, _ := filepath.Glob(filepath.Join(globEscape(gitDir), "*.lock"))
+	for _, p := range append(own,
 		filepath.Join(gitDir, "index.lock"),
 		filepath.Join(gitDir, "HEAD.lock"),
 		filepath.Join(common, "refs", "heads", filepath.FromSlash(branch)+".lock"),
-	} {
+	) {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove the stale lock %s: %w", p, err)
 		}
@@ -285,8 +336,12 @@ func ensureIgnored(dir string) error {
 	return nil
 }
 
-// Head returns the worktree's HEAD commit.
+// Head returns the worktree's HEAD commit: from its files when they say
+// (headOf), else `git rev-parse --verify HEAD`.
 func (g *Repos) Head(ctx context.Context, dir string) (string, error) {
+	if sha, err := headOf(dir); err == nil {
+		return sha, nil
+	}
 	out, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD")
 	return strings.TrimSpace(out), err
 }
@@ -304,8 +359,19 @@ func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
 	return parsePorcelainZ(out), nil
 }
 
-// Commits lists from..to, oldest first, as "sha subject".
+// Commits lists from..to, oldest first, as "sha subject": read from the
+// loose object files when they say (commitsFromFiles: the commits a command
+// just made), else `git log`.
 func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, error) {
+	if cs, err := commitsFromFiles(dir, from, to); err == nil {
+		g.mu.Lock()
+		if g.ancestry == nil {
+			g.ancestry = map[[2]string]bool{}
+		}
+		g.ancestry[[2]string{from, to}] = true // the walk went from to down to from
+		g.mu.Unlock()
+		return cs, nil
+	}
 	out, err := Run(ctx, dir, "log", "--reverse", "--format=%H %s", from+".."+to)
 	if err != nil {
 		return nil, err
@@ -317,34 +383,4 @@ func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, er
 		}
 	}
 	return cs, nil
-}
-
-// RemoveWorktree removes a lot's worktree; the branch is kept. A worktree
-// with uncommitted changes is not removed (git refuses, and cadence never
-// forces it): it stays, locked as before. A worktree whose folder is gone
-// has only git's record of it dropped (dropGone); one git does not know is
-// nothing to remove.
-func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string) error {
-	m := g.lock(repo.Path)
-	m.Lock()
-	defer m.Unlock()
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		return dropGone(ctx, repo.Path, dir, "")
-	}
-	reason := legacyLockReason
-	if list, err := worktreeList(ctx, repo.Path); err == nil {
-		for _, e := range list {
-			if samePath(e.Path, dir) && e.Locked {
-				reason = e.Reason
-			}
-		}
-	}
-	forget := unguardWorktree(dir)
-	_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
-	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
-		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
-		return fmt.Errorf("remove the worktree %s: %w", dir, err)
-	}
-	forget()
-	return nil
 }
