@@ -9,10 +9,15 @@ bench=$(cd "$(dirname "$0")" && pwd)
 # go-task is installed only for the steps that run it.
 NEED_TASK=0
 [ $# -eq 0 ] && NEED_TASK=1
+# ninja, make and /usr/bin/time (apt) only for the steps that run them: the
+# git floor needs git and python3 only (the CI smoke runs it).
+NEED_APT=0
+[ $# -eq 0 ] && NEED_APT=1
 for s in "$@"; do
 	case $s in verify | dags | tmpfs | sched | startup) NEED_TASK=1 ;; esac
+	case $s in gitfloor | gitprofile | summary) ;; *) NEED_APT=1 ;; esac
 done
-export NEED_TASK
+export NEED_TASK NEED_APT
 "$bench/setup.sh"
 CADENCE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/cadence-bench-home.XXXXXX")
 export CADENCE_HOME

@@ -7,9 +7,12 @@ root=$(dirname "$bench")
 mkdir -p "$bench/out" "$bench/.tools/bin"
 
 need_apt=""
-command -v ninja >/dev/null 2>&1 || need_apt="$need_apt ninja-build"
-[ -x /usr/bin/time ] || need_apt="$need_apt time"
-command -v make >/dev/null 2>&1 || need_apt="$need_apt make"
+# NEED_APT=0 (run.sh, for steps that run none of them): skip them.
+if [ "${NEED_APT:-1}" = 1 ]; then
+	command -v ninja >/dev/null 2>&1 || need_apt="$need_apt ninja-build"
+	[ -x /usr/bin/time ] || need_apt="$need_apt time"
+	command -v make >/dev/null 2>&1 || need_apt="$need_apt make"
+fi
 if [ -n "$need_apt" ]; then
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo=sudo
