@@ -102,13 +102,17 @@ func TakeHold(dir, label string, ttl time.Duration, now time.Time) (Hold, bool, 
 
 // ReleaseHold removes the hold label from dir. A label with no hold (live
 // or expired) is ErrNoHold (wrapped).
+//
+// The label is not checked against ValidLabel: a hold of the file with a
+// label hold would refuse (written by hand, or by another tool) can still
+// be released.
 func ReleaseHold(dir, label string, now time.Time) error {
-	if err := ValidLabel(label); err != nil {
-		return err
-	}
 	err := updateHolds(dir, now, func(r *HoldsRecord) error {
 		i := slices.IndexFunc(r.Holds, func(o Hold) bool { return o.Label == label })
 		if i < 0 {
+			if err := ValidLabel(label); err != nil {
+				return err
+			}
 			return ErrNoHold
 		}
 		r.Holds = slices.Delete(r.Holds, i, i+1)

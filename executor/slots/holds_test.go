@@ -2,7 +2,9 @@ package slots
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,5 +218,30 @@ func TestHoldsAcrossProcesses(t *testing.T) {
 		if iv.index == 0 {
 			t.Fatalf("a session took slot-0, the held one")
 		}
+	}
+}
+
+// TestReleaseForeignLabel: a hold whose label cadence hold would refuse
+// (a hand-written holds file) can still be released.
+func TestReleaseForeignLabel(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	label := "\x1b[2JEVIL\nfake"
+	lj, _ := json.Marshal(label)
+	rec := fmt.Sprintf(`{"holds":[{"label":%s,"since":%q,"expires":%q}]}`, lj, now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "holds.json"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := LiveHolds(dir, now); err != nil || n != 1 {
+		t.Fatalf("live holds %d %v", n, err)
+	}
+	if err := ReleaseHold(dir, label, now); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := LiveHolds(dir, now); n != 0 {
+		t.Errorf("%d holds left", n)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/slots"
@@ -113,13 +115,33 @@ func holdsLines(w io.Writer, hs []slots.Hold, now time.Time) {
 		return
 	}
 	fmt.Fprintf(w, "Holds (cadence hold; each takes a session slot from every wave while live):\n")
+	width := 0
 	for _, h := range hs {
+		width = max(width, len(shownLabel(h.Label)))
+	}
+	for _, h := range hs {
+		label := shownLabel(h.Label)
 		note := "live"
 		if h.Expired(now) {
-			note = "EXPIRED (takes no slot; cadence hold " + h.Label + " renews it, cadence release " + h.Label + " drops it)"
+			note = "EXPIRED (takes no slot; cadence hold " + label + " renews it, cadence release " + label + " drops it)"
 		}
-		fmt.Fprintf(w, "  %s  since %s  expires %s  %s\n", h.Label, h.Since.Local().Format(time.DateTime), h.Expires.Local().Format(time.DateTime), note)
+		fmt.Fprintf(w, "  %-*s  since %s  expires %s  %s\n", width, label, h.Since.Local().Format(time.DateTime), h.Expires.Local().Format(time.DateTime), note)
 	}
+}
+
+// shownLabel is a hold's label as status prints it: quoted (escapes
+// visible) when it is not one cadence hold takes, so a hand-written
+// holds file cannot draw on the terminal or fake a line.
+func shownLabel(l string) string {
+	if slots.ValidLabel(l) == nil {
+		return l
+	}
+	return strconv.Quote(l)
+}
+
+// holdsUnreadable is status's line for a holds file it cannot read.
+func holdsUnreadable(w io.Writer, dir string, err error) {
+	fmt.Fprintf(w, "Holds: the holds file cannot be read (%v): no hold counts against the caps while it is so; remove %s to clear every hold\n", err, filepath.Join(dir, "holds.json"))
 }
 
 // holdsCount is "1 live hold", "2 live holds".

@@ -37,7 +37,7 @@ func TestStatusHolds(t *testing.T) {
 	out := stdout.String()
 	for _, want := range []string{
 		"Holds (cadence hold;",
-		"  live  since ",
+		"  live     since ",
 		"  expired  since ",
 		"EXPIRED (takes no slot; cadence hold expired renews it, cadence release expired drops it)",
 	} {

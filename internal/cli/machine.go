@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/toolchain"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -71,6 +74,10 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		out.ToolchainErr = err
 		if tc != nil {
 			out.Toolchain, out.ToolchainPath, out.ToolchainEnv = tc.String(), tc.Path, tc.Env
+		}
+		if drift := m.toolchainDrift(r, f.IsGit && f.BaseSHA != ""); drift != "" && err == nil {
+			out.ToolchainErr = errors.New(drift)
+			out.Toolchain, out.ToolchainPath, out.ToolchainEnv = "", nil, nil
 		}
 	}
 	if f.CommonDir != "" {
@@ -234,4 +241,42 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "; ")
+}
+
+// toolchainDrift says why the toolchain files of the repository's checkout
+// (resolved above) are not those of its base branch, which the lots' work
+// trees are made from ("" when they are the same, or the base cannot be
+// read): a checkout on another branch, or an uncommitted .nvmrc, would
+// give the lots a toolchain their own files do not ask for. The lots of
+// the repository are refused then (planner: refused), naming the file.
+func (m machine) toolchainDrift(r *spec.Repo, hasBase bool) string {
+	if !hasBase {
+		return ""
+	}
+	base, err := gitint.BaseFiles(m.ctx, r.Path, r.Base, toolchain.Files)
+	if err != nil {
+		return ""
+	}
+	root, err := filepath.EvalSymlinks(r.Path)
+	if err != nil {
+		return ""
+	}
+	for _, name := range toolchain.Files {
+		work, werr := safefile.ReadWithin(root, filepath.Join(r.Path, name), 64<<10)
+		inBase, ok := base[name]
+		switch {
+		case errors.Is(werr, fs.ErrNotExist) && !ok:
+			continue
+		case werr != nil && !errors.Is(werr, fs.ErrNotExist):
+			return fmt.Sprintf("%s: %v", name, werr)
+		case werr == nil && ok && bytes.Equal(work, inBase):
+			continue
+		case !ok:
+			return fmt.Sprintf("%s of the checkout is not on branch %s, which the lots start from: commit it there, or remove it", name, r.Base)
+		case werr != nil:
+			return fmt.Sprintf("%s is on branch %s but not in the checkout: check out %s", name, r.Base, r.Base)
+		}
+		return fmt.Sprintf("%s of the checkout differs from branch %s's, which the lots start from: check out %s, or commit it there", name, r.Base, r.Base)
+	}
+	return ""
 }

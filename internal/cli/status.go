@@ -71,7 +71,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 	live, _ := slots.Live(lay.RegistryDir())
 	held, _ := slots.Inspect(lay.SlotsDir())
 	now := time.Now()
-	holds, _ := slots.Holds(lay.SlotsDir(), now)
+	holds, holdsErr := slots.Holds(lay.SlotsDir(), now)
 	var st *state.State
 	if !all {
 		s, _, err := state.Read(lay.StateFile())
@@ -88,6 +88,9 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 	}
 	if asJSON {
 		out := map[string]any{"live_waves": nonNil(live), "slots": jsonSlots(held), "holds": jsonHolds(holds, now)}
+		if holdsErr != nil {
+			out["holds_error"] = holdsErr.Error()
+		}
 		if st != nil {
 			out["state"] = st
 			out["lock"] = lockHolder(lay.Lock())
@@ -150,6 +153,9 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		}
 	}
 	holdsLines(w, holds, now)
+	if holdsErr != nil {
+		holdsUnreadable(w, lay.SlotsDir(), holdsErr)
+	}
 	return nil
 }
 

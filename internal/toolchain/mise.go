@@ -194,7 +194,9 @@ func ResolveMise(dir string, run MiseRunner, path string) (*Resolved, error) {
 	}
 	inherited := filepath.SplitList(path)
 	for _, d := range filepath.SplitList(env["PATH"]) {
-		if d != "" && !slices.Contains(inherited, d) && !slices.Contains(res.Path, d) {
+		// Absolute folders only: a relative one would resolve in the
+		// lot's worktree, which the agent writes.
+		if filepath.IsAbs(d) && !slices.Contains(inherited, d) && !slices.Contains(res.Path, d) {
 			res.Path = append(res.Path, d)
 		}
 	}
@@ -219,15 +221,18 @@ func ResolveMise(dir string, run MiseRunner, path string) (*Resolved, error) {
 }
 
 // skipMiseEnv reports whether a variable of `mise env` is not passed on
-// as one: PATH (its folders are), HOME, and the names cadence owns or
-// guards with (CADENCE_*, GIT_*: the push guards, spec's reserved names)
-// or mise keeps its own state in (MISE_*, __MISE_*).
+// as one: PATH (its folders are), HOME, the names cadence owns or guards
+// with (CADENCE_*, GIT_*: the push guards, spec's reserved names), those
+// mise keeps its own state in (MISE_*, __MISE_*), the agent's connection
+// and settings (ANTHROPIC_*, CLAUDE_*), and what makes every process run
+// other code (LD_*, BASH_ENV, ENV): a toolchain file is the repository's,
+// which a lot may have written.
 func skipMiseEnv(name string) bool {
 	up := strings.ToUpper(name)
-	if up == "PATH" || up == "HOME" {
+	if up == "PATH" || up == "HOME" || up == "BASH_ENV" || up == "ENV" {
 		return true
 	}
-	for _, p := range []string{"CADENCE_", "GIT_", "MISE_", "__MISE", "CLAUDE_CODE_"} {
+	for _, p := range []string{"CADENCE_", "GIT_", "MISE_", "__MISE", "CLAUDE_", "ANTHROPIC_", "LD_"} {
 		if strings.HasPrefix(up, p) {
 			return true
 		}

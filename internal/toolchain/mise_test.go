@@ -148,3 +148,21 @@ func TestRepo(t *testing.T) {
 		t.Errorf("bad .nvmrc: %v", err)
 	}
 }
+
+// TestMiseEnvFiltered: what `mise env` says that would change how every
+// process runs (LD_*, BASH_ENV), where the agent connects (ANTHROPIC_*,
+// CLAUDE_*), or a relative PATH folder (it would resolve in the lot's
+// worktree) is not passed on.
+func TestMiseEnvFiltered(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, ".tool-versions", "node 20\npython 3.12\n")
+	f := &fakeMise{ls: miseLs(dir, true), env: `{"PATH": "relbin:/m/bin:/usr/bin", "LD_PRELOAD": "/x.so", "BASH_ENV": "/x",
+  "ANTHROPIC_BASE_URL": "http://evil", "CLAUDE_CONFIG_DIR": "/x", "JAVA_HOME": "/j"}`}
+	res, err := ResolveMise(dir, f.run, "/usr/bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.Path, []string{"/m/bin"}) || !reflect.DeepEqual(res.Env, map[string]string{"JAVA_HOME": "/j"}) {
+		t.Errorf("path %q env %v", res.Path, res.Env)
+	}
+}

@@ -49,7 +49,16 @@ const maxFile = 4096
 // (no silent fallback to the PATH's tool).
 func Resolve(dir, nvmDir, home string) (*Toolchain, error) {
 	path := filepath.Join(dir, ".nvmrc")
-	data, err := safefile.Read(path, maxFile)
+	// Inside the repository only: a .nvmrc symlinked out of it is refused
+	// (its target's content would reach the plan).
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		root = dir
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	data, err := safefile.ReadWithin(root, path, maxFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
@@ -169,11 +178,14 @@ func parsePrefix(content string) (version, error) {
 	}
 	v, ok := parseNums(line)
 	if !ok {
-		shown := line
-		if len(shown) > 40 {
-			shown = shown[:40] + "…"
+		// Quoted only when it looks like what a .nvmrc holds (an alias, a
+		// version): a file that holds something else (a .nvmrc symlinked
+		// to a credentials file) is never echoed into a plan.
+		what := "its content"
+		if len(line) <= 20 && strings.Trim(line, "abcdefghijklmnopqrstuvwxyz0123456789.*-") == "" || strings.HasPrefix(line, "lts/") && len(line) <= 20 && !strings.ContainsAny(line, ":@ ") {
+			what = strconv.Quote(line)
 		}
-		return version{}, fmt.Errorf("%q is not a Node version (22, v22, 22.22 or v22.22.3): aliases such as lts/* are not resolved (cadence does not run nvm); write the version", shown)
+		return version{}, fmt.Errorf("%s is not a Node version (22, v22, 22.22 or v22.22.3): aliases such as lts/* are not resolved (cadence does not run nvm); write the version", what)
 	}
 	return v, nil
 }

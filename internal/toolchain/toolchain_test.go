@@ -101,3 +101,28 @@ func TestResolve(t *testing.T) {
 		t.Errorf("alias: %+v, %v", tc, err)
 	}
 }
+
+// TestResolveHostile: a .nvmrc symlinked out of the repository is refused
+// without its target's content reaching the error (the plan shows it), and
+// a .nvmrc that is not a version is not echoed unless it looks like one.
+func TestResolveHostile(t *testing.T) {
+	nvm, repo, secret := fakeNVM(t), t.TempDir(), filepath.Join(t.TempDir(), "credentials")
+	if err := os.WriteFile(secret, []byte("https://bob:ghp_tok999@github.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(repo, ".nvmrc")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(repo, nvm, ""); err == nil || strings.Contains(err.Error(), "ghp_tok999") || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("symlink out: %v", err)
+	}
+	os.Remove(filepath.Join(repo, ".nvmrc"))
+	write(t, repo, ".nvmrc", "https://bob:ghp_tok999@github.com\n")
+	if _, err := Resolve(repo, nvm, ""); err == nil || strings.Contains(err.Error(), "ghp_tok999") {
+		t.Errorf("a credential in .nvmrc: %v", err)
+	}
+	write(t, repo, ".nvmrc", "lts/iron\n")
+	if _, err := Resolve(repo, nvm, ""); err == nil || !strings.Contains(err.Error(), `"lts/iron"`) {
+		t.Errorf("an alias: %v", err)
+	}
+}
