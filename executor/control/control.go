@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/safefile"
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // Kind is what a request asks.
@@ -137,27 +138,11 @@ func (c Channel) Send(r Request) (Request, error) {
 	return r, c.write(name, data)
 }
 
-// write puts data under name atomically and durably.
+// write puts data under name atomically and durably
+// (state.WriteFileAtomic: a temporary ".<name>.tmp-*", fsync, rename, fsync
+// of the folder).
 func (c Channel) write(name string, data []byte) error {
-	tmp, err := os.CreateTemp(c.Dir, ".tmp-")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(c.Dir, name))
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return syncDir(c.Dir)
+	return state.WriteFileAtomic(filepath.Join(c.Dir, name), data)
 }
 
 func syncDir(dir string) error {
@@ -353,7 +338,7 @@ func (c Channel) Tidy(age time.Duration, now time.Time) {
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasSuffix(name, ackSuffix) && !strings.HasPrefix(name, ".tmp-") {
+		if !strings.HasSuffix(name, ackSuffix) && !strings.Contains(name, ".tmp-") {
 			continue
 		}
 		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > age {

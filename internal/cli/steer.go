@@ -107,19 +107,17 @@ func deliver(lay layout.Wave, what string, req control.Request, wait time.Durati
 	}
 }
 
-// printResults prints what became of each lot of a request and returns
-// the exit code: 0 when every lot's request was taken, 1 otherwise.
-func printResults(e *env, verb string, rs []control.Result) int {
-	code := ExitOK
+// printResults prints what became of each lot of a request: taken on
+// standard output, refused on standard error (steerReport sets the exit
+// code).
+func printResults(e *env, verb string, rs []control.Result) {
 	for _, r := range rs {
 		if r.Taken {
 			fmt.Fprintf(e.stdout, "%s %s: %s\n", verb, r.Lot, r.Reason)
 			continue
 		}
 		fmt.Fprintf(e.stderr, "cadence %s: %s refused: %s\n", verb, r.Lot, r.Reason)
-		code = ExitError
 	}
-	return code
 }
 
 // steerOutput is the -json of drop, stop and a live answer.
