@@ -158,6 +158,9 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 		}
 		name := lr.repoLabel(rp)
 		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, 0, lr.dirs[rp], name)
+		if err == nil && ctx.Err() == nil {
+			err = lr.recordOwnGate(ctx, rp, green)
+		}
 		if err != nil || ctx.Err() != nil {
 			return stopOutcome(ctx, err)
 		}

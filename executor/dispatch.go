@@ -78,6 +78,12 @@ type runner struct {
 	// badSeen are the unreadable request files noted already (only the
 	// watcher's goroutine, or the dispatcher's before it starts, uses it).
 	badSeen map[string]bool
+	// queues are the repositories' merge queues (batch.go); loopCtx is
+	// the run's context their leaders use, began when the run began.
+	queuesMu sync.Mutex
+	queues   map[*spec.Repo]*mergeQueue
+	loopCtx  context.Context
+	began    time.Time
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
@@ -107,6 +113,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.began = r.now()
 	r.sessions = newPrioritySem(max(1, o.MaxSessions))
 	r.sessions.freed = make(chan struct{}, 1)
 	o.Store.View(func(st *state.State) {
@@ -168,6 +175,12 @@ func (r *runner) build() error {
 			}
 			continue // its cut-short integration cannot be completed (intent.go)
 		}
+		if run, err := r.settleStack(n); !run || err != nil {
+			if err != nil {
+				return err
+			}
+			continue // its cut-short batch cannot be put right (queued.go)
+		}
 		if err := r.recover(n); err != nil {
 			return err
 		}
@@ -205,6 +218,7 @@ func (r *runner) build() error {
 // lot is running and none can start.
 func (r *runner) loop(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
+	r.loopCtx = gctx
 	running := 0
 	var loopErr error
 	done := make(chan struct{})

@@ -64,6 +64,17 @@ type Git interface {
 	// (changelog-only conflicts resolved by union) and says whether it
 	// rewrote it; a real conflict aborts it and is a *gitint.ConflictError.
 	Rebase(ctx context.Context, repo *spec.Repo, dir string) (bool, error)
+	// RebaseOnto is Rebase onto the commit onto (a merge-queue batch
+	// stacks a lot on the lots ahead of it), upstream "" or where the
+	// branch's own commits begin (gitint.Repos.RebaseOnto).
+	RebaseOnto(ctx context.Context, repo *spec.Repo, dir, onto, upstream string) (bool, error)
+	// Unstack puts a lot's branch back at tip, where it was before a
+	// batch stacked it (gitint.Repos.Unstack).
+	Unstack(ctx context.Context, repo *spec.Repo, dir, branch, tip string) error
+	// Tree is the tree id of the worktree's HEAD commit.
+	Tree(ctx context.Context, dir string) (string, error)
+	// IsAncestor says whether commit a is b or an ancestor of it.
+	IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) (bool, error)
 	// Advance moves the base to the branch by fast-forward only and returns
 	// the new base commit.
 	Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error)
@@ -205,7 +216,8 @@ type Options struct {
 	Now func() time.Time
 	// Failpoint, for tests only, names a point where cadence kills its own
 	// process (SIGKILL) to test recovery: "" (none) or
-	// FailIntegrateBetweenRepos or FailSteerTaken.
+	// FailIntegrateBetweenRepos, FailSteerTaken, FailBatchStacked or
+	// FailBatchAdvanced.
 	Failpoint string
 	// Since is when the caller took the wave lock (zero: when Run began):
 	// a stop request sent before it was left by an earlier apply and is

@@ -391,7 +391,7 @@ repo "r" {
 			n++
 		}
 	}
-	if l.Status != state.LotDone || n != 1 || l.IntegratedSHA != "integrated-cadence/w/a" {
+	if l.Status != state.LotDone || n != 1 || l.IntegratedSHA != fmt.Sprintf("a%039x", 1) {
 		t.Errorf("after the retry a = %+v", l)
 	}
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"os"
@@ -38,15 +39,22 @@ type fakeGit struct {
 	restored []gitint.RefMove
 	// onAdvance, when set, is called at each Advance.
 	onAdvance func()
+	// dirs are the lots' worktrees by branch: Advance of a branch returns
+	// its worktree's HEAD, as git does.
+	dirs map[string]string
 }
 
 func newFakeGit() *fakeGit {
 	return &fakeGit{heads: map[string]int{}, dirty: map[string][]string{}, integrate: map[string]error{}}
 }
 
-func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, _ string, _ bool) (string, error) {
+func (g *fakeGit) Worktree(_ context.Context, _ *spec.Repo, dir, branch string, _ bool) (string, error) {
 	g.mu.Lock()
 	err := g.worktreeErr
+	if g.dirs == nil {
+		g.dirs = map[string]string{}
+	}
+	g.dirs[branch] = dir
 	g.mu.Unlock()
 	if err != nil {
 		return "", err
@@ -98,6 +106,16 @@ func (g *fakeGit) LockIntegration(context.Context, *spec.Repo, string) (func(), 
 	return func() {}, nil
 }
 func (g *fakeGit) Rebase(context.Context, *spec.Repo, string) (bool, error) { return false, nil }
+func (g *fakeGit) RebaseOnto(context.Context, *spec.Repo, string, string, string) (bool, error) {
+	return false, nil
+}
+func (g *fakeGit) Unstack(context.Context, *spec.Repo, string, string, string) error { return nil }
+func (g *fakeGit) Tree(_ context.Context, dir string) (string, error) {
+	return fmt.Sprintf("%x", sha1.Sum([]byte(dir))), nil // a tree per worktree
+}
+func (g *fakeGit) IsAncestor(context.Context, *spec.Repo, string, string) (bool, error) {
+	return true, nil
+}
 func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (string, error) {
 	if g.onAdvance != nil {
 		g.onAdvance()
@@ -106,6 +124,9 @@ func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (strin
 	defer g.mu.Unlock()
 	if err := g.integrate[branch]; err != nil {
 		return "", err
+	}
+	if dir, ok := g.dirs[branch]; ok {
+		return fmt.Sprintf("a%039x", g.heads[dir]), nil
 	}
 	return "integrated-" + branch, nil
 }

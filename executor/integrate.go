@@ -75,6 +75,9 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	wait := func(cause string) (state.Outcome, *conflictToFix, error) {
 		return refuse(state.OutcomeIntegrationWaits, cause)
 	}
+	if lr.batchable() {
+		return lr.integrateQueued(ctx, i, fail, wait, refuse)
+	}
 	locked := append([]*spec.Repo(nil), repos...)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
 	var unlocks []func()
@@ -99,14 +102,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		var conflict Conflict
 		switch {
 		case errors.As(err, &conflict):
-			cause := fmt.Sprintf("rebase onto %s of repo %s conflicts in %s (branch, base and worktree left as they were)", rp.Base, rp.Name, strings.Join(conflict.ConflictFiles(), ", "))
-			if lr.n.lot.Kind == spec.AgentLot && lr.n.lot.OnConflict == spec.OnConflictFix && !lr.conflictFixed {
-				if err := lr.endStep(i, state.StepFailed, cause, nil); err != nil {
-					return state.Outcome{}, nil, err
-				}
-				return state.Outcome{}, &conflictToFix{rp, conflict.ConflictFiles()}, nil
-			}
-			return fail(cause)
+			return lr.conflicted(i, rp, conflict.ConflictFiles(), fail)
 		case err != nil:
 			return wait("rebase: " + err.Error())
 		}
@@ -197,25 +193,34 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	// its patch-id (two git processes) and removes its worktrees.
 	release()
 	own := done[0]
-	patch, _ := lr.r.o.Git.PatchID(ctx, own.repo, lr.startBase(), own.new)
+	return okOutcome, nil, lr.integrated(ctx, i, own.new, lr.startBase(), own.repo.Base+" at "+short(own.new))
+}
+
+// integrated records the lot's integrate step at i ok, the base holding
+// its change at sha (its own commits from..sha, for the patch-id), says
+// msg, and removes its worktrees (the branches stay).
+func (lr *lotRun) integrated(ctx context.Context, i int, sha, from, msg string) error {
+	patch, _ := lr.r.o.Git.PatchID(ctx, lr.n.lot.Repo, from, sha)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
-		l.IntegratedSHA, l.PatchID = own.new, patch
-		l.Integrating = nil
+		l.IntegratedSHA, l.PatchID = sha, patch
+		l.Integrating, l.Stacked = nil, nil
 		s := &l.Steps[i]
-		s.Status, s.HeadAfter = state.StepOK, own.new
+		s.Status, s.HeadAfter = state.StepOK, sha
 		t := lr.r.now().UTC()
 		s.Ended = &t
 	}); err != nil {
-		return state.Outcome{}, nil, err
+		return err
 	}
-	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: own.repo.Base + " at " + short(own.new)})
-	for _, rp := range repos {
+	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: msg})
+	for _, rp := range lr.n.lot.Repos() {
 		if err := lr.r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp]); err != nil {
 			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
 		}
 	}
-	return okOutcome, nil, nil
+	return nil
 }
+
+func joinFiles(files []string) string { return strings.Join(files, ", ") }
 
 // alreadyIntegrated ends the integration step at i ok, without touching
 // the base, when the lot recorded the patch-id of an earlier integration
@@ -288,13 +293,18 @@ func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string
 }
 
 // tested reports whether the commit checked out in repository rp's
-// worktree passed rp's test gate (a test step of that repository recorded
-// it): a branch rebased by a cadence that was killed before testing it is
-// tested again.
+// worktree passed rp's test gate: its tree has a green result (gates.go),
+// or a test step of that repository recorded the commit. A branch rebased
+// by a cadence that was killed before testing it is tested again.
 func (lr *lotRun) tested(ctx context.Context, rp *spec.Repo) bool {
 	head, err := lr.r.o.Git.Head(ctx, lr.dirs[rp])
 	if err != nil {
 		return false
+	}
+	if tree, err := lr.r.o.Git.Tree(ctx, lr.dirs[rp]); err == nil {
+		if g, known := lr.knownGate(rp, tree); known && g.Green {
+			return true
+		}
 	}
 	repo := lr.repoLabel(rp)
 	ok := false

@@ -51,6 +51,16 @@ import (
 // of a lot with neighbour repositories advanced, before the next one.
 const FailIntegrateBetweenRepos = "integrate-between-repos"
 
+// FailBatchStacked and FailBatchAdvanced are failpoints (tests only) of
+// the merge queue (batch.go): cadence kills itself once a batch of more
+// than one lot is rebased in order (the later lots stacked on lots not on
+// the base), and once the base advanced over a batch before its lots'
+// integration is recorded.
+const (
+	FailBatchStacked  = "batch-stacked"
+	FailBatchAdvanced = "batch-advanced"
+)
+
 // failpoint kills cadence's own process with SIGKILL when name is the
 // run's failpoint (Options.Failpoint, test-only; internal/cli sets it from
 // CADENCE_FAILPOINT). Otherwise it does nothing.

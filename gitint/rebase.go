@@ -96,13 +96,30 @@ func (g *Repos) Rebase(ctx context.Context, repo *spec.Repo, wt string) (bool, e
 	if err != nil {
 		return false, fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
-	if g.knownAncestor(base, wt) {
+	return g.RebaseOnto(ctx, repo, wt, base, "")
+}
+
+// RebaseOnto is Rebase onto the commit onto rather than the base branch:
+// an integration batch (the merge queue) stacks each lot on the rebased
+// tip of the lots ahead of it. upstream, when not "", is where the
+// branch's own commits begin (`git rebase --onto onto upstream`: the
+// commits upstream..HEAD are replayed); "" means those not reachable from
+// onto. Nothing is done, and false returned, when onto is HEAD or an
+// ancestor of it. Conflicts are handled as by Rebase.
+func (g *Repos) RebaseOnto(ctx context.Context, repo *spec.Repo, wt, onto, upstream string) (bool, error) {
+	if g.knownAncestor(onto, wt) {
 		return false, nil
 	}
-	if _, err := Run(ctx, wt, "merge-base", "--is-ancestor", base, "HEAD"); err == nil {
+	if _, err := Run(ctx, wt, "merge-base", "--is-ancestor", onto, "HEAD"); err == nil {
 		return false, nil
 	}
-	_, rerr := runEnv(ctx, wt, []string{"GIT_EDITOR=true"}, "rebase", "--no-autosquash", "--no-autostash", base)
+	args := []string{"rebase", "--no-autosquash", "--no-autostash"}
+	if upstream != "" && upstream != onto {
+		args = append(args, "--onto", onto, upstream)
+	} else {
+		args = append(args, onto)
+	}
+	_, rerr := runEnv(ctx, wt, []string{"GIT_EDITOR=true"}, args...)
 	for rerr != nil {
 		files, err := conflicted(ctx, wt)
 		if err != nil || len(files) == 0 {

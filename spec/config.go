@@ -176,6 +176,12 @@ type Repo struct {
 	// Changelog is the changelog file whose [Unreleased] additions merge by
 	// union; empty for none.
 	Changelog string
+	// NoMergeQueue turns integration batches off (merge_queue = false):
+	// every lot is rebased, gated and integrated alone, one after the
+	// other, as before batches existed. The default (false) lets lots of
+	// this repository that are ready together integrate as one batch
+	// (executor/batch.go, DESIGN.md §5).
+	NoMergeQueue bool
 	// Env is the repo's own env and path_prepend (Lot.Env merges them).
 	Env Env
 	// Sensitive are the attributes whose values derive from a sensitive

@@ -53,7 +53,7 @@ var lotSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 
 var repoSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
-	{Name: "env"}, {Name: "path_prepend"},
+	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"},
 }}
 
 // agentOnly are the lot settings that make no sense for a command lot.
@@ -224,6 +224,9 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	}
 	if s, ok := d.str(c.Attributes["changelog"]); ok {
 		r.Changelog = s
+	}
+	if on, ok := d.boolean(c.Attributes["merge_queue"]); ok {
+		r.NoMergeQueue = !on
 	}
 	var names Fields
 	r.Env = d.decodeEnv(c.Attributes, fmt.Sprintf("repo %q", name), &names)

@@ -210,6 +210,9 @@ type Lot struct {
 	// the integration is recorded. Found by the next apply, it is
 	// completed (executor/intent.go).
 	Integrating *Integration `json:"integrating,omitempty"`
+	// Stacked is set while the lot's branch sits on lots ahead of it in
+	// an integration batch that are not on the base yet (queue.go).
+	Stacked *Stack `json:"stacked,omitempty"`
 }
 
 // Integration is the intent of an integration across several
@@ -283,6 +286,10 @@ type State struct {
 	// optional within FormatVersion 1: files without them still read.
 	CadenceVersion string `json:"cadence_version,omitempty"`
 	AgentVersion   string `json:"agent_version,omitempty"`
+	// Gates are the test gate runs of the wave, keyed by GateKey, so that
+	// no tree is tested twice with the same command and environment
+	// (queue.go). Optional within FormatVersion 1.
+	Gates map[string]Gate `json:"gates,omitempty"`
 }
 
 // PathFor returns the state file path of a wave file: the same folder, the

@@ -91,6 +91,7 @@ func Validate(s *State) error {
 			}
 		}
 	}
+	validateQueue(s, bad)
 	return errors.Join(errs...)
 }
 

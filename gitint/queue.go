@@ -1,0 +1,56 @@
+package gitint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Tree is the tree id of the commit checked out in the worktree at dir
+// (`git rev-parse HEAD^{tree}`): what a test gate result is keyed by.
+func (g *Repos) Tree(ctx context.Context, dir string) (string, error) {
+	out, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{tree}")
+	return strings.TrimSpace(out), err
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or is) commit b
+// in the repository (`git merge-base --is-ancestor`; exit 1 is false, any
+// other failure an error).
+func (g *Repos) IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	_, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", a, b)
+	if e, ok := err.(*Error); ok && e.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Unstack puts a lot's branch back at tip, where it was before an
+// integration batch rebased it onto lots ahead of it that then did not
+// reach the base: in the lot's worktree at dir with `git reset --keep`
+// (the worktree is clean: it is at integrate), or, when that worktree is
+// gone, by compare-and-swap of the branch ref from its current commit.
+// Only commits the batch made (the lot's own, replayed) leave the branch;
+// tip holds the same change.
+func (g *Repos) Unstack(ctx context.Context, repo *spec.Repo, dir, branch, tip string) error {
+	if _, err := os.Stat(dir); err == nil {
+		if head, err := g.WorktreeHead(dir); err == nil && head == "refs/heads/"+branch {
+			_, err := Run(ctx, dir, "reset", "--keep", "-q", tip)
+			return err
+		}
+	}
+	cur, err := branchCommit(ctx, repo.Path, branch)
+	if err != nil {
+		return fmt.Errorf("lot branch %s: %w", branch, err)
+	}
+	if cur == tip {
+		return nil
+	}
+	_, err = Run(ctx, repo.Path, "update-ref", "-m", "cadence: batch not integrated", "refs/heads/"+branch, tip, cur)
+	return err
+}
