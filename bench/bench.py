@@ -3,7 +3,7 @@
 
     python3 bench/bench.py [STEP ...]
 
-STEPs: verify dags tmpfs sched startup memory handoff gitfloor gitprofile summary
+STEPs: verify dags tmpfs sched startup memory handoff gitfloor gitprofile mergequeue summary
 (default: all, in that order; tmpfs is the dags step again, N = 1000, with
 the inputs on /dev/shm; gitfloor is cadence in a git repository next to the
 same git work by hand, bench/gitfloor.py; gitprofile, not run by default,
@@ -41,6 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gitfloor  # noqa: E402
+import mergequeue  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
@@ -441,6 +442,10 @@ def step_gitprofile():
     gitfloor.profile(OUT, CADENCE, ENV, log, save)
 
 
+def step_mergequeue():
+    mergequeue.step(OUT, CADENCE, ENV, log, save)
+
+
 # ---------------------------------------------------------------- summary
 
 
@@ -629,6 +634,12 @@ def step_summary():
     gp = load("gitprofile")
     if gp:
         lines.extend(gitfloor.profile_lines(gp))
+    mq = load("mergequeue")
+    if mq:
+        lines.extend(mergequeue.summary_lines(mq))
+        if mq["summary"].get("ratio") is not None:
+            targets.append(("merge queue: lots finishing together integrate in ≤ 40 % of the time without batches",
+                            f"{mq['summary']['ratio']:.2f}×", mq["summary"]["ratio"] <= 0.40))
     ver = load("verify")
     if ver:
         bad = [f"{r['tool']}/{r['shape']} ({r['ran']}/100, rc {r['rc']})" for r in ver["results"] if not r["ok"]]
@@ -651,7 +662,7 @@ def step_summary():
 
 STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "startup": step_startup,
          "memory": step_memory, "handoff": step_handoff, "gitfloor": step_gitfloor,
-         "gitprofile": step_gitprofile, "summary": step_summary}
+         "gitprofile": step_gitprofile, "mergequeue": step_mergequeue, "summary": step_summary}
 
 
 def main():

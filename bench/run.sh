@@ -1,8 +1,8 @@
 #!/bin/sh
 # Run every benchmark (about 9 minutes on 2 cores), then print the summary.
 #   bench/run.sh                 all steps
-#   bench/run.sh startup memory  some steps (verify dags tmpfs sched startup memory handoff gitfloor summary)
-#   QUICK=1 bench/run.sh gitfloor  the git floor as a smoke (one run of 4 lots)
+#   bench/run.sh startup memory  some steps (verify dags tmpfs sched startup memory handoff gitfloor mergequeue summary)
+#   QUICK=1 bench/run.sh gitfloor mergequeue  the git floor and the merge queue as smokes
 # Raw results: bench/out/*.json; tables: bench/out/summary.md.
 set -eu
 bench=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +15,7 @@ NEED_APT=0
 [ $# -eq 0 ] && NEED_APT=1
 for s in "$@"; do
 	case $s in verify | dags | tmpfs | sched | startup) NEED_TASK=1 ;; esac
-	case $s in gitfloor | gitprofile | summary) ;; *) NEED_APT=1 ;; esac
+	case $s in gitfloor | gitprofile | mergequeue | summary) ;; *) NEED_APT=1 ;; esac
 done
 export NEED_TASK NEED_APT
 "$bench/setup.sh"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/internal/state"
@@ -157,8 +158,13 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 			continue
 		}
 		name := lr.repoLabel(rp)
+		if rp == lr.n.lot.Repo {
+			lr.comingUp()
+		}
+		began := time.Now()
 		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, 0, lr.dirs[rp], name)
 		if err == nil && ctx.Err() == nil {
+			lr.r.queueOf(rp).noteGate(time.Since(began))
 			err = lr.recordOwnGate(ctx, rp, green)
 		}
 		if err != nil || ctx.Err() != nil {

@@ -52,6 +52,90 @@ type mergeQueue struct {
 	mu      sync.Mutex
 	waiting []*queued
 	leading bool
+	// coming counts the command lots of the repository whose own test
+	// gate runs now: green, they come to integrate next (comingUp).
+	// changed is closed when coming or waiting changes; lastGate is how
+	// long the repository's last gate run took.
+	coming   int
+	changed  chan struct{}
+	lastGate time.Duration
+}
+
+// signalLocked wakes a leader waiting for lots to come (q.mu held).
+func (q *mergeQueue) signalLocked() {
+	if q.changed != nil {
+		close(q.changed)
+		q.changed = nil
+	}
+}
+
+// awaitComing waits, before a batch is taken, for the command lots whose
+// own test gate runs now (they finished together with the lots waiting,
+// and would otherwise make a batch of their own right after this one),
+// but no longer than the repository's last gate run took: a gate that
+// runs longer than that is not waited for.
+func (q *mergeQueue) awaitComing(ctx context.Context) {
+	q.mu.Lock()
+	bound := q.lastGate
+	q.mu.Unlock()
+	if bound <= 0 {
+		return
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for {
+		q.mu.Lock()
+		if q.coming == 0 {
+			q.mu.Unlock()
+			return
+		}
+		if q.changed == nil {
+			q.changed = make(chan struct{})
+		}
+		ch := q.changed
+		q.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// noteGate records how long a gate run of the repository took.
+func (q *mergeQueue) noteGate(d time.Duration) {
+	q.mu.Lock()
+	q.lastGate = d
+	q.mu.Unlock()
+}
+
+// comingUp says that the lot, a command lot of the queue's repository,
+// runs its own test gate, after which it comes to integrate; the lot's
+// enqueue, or its end (runLot), says it no longer comes.
+func (lr *lotRun) comingUp() {
+	if lr.coming || !lr.facts.Command || !lr.batchable() {
+		return
+	}
+	q := lr.r.queueOf(lr.n.lot.Repo)
+	q.mu.Lock()
+	q.coming++
+	lr.coming = true
+	q.mu.Unlock()
+}
+
+// notComing undoes comingUp for a lot that ended without integrating.
+func (lr *lotRun) notComing() {
+	if !lr.coming {
+		return
+	}
+	q := lr.r.queueOf(lr.n.lot.Repo)
+	q.mu.Lock()
+	q.coming--
+	lr.coming = false
+	q.signalLocked()
+	q.mu.Unlock()
 }
 
 // queued is a lot in the queue; the leader sends its result on done.
@@ -119,13 +203,29 @@ func (r *runner) queueOf(rp *spec.Repo) *mergeQueue {
 }
 
 // enqueue puts the lot in its repository's queue and waits for its
-// batch's result; the first lot in an idle queue starts the leader.
+// batch's result; the first lot in an idle queue starts the leader. A lot
+// in the queue has done its work: it gives its place under the
+// repository's parallel and the wave's -jobs to the next lot (as a pull
+// request waiting in a merge queue holds no CI runner), keeping its
+// worktree until it integrates. So while lots wait to integrate, a
+// repository may have more than parallel worktrees; what runs in them at
+// once is still bounded by parallel, but for the queue's one gate at a
+// time and a fix session after a conflict (on_conflict = "fix"), which the
+// session cap bounds.
 func (lr *lotRun) enqueue() queueResult {
 	rp := lr.n.lot.Repo
+	if lr.r.inQueue != nil {
+		lr.r.inQueue <- lr.n // its place under parallel and -jobs goes to the next lot
+	}
 	q := lr.r.queueOf(rp)
 	it := &queued{lr: lr, done: make(chan queueResult, 1)}
 	q.mu.Lock()
 	q.waiting = append(q.waiting, it)
+	if lr.coming {
+		q.coming--
+		lr.coming = false
+	}
+	q.signalLocked()
 	lead := !q.leading
 	q.leading = true
 	q.mu.Unlock()
@@ -142,6 +242,9 @@ func (r *runner) lead(q *mergeQueue, rp *spec.Repo) {
 	var again []*queued
 	for {
 		unlock, err := r.o.Git.LockIntegration(ctx, rp, r.o.Config.Wave.Name)
+		if err == nil {
+			q.awaitComing(ctx)
+		}
 		q.mu.Lock()
 		batch := append(again, q.waiting...)
 		q.waiting, again = nil, nil

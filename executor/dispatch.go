@@ -24,6 +24,10 @@ type node struct {
 	// heldSession is set while the lot holds the session unit the
 	// dispatcher took for it, for its first session.
 	heldSession bool
+	// queued is set (by the dispatcher) once the lot waits in its
+	// repository's merge queue: it gave back its place under parallel
+	// and -jobs (batch.go).
+	queued bool
 	// steer is the lead's word on the lot once started (steer.go).
 	steer nodeSteer
 }
@@ -84,6 +88,9 @@ type runner struct {
 	queues   map[*spec.Repo]*mergeQueue
 	loopCtx  context.Context
 	began    time.Time
+	// inQueue carries the lots that entered a merge queue to the
+	// dispatcher, which gives back their places (node.queued).
+	inQueue chan *node
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
@@ -109,7 +116,7 @@ func (r *runner) hasIncident() bool {
 // interrupted. The error is for failures of cadence itself (the state file
 // cannot be written); lots' failures are in the state and the Result.
 func Run(ctx context.Context, o Options) (Result, error) {
-	r := &runner{o: o, now: o.Now, finished: make(chan finish), repoBusy: map[*spec.Repo]int{}, requests: make(chan steerMsg)}
+	r := &runner{o: o, now: o.Now, finished: make(chan finish), repoBusy: map[*spec.Repo]int{}, requests: make(chan steerMsg), inQueue: make(chan *node)}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -265,9 +272,15 @@ func (r *runner) loop(ctx context.Context) error {
 		case m := <-r.requests:
 			m.reply <- r.handle(m.req, false)
 			continue
+		case n := <-r.inQueue:
+			r.take(n, -1)
+			n.queued = true
+			continue
 		}
 		running--
-		r.take(f.n, -1)
+		if !f.n.queued {
+			r.take(f.n, -1)
+		}
 		f.n.finished = true
 		if err := r.settle(f); err != nil && loopErr == nil {
 			loopErr = err

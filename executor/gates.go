@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
@@ -103,7 +104,11 @@ func (r *runner) gateOn(ctx context.Context, rp *spec.Repo, prefix []*queued) ga
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepIntegrate, Message: fmt.Sprintf("test gate of repo %s on tree %s (lots %s): %s already, not run again", rp.Name, short(tree), lotIDsOf(ids), verdict(g.Green))})
 		return gateRun{green: g.Green, msg: "red on this tree earlier in this run (lot " + g.Lot + "'s log)"}
 	}
+	began := time.Now()
 	green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, dir, "")
+	if err == nil && ctx.Err() == nil {
+		r.queueOf(rp).noteGate(time.Since(began))
+	}
 	if o, ok := incidentOutcome(err); ok {
 		return gateRun{stop: &queueResult{kind: queueIncident, outcome: o, lot: lr.id}}
 	}

@@ -34,6 +34,9 @@ type lotRun struct {
 	// refused; gitint.PushBlockEnv), added to the step's environment
 	// with the lot's own (childEnv).
 	guardEnv []string
+	// coming is set while the lot counts as coming to its repository's
+	// merge queue (batch.go: comingUp).
+	coming bool
 	// conflictFixed is set once a fix session resolved an integration
 	// conflict (on_conflict = "fix" tries once).
 	conflictFixed bool
@@ -56,6 +59,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	lr := &lotRun{r: r, n: n, id: n.lot.ID, dir: r.o.Config.Dir,
 		logDir: r.o.Layout.LotDir(n.lot.ID)}
 	defer lr.giveBackSession()
+	defer lr.notComing()
 	r.emit(Event{Kind: EvLotStart, Lot: lr.id})
 	lr.facts = planner.Facts(n.lot)
 	integrated, fresh := false, true

@@ -56,6 +56,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CADENCE_CLAUDE_BIN", "cadence-no-such-agent")
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("CADENCE_HOME", filepath.Join(env.WorkDir, ".cadence-home"))
+			// A scratch HOME: testscript's default (/no-home) does not
+			// exist, and a process that created it would write outside the
+			// test's folder.
+			home := filepath.Join(env.WorkDir, ".home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
 			k, v, _ := strings.Cut(noRaceExitSleep, "=")
 			env.Setenv(k, v)
 			return nil
