@@ -310,7 +310,8 @@ func (r *runner) integrateBatch(ctx context.Context, rp *spec.Repo, batch []*que
 	}
 	lo, hi := 0, len(stack)+1
 	if g := probe(len(stack)); g.stop != nil {
-		return r.abandon(ctx, rp, stack, *g.stop, send)
+		r.abandon(ctx, rp, stack, *g.stop, send)
+		return again
 	} else if g.green {
 		lo = len(stack)
 	} else {
@@ -321,7 +322,8 @@ func (r *runner) integrateBatch(ctx context.Context, rp *spec.Repo, batch []*que
 		g := probe(mid)
 		switch {
 		case g.stop != nil:
-			return r.abandon(ctx, rp, stack, *g.stop, send)
+			r.abandon(ctx, rp, stack, *g.stop, send)
+			return again
 		case g.green:
 			lo = mid
 		default:
@@ -330,7 +332,8 @@ func (r *runner) integrateBatch(ctx context.Context, rp *spec.Repo, batch []*que
 	}
 	if lo > 0 {
 		if stop := r.advanceOver(ctx, rp, stack[:lo]); stop != nil {
-			return r.abandon(ctx, rp, stack, *stop, send)
+			r.abandon(ctx, rp, stack, *stop, send)
+			return again
 		}
 		ids := idsOf(stack[:lo])
 		for _, it := range stack[:lo] {
@@ -448,7 +451,7 @@ func (r *runner) advanceOver(ctx context.Context, rp *spec.Repo, prefix []*queue
 // abandon ends a batch that integrates nothing more: every lot of stack
 // is put back where it was and gets res (but for an incident, which only
 // the lot whose gate moved a guarded ref gets: the others wait).
-func (r *runner) abandon(ctx context.Context, rp *spec.Repo, stack []*queued, res queueResult, send func(*queued, queueResult)) []*queued {
+func (r *runner) abandon(ctx context.Context, rp *spec.Repo, stack []*queued, res queueResult, send func(*queued, queueResult)) {
 	for _, it := range stack {
 		out := res
 		if res.kind == queueIncident && res.lot != it.lr.id {
@@ -459,7 +462,6 @@ func (r *runner) abandon(ctx context.Context, rp *spec.Repo, stack []*queued, re
 		}
 		send(it, out)
 	}
-	return nil
 }
 
 // putBack puts a stacked lot's branch back where it was before its batch

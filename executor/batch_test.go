@@ -28,6 +28,12 @@ type queueWorld struct {
 }
 
 func newQueueWorld(t *testing.T, mergeQueue bool, ids ...string) *queueWorld {
+	return newQueueWorldFiles(t, mergeQueue, nil, ids...)
+}
+
+// newQueueWorldFiles is newQueueWorld where lot id writes files[id] (its
+// own id.txt when not named) with its id as content.
+func newQueueWorldFiles(t *testing.T, mergeQueue bool, files map[string]string, ids ...string) *queueWorld {
 	gitint.SetEnviron(gittest.Env)
 	repo := gittest.NewRepo(t, map[string]string{"README.md": "# app\n"})
 	w := &queueWorld{repo: repo, go_: t.TempDir(), log: filepath.Join(t.TempDir(), "gate.log")}
@@ -44,9 +50,13 @@ repo "app" {
 }
 `
 	for _, id := range ids {
+		f := files[id]
+		if f == "" {
+			f = id + ".txt"
+		}
 		src += `lot "` + id + `" {
   repo = repo.app
-  run  = "while ! test -e \"$GO_DIR/` + id + `\"; do sleep 0.01; done; echo ` + id + ` > ` + id + `.txt && git add ` + id + `.txt && git commit -qm ` + id + `"
+  run  = "while ! test -e \"$GO_DIR/` + id + `\"; do sleep 0.01; done; echo ` + id + ` > ` + f + ` && git add ` + f + ` && git commit -qm ` + id + `"
 }
 `
 	}
@@ -254,4 +264,53 @@ func (w *queueWorld) causes(t *testing.T) map[string]string {
 		m[id] = l.Cause
 	}
 	return m
+}
+
+// A lot that conflicts only with a lot ahead of it in the batch goes to the
+// next batch, where (that lot now on main) it conflicts with the base and
+// is handed back; the batch's other lots integrate meanwhile.
+func TestMergeQueueConflictWithLotAhead(t *testing.T) {
+	w := newQueueWorldFiles(t, true, map[string]string{"x": "f.txt", "y": "f.txt"}, "x", "b", "y")
+	w.runInOrder(t, "x", "b", "y")
+	st := w.status(t)
+	if st["x"] != state.LotDone || st["b"] != state.LotDone || st["y"] != state.LotHandedBack {
+		t.Fatalf("lots %v, causes %v", st, w.causes(t))
+	}
+	if c := w.causes(t)["y"]; !strings.Contains(c, "conflicts in f.txt") {
+		t.Errorf("y's cause = %q", c)
+	}
+	// y's branch is its own commit on the start, as before its batches.
+	if out := gittest.Git(t, w.repo, "log", "--format=%s", "main..cadence/w/y"); out != "y" {
+		t.Errorf("y's branch past main = %q", out)
+	}
+	if w.h.lots()["y"].Stacked != nil {
+		t.Errorf("y still records a stack")
+	}
+}
+
+// A batch that cannot advance (the base's checkout has uncommitted
+// changes) ends every lot it holds, the one sent to the next batch
+// included: all wait at integrate, their branches put back, none hangs.
+func TestMergeQueueAdvanceRefused(t *testing.T) {
+	w := newQueueWorldFiles(t, true, map[string]string{"x": "f.txt", "y": "f.txt"}, "x", "b", "y")
+	if err := os.WriteFile(filepath.Join(w.repo, "README.md"), []byte("the lead's edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.runInOrder(t, "x", "b", "y")
+	for id, s := range w.status(t) {
+		if s != state.LotInterrupted {
+			t.Errorf("lot %s = %s (%s), want interrupted: its integration waits", id, s, w.causes(t)[id])
+		}
+	}
+	if n := gittest.Git(t, w.repo, "rev-list", "--count", "main"); n != "1" {
+		t.Errorf("main has %s commits, want the first only", n)
+	}
+	for id, l := range w.h.lots() {
+		if l.Stacked != nil {
+			t.Errorf("lot %s still records a stack", id)
+		}
+		if out := gittest.Git(t, w.repo, "log", "--format=%s", "main..cadence/w/"+id); out != id {
+			t.Errorf("lot %s's branch past main = %q, want its own commit", id, out)
+		}
+	}
 }
