@@ -127,14 +127,20 @@ func (p *pooled) retire() {
 	_ = p.conn.Close()
 }
 
-// dropIdle lets every idle supervisor go (SetSupervisor changed).
-func dropIdle() {
+// dropIdle lets every idle supervisor go and, with wait, waits until they
+// have exited.
+func dropIdle(wait bool) {
 	pool.mu.Lock()
 	idle := pool.idle
 	pool.idle = nil
 	pool.mu.Unlock()
 	for _, p := range idle {
 		p.retire()
+	}
+	for _, p := range idle {
+		if wait {
+			<-p.dead
+		}
 	}
 }
 

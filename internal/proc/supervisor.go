@@ -48,7 +48,7 @@ var (
 func SetSupervisor(exe, argv0 string) {
 	supMu.Lock()
 	defer supMu.Unlock()
-	dropIdle()
+	dropIdle(false)
 	if exe == "" {
 		sup = nil
 		return
@@ -68,3 +68,9 @@ func supervisorFor(c Cmd) (supervisor, bool) {
 	}
 	return *sup, true
 }
+
+// StopSupervisors lets the idle supervisors go (Run keeps some between
+// steps) and waits until they have exited: internal/cli calls it before
+// cadence exits, so that none outlives it even for the moment it takes to
+// see its socket end. Steps still running keep theirs.
+func StopSupervisors() { dropIdle(true) }

@@ -27,4 +27,4 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 }
 
 // dropIdle: no supervisors, none idle.
-func dropIdle() {}
+func dropIdle(bool) {}
