@@ -363,9 +363,6 @@ def step_sched():
             r.update(tool=tool, run=i)
             if r["rc"] == 0:
                 r["timeline"] = analyse(timeline(tool, d), JOBS)
-                if r["timeline"] is not None:
-                    g = dep_gaps(tool, d)
-                    r["timeline"]["dep_gap_p50_ms"] = statistics.median(g) if g else None
             res.append(r)
             tl = r.get("timeline")
             log(f"sched {tool:8} run {i} {r['wall']:.3f}s (bound {bound:.2f}s, x{r['wall'] / bound:.3f}) rc={r['rc']}"
