@@ -49,7 +49,7 @@ func BenchmarkAgentLatency(b *testing.B) {
 		b.StopTimer()
 		h := newHarness(b, src.String())
 		var mu sync.Mutex
-		done := map[string]time.Time{}       // lot -> recorded done
+		done := map[string]time.Time{}         // lot -> recorded done
 		firstSession := map[string]time.Time{} // lot -> first session started
 		gate := map[string]time.Time{}         // lot -> test gate started
 		h.agent.script = func(s Session) (Outcome, time.Duration) {
