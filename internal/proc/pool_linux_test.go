@@ -117,3 +117,17 @@ func TestSupervisorGoneIdle(t *testing.T) {
 		t.Fatalf("res %+v err %v out %q", res, err, out.String())
 	}
 }
+
+// TestMissingFolder: a supervised step whose folder is gone does not
+// start, the error names the folder, and the supervisor serves the next.
+func TestMissingFolder(t *testing.T) {
+	useSupervisor(t)
+	dir := filepath.Join(t.TempDir(), "gone")
+	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Dir: dir, Args: []string{"-c", "true"}})
+	if err == nil || !strings.Contains(err.Error(), dir) || res.ExitCode != -1 {
+		t.Fatalf("res %+v err %v, want an error naming %s", res, err, dir)
+	}
+	if res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Dir: t.TempDir(), Args: []string{"-c", "exit 3"}}); err != nil || res.ExitCode != 3 {
+		t.Fatalf("next step: %+v %v", res, err)
+	}
+}

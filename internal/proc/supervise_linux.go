@@ -145,10 +145,23 @@ func runStep(q request, files []*os.File, devnull *os.File, sigs <-chan os.Signa
 		}
 		return devnull.Fd()
 	}
-	pid, err := syscall.ForkExec(q.Path, q.Argv, &syscall.ProcAttr{
-		Dir: q.Dir, Env: q.Env, Files: []uintptr{fd(q.Std[0]), fd(q.Std[1]), fd(q.Std[2])},
-		Sys: &syscall.SysProcAttr{Setpgid: true},
-	})
+	var pid int
+	var err error
+	if _, serr := os.Stat(q.Dir); serr != nil {
+		// ForkExec's error would name the program, not the folder.
+		if pe, ok := serr.(*os.PathError); ok {
+			serr = pe.Err
+		}
+		err = &os.PathError{Op: "chdir", Path: q.Dir, Err: serr}
+	} else {
+		pid, err = syscall.ForkExec(q.Path, q.Argv, &syscall.ProcAttr{
+			Dir: q.Dir, Env: q.Env, Files: []uintptr{fd(q.Std[0]), fd(q.Std[1]), fd(q.Std[2])},
+			Sys: &syscall.SysProcAttr{Setpgid: true},
+		})
+		if err != nil {
+			err = &os.PathError{Op: "fork/exec", Path: q.Path, Err: err}
+		}
+	}
 	// The step holds its own standard files; the supervisor keeps only the
 	// held ones, until the tree is gone.
 	held := map[int]bool{}
@@ -168,7 +181,7 @@ func runStep(q request, files []*os.File, devnull *os.File, sigs <-chan os.Signa
 		}
 	}()
 	if err != nil {
-		report("error %s", (&os.PathError{Op: "fork/exec", Path: q.Path, Err: err}).Error())
+		report("error %s", err.Error())
 		return
 	}
 	report("pid %d", pid)
