@@ -3,7 +3,7 @@
 
     python3 bench/bench.py [STEP ...]
 
-STEPs: verify dags tmpfs sched startup memory handoff gitfloor gitprofile mergequeue summary
+STEPs: verify dags tmpfs sched gap startup memory handoff gitfloor gitprofile mergequeue summary
 (default: all, in that order; tmpfs is the dags step again, N = 1000, with
 the inputs on /dev/shm; gitfloor is cadence in a git repository next to the
 same git work by hand, bench/gitfloor.py; gitprofile, not run by default,
@@ -11,6 +11,9 @@ is where cadence's time goes in that wave). Raw results go to bench/out/<step>.j
 bench/out/summary.md. Environment:
 
     CADENCE      cadence binary (default bench/out/cadence)
+    CADENCE_BEFORE  an older cadence binary: the tool "before" in TOOLS, and the
+                 gitfloor step's third side
+    GAP_N, GAP_RUNS  the gap step's chain length (200) and runs per tool (5)
     TASK         go-task binary (default bench/.tools/bin/task)
     SIZES        DAG sizes, e.g. "100 1000 5000" (default)
     SHAPES       DAG shapes (default "wide chain layered")
@@ -49,6 +52,9 @@ OUT = os.path.join(BENCH, "out")
 GEN = os.path.join(BENCH, "gen.py")
 
 CADENCE = os.environ.get("CADENCE", os.path.join(OUT, "cadence"))
+# An older cadence binary, run as the tool "before" next to "cadence" when
+# named (TOOLS="before cadence ninja" ...): same inputs, same checks.
+CADENCE_BEFORE = os.environ.get("CADENCE_BEFORE", "")
 TASK = os.environ.get("TASK", os.path.join(BENCH, ".tools", "bin", "task"))
 JOBS = 2
 
@@ -118,7 +124,7 @@ def clean(tool, d):
         "ninja": [".ninja_log", ".ninja_deps"],
         "task": [".task"],
         "make": [],
-    }[tool]
+    }["cadence" if tool == "before" else tool]
     for n in names + ["ran.txt"]:
         p = os.path.join(d, n)
         if os.path.isdir(p):
@@ -130,6 +136,7 @@ def clean(tool, d):
 def argv_for(tool):
     return {
         "cadence": [CADENCE, "apply", "-auto-approve", "-jobs", str(JOBS), "wave.hcl"],
+        "before": [CADENCE_BEFORE, "apply", "-auto-approve", "-jobs", str(JOBS), "wave.hcl"],
         "make": ["make", f"-j{JOBS}"],
         "ninja": ["ninja", f"-j{JOBS}"],
         "task": [TASK, "--concurrency", str(JOBS)],
@@ -147,7 +154,7 @@ def run_tool(tool, d, logname, timeout=None):
         r["rss_kib"] = int(open(rssf).read().split()[-1])
     except (OSError, ValueError, IndexError):
         r["rss_kib"] = 0
-    if tool == "cadence" and r["rc"] == 0:
+    if tool in ("cadence", "before") and r["rc"] == 0:
         n = json.load(open(os.path.join(d, "dag.json")))["n"]
         with open(os.path.join(d, logname), errors="replace") as f:
             text = f.read()
@@ -279,22 +286,42 @@ def step_tmpfs():
                 os.environ[k] = v
 
 
-def timeline(tool, d):
-    """Per-lot (start, end) seconds from cadence's state file or ninja's log."""
-    iv = []
-    if tool == "cadence":
+def lot_times(tool, d):
+    """Each lot's (start, end) seconds, by name, from cadence's state file or
+    ninja's log (1 ms resolution, from ninja's start)."""
+    times = {}
+    if tool in ("cadence", "before"):
         from datetime import datetime
         st = json.load(open(os.path.join(d, "wave.state.json")))
         ts = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
-        for lot in st["lots"].values():
+        for name, lot in st["lots"].items():
             step = lot["steps"][-1]
-            iv.append((ts(step["started"]), ts(step["ended"])))
+            times[name] = (ts(step["started"]), ts(step["ended"]))
     elif tool == "ninja":
         for line in open(os.path.join(d, ".ninja_log")):
             if not line.startswith("#"):
-                f = line.split("\t")
-                iv.append((int(f[0]) / 1000, int(f[1]) / 1000))
-    return sorted(iv)
+                f = line.rstrip("\n").split("\t")
+                times[f[3]] = (int(f[0]) / 1000, int(f[1]) / 1000)
+    return times
+
+
+def timeline(tool, d):
+    """Per-lot (start, end) seconds from cadence's state file or ninja's log."""
+    return sorted(lot_times(tool, d).values())
+
+
+def dep_gaps(tool, d):
+    """For each lot with dependencies: its start minus its last dependency's
+    end, in ms (the dispatch latency on a chain, where nothing else waits)."""
+    times = lot_times(tool, d)
+    if not times:
+        return []
+    deps = json.load(open(os.path.join(d, "dag.json")))["deps"]
+    gaps = []
+    for i, ds in enumerate(deps):
+        if ds and f"L{i}" in times:
+            gaps.append(1000 * (times[f"L{i}"][0] - max(times[f"L{j}"][1] for j in ds)))
+    return sorted(gaps)
 
 
 def analyse(iv, jobs):
@@ -344,6 +371,30 @@ def step_sched():
                    f"end->next start {tl['gap_median_ms']:.2f}ms" if tl else ""))
     save("sched", {"results": res, "n": n, "dur": dur, "critical_path": dag["critical_path"],
                    "bound": bound, "lone_s": lone, "real_bound": real_bound, "jobs": JOBS})
+
+
+def step_gap():
+    """Dispatch latency: a chain of GAP_N (200) `true` lots, GAP_RUNS (5) runs
+    of each tool, alternating; per run the p50 and p90 of a lot's start minus
+    its dependency's end (cadence: the state file's step times; ninja: its
+    log, 1 ms resolution)."""
+    n = int(os.environ.get("GAP_N", "200"))
+    d = os.path.join(OUT, "gap", f"chain-{n}")
+    gen("chain", n, d)
+    res = []
+    for i in range(int(os.environ.get("GAP_RUNS", "5"))):
+        for tool in env_list("TOOLS", "cadence ninja"):
+            if tool not in ("cadence", "before", "ninja"):
+                continue
+            r = run_tool(tool, d, f"{tool}.log", timeout=120)
+            r.update(tool=tool, run=i)
+            if r["rc"] == 0:
+                g = dep_gaps(tool, d)
+                r["gap_p50_ms"], r["gap_p90_ms"] = statistics.median(g), g[int(0.9 * (len(g) - 1))]
+                log(f"gap {tool:8} run {i} {r['wall']:.3f}s: dependency end -> dependent start "
+                    f"p50 {r['gap_p50_ms']:.3f}ms p90 {r['gap_p90_ms']:.3f}ms")
+            res.append(r)
+    save("gap", {"results": res, "n": n, "jobs": JOBS})
 
 
 def time_cmd(argv, runs, cwd):
@@ -660,7 +711,7 @@ def step_summary():
     print(text)
 
 
-STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "startup": step_startup,
+STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "gap": step_gap, "startup": step_startup,
          "memory": step_memory, "handoff": step_handoff, "gitfloor": step_gitfloor,
          "gitprofile": step_gitprofile, "mergequeue": step_mergequeue, "summary": step_summary}
 

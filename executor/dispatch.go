@@ -79,6 +79,9 @@ type runner struct {
 	stopMu     sync.Mutex
 	stopCause  string
 	steerNoted sync.Once
+	// leftovers is set when processes of an earlier apply of the wave
+	// outlived endLeftovers (orphans.go).
+	leftovers bool
 	// badSeen are the unreadable request files noted already (only the
 	// watcher's goroutine, or the dispatcher's before it starts, uses it).
 	badSeen map[string]bool

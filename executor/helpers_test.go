@@ -268,14 +268,14 @@ func (a *fakeAgent) maxOverlap() int {
 
 // harness runs waves of one test.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	cfg   *spec.Config
 	git   *fakeGit
 	agent *fakeAgent
 }
 
-func newHarness(t *testing.T, src string) *harness {
+func newHarness(t testing.TB, src string) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "wave.hcl")

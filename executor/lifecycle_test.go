@@ -294,3 +294,47 @@ repo "r" {
 		t.Errorf("after the interrupted gate: a = %s %s", l.Status, got)
 	}
 }
+
+// TestSessionMovement: a write session can tell whether its worktree moved
+// since it started (its timeout is extended only then): not before a
+// commit, yes after one, and not again until the next; a read-only session,
+// which is never extended, gets no such look.
+func TestSessionMovement(t *testing.T) {
+	h := newHarness(t, `wave "w" {}
+repo "r" {
+  path = "."
+}
+`+agentLots("a"))
+	type look struct {
+		step  state.StepKind
+		moved []bool
+		none  bool
+	}
+	var looks []look
+	h.agent.script = func(s Session) (Outcome, time.Duration) {
+		l := look{step: s.Step, none: s.Moved == nil}
+		if s.Moved != nil {
+			l.moved = append(l.moved, s.Moved())
+			h.git.commit(s.Dir)
+			l.moved = append(l.moved, s.Moved(), s.Moved())
+		}
+		looks = append(looks, l)
+		r := &Report{Summary: "ok"}
+		if s.ReadOnly {
+			r = &Report{Verdict: "fine"}
+		}
+		return Outcome{Status: state.StepOK, Report: r}, time.Millisecond
+	}
+	if _, err := h.run(context.Background(), planner.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if h.status("a") != state.LotDone || len(looks) != 2 {
+		t.Fatalf("a %s, sessions %+v", h.status("a"), looks)
+	}
+	if w := looks[0]; w.step != state.StepImplement || w.none || fmt.Sprint(w.moved) != "[false true false]" {
+		t.Errorf("implement: %+v, want moved false, then true after a commit, then false", w)
+	}
+	if r := looks[1]; r.step != state.StepReview || !r.none {
+		t.Errorf("review: %+v, want no look at the worktree", r)
+	}
+}

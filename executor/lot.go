@@ -42,6 +42,10 @@ type lotRun struct {
 	conflictFixed bool
 	// logDirMade is set once the lot's log folder exists.
 	logDirMade bool
+	// pristine is set while the lot's worktrees are as this run made them
+	// for a lot that had run no step (clean, HEAD at the start), until its
+	// first write session (movement).
+	pristine bool
 	// tips are where the lot's branch was, per repository, at the end of
 	// its last step (lotrefs.go); nil after cadence moved it itself.
 	tips map[*spec.Repo]string
@@ -105,6 +109,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 				lr.setNeighbourBase(rp, b)
 			}
 		}
+		lr.pristine = fresh
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 			l.Status, l.Branch, l.Worktree = state.LotRunning, lr.branch, lr.dir
 			if l.BaseSHA == "" {

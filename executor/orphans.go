@@ -47,6 +47,10 @@ func (r *runner) endLeftovers() {
 		return
 	}
 	n, err := proc.EndMarked([]string{agent.WaveMark + "=" + id}, proc.DefaultGrace)
+	// One look at /proc for the wave's mark, so that liveStep looks for a
+	// lot's (a look at every process) only when some are left: a wave of
+	// thousands of lots would otherwise read /proc thousands of times.
+	r.leftovers = err != nil || len(proc.Marked([]string{agent.WaveMark + "=" + id})) > 0
 	switch {
 	case err != nil:
 		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("could not end what an earlier apply of this wave left running: %v", err)})
@@ -63,7 +67,7 @@ func (r *runner) endLeftovers() {
 // and is left alone. Where processes cannot be inspected (no /proc), a
 // live recorded pid refuses the lot, as it always did.
 func (r *runner) liveStep(id string) string {
-	if wid := r.waveID(); wid != "" {
+	if wid := r.waveID(); wid != "" && r.leftovers {
 		if left := proc.Marked([]string{agent.WaveMark + "=" + wid, agent.LotMark + "=" + id}); len(left) > 0 {
 			return fmt.Sprintf("processes %v of an earlier apply of this lot are still running and could not be ended; stop them, then apply again", left)
 		}

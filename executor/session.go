@@ -89,7 +89,10 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sess.Progress = func(u state.Usage) {
 		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: kind, Pass: pass, Model: model, Usage: u})
 	}
-	sess.Moved = lr.movement(ctx)
+	if !readOnly {
+		// Only a write step's timeout looks at it (agent.Session.Moved).
+		sess.Moved = lr.movement(ctx)
+	}
 	sess.Env = lr.childEnv("")
 	sess.DenyHosts = r.remoteHosts(ctx, lr.n.lot.Repos())
 	remotes := lr.remoteStates(ctx)
@@ -223,9 +226,19 @@ func (lr *lotRun) headsAll(ctx context.Context) string {
 
 // movement returns a Moved func for a write step: whether the HEAD or the
 // uncommitted files of any of the lot's worktrees changed since the last call.
+//
+// Its first look is the worktrees as the session starts. Before the lot's
+// first write session in worktrees this run made for it (lotRun.pristine:
+// made clean, and only read-only sessions, which must leave them as they
+// were, ran there since), they are known to be clean: no `git status` then,
+// on the way from the dependency's end to the session's start.
 func (lr *lotRun) movement(ctx context.Context) func() bool {
 	last := lr.headsAll(ctx)
-	dirty, _ := lr.dirtyAll(ctx)
+	var dirty []string
+	if !lr.pristine {
+		dirty, _ = lr.dirtyAll(ctx)
+	}
+	lr.pristine = false
 	lastDirty := strings.Join(dirty, "\x00")
 	return func() bool {
 		h := lr.headsAll(ctx)

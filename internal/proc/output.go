@@ -12,6 +12,10 @@ import (
 // can still hold the pipes open after that.
 const drainWait = time.Second
 
+// copyBufs are the buffers the copies of outputs use (32 KiB, io.Copy's
+// size), reused from process to process.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // outputs carries a process's standard output and error to writers that are
 // not files, through pipes that Run drains itself. exec would copy them too,
 // but its Wait then waits for every process that holds the pipe open: a
@@ -53,7 +57,11 @@ func (o *outputs) pipe(w io.Writer) (io.Writer, error) {
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		_, _ = io.Copy(w, r)
+		buf := copyBufs.Get().(*[]byte)
+		defer copyBufs.Put(buf)
+		// The reader's WriteTo is hidden: it would copy through a new
+		// 32 KiB buffer of its own, for every process.
+		_, _ = io.CopyBuffer(w, struct{ io.Reader }{r}, *buf)
 	}()
 	return pw, nil
 }

@@ -40,7 +40,9 @@ func TestSameWriter(t *testing.T) {
 }
 
 // TestStdin: a reader is the process's standard input.
-func TestStdin(t *testing.T) {
+func TestStdin(t *testing.T) { bothWays(t, testStdin) }
+
+func testStdin(t *testing.T) {
 	var out bytes.Buffer
 	_, err := Run(context.Background(), Cmd{Path: "/bin/cat", Stdin: strings.NewReader("fed\n"), Stdout: &out})
 	if err != nil || out.String() != "fed\n" {
