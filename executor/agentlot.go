@@ -161,11 +161,13 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 		if rp == lr.n.lot.Repo {
 			lr.comingUp()
 		}
-		began := time.Now()
+		began, tree := time.Now(), lr.treeOf(ctx, rp)
 		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, 0, lr.dirs[rp], name)
 		if err == nil && ctx.Err() == nil {
 			lr.r.queueOf(rp).noteGate(time.Since(began))
-			err = lr.recordOwnGate(ctx, rp, green)
+			if green && tree != "" {
+				err = lr.recordGate(rp, tree, true, []string{lr.id})
+			}
 		}
 		if err != nil || ctx.Err() != nil {
 			return stopOutcome(ctx, err)

@@ -280,6 +280,13 @@ func (r *runner) integrateBatch(ctx context.Context, rp *spec.Repo, batch []*que
 			again = append(again, it)
 			return
 		}
+		// A lot that does not sit on lots off the base forgets its
+		// batch (an integrated one does so with its record).
+		if res.kind != queueIntegrated && res.err == nil && !it.stacked && it.pre != "" {
+			if err := it.lr.setStacked(nil); err != nil {
+				res = queueResult{err: err}
+			}
+		}
 		it.done <- res
 	}
 	base, err := r.o.Git.Base(ctx, rp)
@@ -342,6 +349,7 @@ func (r *runner) integrateBatch(ctx context.Context, rp *spec.Repo, batch []*que
 	}
 	if hi <= len(stack) {
 		culprit := stack[hi-1]
+		culprit.stacked = false // on the base's new tip, or on the base
 		cause := fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, results[hi].msg)
 		if hi > 1 {
 			cause = fmt.Sprintf("the test gate of repo %s is red on the rebased branch, on top of lots %s ahead of it in the merge queue (green without it, now on %s): %s",
@@ -374,12 +382,14 @@ func (r *runner) stack(ctx context.Context, rp *spec.Repo, base string, batch []
 			send(it, r.stopped(ctx, "cannot read the lot's branch: "+err.Error()))
 			continue
 		}
+		// Every lot of the batch records where its own commits will sit
+		// (the first: the base), so that the next apply can tell a lot
+		// whose change reached the base (settleStack) from one that did
+		// not; it.stacked says it sits on lots not on the base yet.
 		it.pre, it.from, it.stacked = pre, onto, onto != base
-		if it.stacked {
-			if err := lr.setStacked(&state.Stack{Onto: onto, Tip: pre}); err != nil {
-				send(it, queueResult{err: err})
-				continue
-			}
+		if err := lr.setStacked(&state.Stack{Onto: onto, Tip: pre}); err != nil {
+			send(it, queueResult{err: err})
+			continue
 		}
 		_, err = r.o.Git.RebaseOnto(ctx, rp, dir, onto, "")
 		lr.tips = nil // cadence moved the branch itself (lotRun.ownWork)
@@ -428,6 +438,12 @@ func (r *runner) advanceOver(ctx context.Context, rp *spec.Repo, prefix []*queue
 		r.incident("before the integration of lots " + lotIDs(prefix) + ", " + msg)
 		return &queueResult{kind: queueWait, cause: "incident: " + msg}
 	}
+	// The base goes to the commit the gate passed, nothing else: the
+	// branch must still be there (Advance takes the branch's tip).
+	if head, err := r.o.Git.Head(ctx, last.lr.dirs[rp]); err != nil || head != last.tip {
+		res := r.stopped(ctx, fmt.Sprintf("lot %s's branch is at %.12s, not at %.12s, the tip the test gate passed: nothing integrated", last.lr.id, head, last.tip))
+		return &res
+	}
 	before, sha, berr, err := last.lr.advance(ctx, rp)
 	if err == nil {
 		err = berr
@@ -474,9 +490,18 @@ func (r *runner) putBack(ctx context.Context, rp *spec.Repo, it *queued) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	// The lot's own work (lotRun.ownWork, held while it waits at
-	// integrate) tells the other lots' guards this move is cadence's.
-	err := r.o.Git.Unstack(ctx, rp, it.lr.dirs[rp], it.lr.branch, it.pre)
+	// integrate) tells the other lots' guards this move is cadence's. A
+	// branch that moved past the batch's replay (someone committed on it
+	// meanwhile) is kept under a backup ref first.
+	head, _ := r.o.Git.Head(ctx, it.lr.dirs[rp])
+	backup, err := r.o.Git.Unstack(ctx, rp, it.lr.dirs[rp], it.lr.branch, r.o.Config.Wave.Name, it.lr.id, it.pre, head != it.tip)
 	it.lr.tips = nil
+	if backup != "" {
+		r.emit(Event{Kind: EvOutput, Lot: it.lr.id, Step: state.StepIntegrate, Message: "its branch had moved past the batch's rebase: what it held is kept under " + backup})
+		if uerr := it.lr.r.o.Store.UpdateLot(it.lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, backup) }); uerr != nil && err == nil {
+			err = uerr
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("its branch could not be put back at %.12s, where it was before the batch (the next apply does it): %v", it.pre, err)
 	}

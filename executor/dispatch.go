@@ -253,6 +253,7 @@ func (r *runner) loop(ctx context.Context) error {
 					n.heldSession = true
 				}
 				r.take(n, 1)
+				n.queued = false
 				n.started = true
 				running++
 				lctx := n.startSteer(gctx)
@@ -276,8 +277,12 @@ func (r *runner) loop(ctx context.Context) error {
 			m.reply <- r.handle(m.req, false)
 			continue
 		case n := <-r.inQueue:
-			r.take(n, -1)
-			n.queued = true
+			// Once per start: a lot back in the queue after a conflict's
+			// fix session gave its place already.
+			if !n.queued {
+				r.take(n, -1)
+				n.queued = true
+			}
 			continue
 		}
 		running--

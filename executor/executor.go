@@ -69,8 +69,9 @@ type Git interface {
 	// branch's own commits begin (gitint.Repos.RebaseOnto).
 	RebaseOnto(ctx context.Context, repo *spec.Repo, dir, onto, upstream string) (bool, error)
 	// Unstack puts a lot's branch back at tip, where it was before a
-	// batch stacked it (gitint.Repos.Unstack).
-	Unstack(ctx context.Context, repo *spec.Repo, dir, branch, tip string) error
+	// batch stacked it, with keep first keeping where it is under the
+	// lot's next backup ref, returned (gitint.Repos.Unstack).
+	Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot, tip string, keep bool) (string, error)
 	// Tree is the tree id of the worktree's HEAD commit.
 	Tree(ctx context.Context, dir string) (string, error)
 	// IsAncestor says whether commit a is b or an ancestor of it.

@@ -77,15 +77,16 @@ func (lr *lotRun) recordGate(rp *spec.Repo, tree string, green bool, lots []stri
 	})
 }
 
-// recordOwnGate records the result of the lot's own test step on rp's
-// worktree (the gate after a write step), so that its integration does not
-// test the same tree again. A tree that cannot be read is not recorded.
-func (lr *lotRun) recordOwnGate(ctx context.Context, rp *spec.Repo, green bool) error {
+// treeOf is the tree checked out in the lot's worktree of rp, read before
+// its own test gate runs: a green run is recorded for it (a gate that moves
+// HEAD is red, shellIn), so that its integration does not test the same
+// tree again. "" when it cannot be read (nothing is recorded then).
+func (lr *lotRun) treeOf(ctx context.Context, rp *spec.Repo) string {
 	tree, err := lr.r.o.Git.Tree(ctx, lr.dirs[rp])
-	if err != nil || tree == "" {
-		return nil
+	if err != nil {
+		return ""
 	}
-	return lr.recordGate(rp, tree, green, []string{lr.id})
+	return tree
 }
 
 // gateOn runs rp's test gate on the tip of prefix (a batch's first lots,
@@ -119,8 +120,12 @@ func (r *runner) gateOn(ctx context.Context, rp *spec.Repo, prefix []*queued) ga
 		}
 		return gateRun{stop: &queueResult{kind: queueInterrupted, cause: o.Detail}}
 	}
-	if err := lr.recordGate(rp, tree, green, ids); err != nil {
-		return gateRun{stop: &queueResult{err: err}}
+	// A red run is recorded only for the tree it ran on: a gate that moved
+	// HEAD is red (shellIn) without having tested anything for certain.
+	if head, _ := r.o.Git.Head(ctx, dir); green || head == last.tip {
+		if err := lr.recordGate(rp, tree, green, ids); err != nil {
+			return gateRun{stop: &queueResult{err: err}}
+		}
 	}
 	r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepIntegrate, Message: fmt.Sprintf("test gate of repo %s on tree %s covers lots %s: %s", rp.Name, short(tree), lotIDsOf(ids), verdict(green))})
 	return gateRun{green: green, msg: msg}

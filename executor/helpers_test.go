@@ -109,7 +109,9 @@ func (g *fakeGit) Rebase(context.Context, *spec.Repo, string) (bool, error) { re
 func (g *fakeGit) RebaseOnto(context.Context, *spec.Repo, string, string, string) (bool, error) {
 	return false, nil
 }
-func (g *fakeGit) Unstack(context.Context, *spec.Repo, string, string, string) error { return nil }
+func (g *fakeGit) Unstack(context.Context, *spec.Repo, string, string, string, string, string, bool) (string, error) {
+	return "", nil
+}
 func (g *fakeGit) Tree(_ context.Context, dir string) (string, error) {
 	return fmt.Sprintf("%x", sha1.Sum([]byte(dir))), nil // a tree per worktree
 }

@@ -200,6 +200,8 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 // its change at sha (its own commits from..sha, for the patch-id), says
 // msg, and removes its worktrees (the branches stay).
 func (lr *lotRun) integrated(ctx context.Context, i int, sha, from, msg string) error {
+	// The base moved: the record is made whatever cadence's cancel says.
+	ctx = context.WithoutCancel(ctx)
 	patch, _ := lr.r.o.Git.PatchID(ctx, lr.n.lot.Repo, from, sha)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 		l.IntegratedSHA, l.PatchID = sha, patch

@@ -274,6 +274,14 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		sctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	// A test gate is run on the commit checked out when it starts: that is
+	// the commit it passes (Step.HeadAfter), and one that moves HEAD (a
+	// gate that commits, or checks out another commit) is red: what it
+	// tested is not what the branch now holds.
+	var tested string
+	if kind == state.StepTest {
+		tested, _ = lr.r.o.Git.Head(ctx, dir)
+	}
 	var pidErr error
 	watch := lr.watchStep(ctx, kind)
 	res, rerr := proc.Run(sctx, proc.Cmd{
@@ -323,11 +331,13 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		}
 		return false, how + "; last output:\n" + tail.String(), lr.endStep(i, state.StepFailed, how, nil)
 	}
-	var head string
 	if kind == state.StepTest {
-		head, _ = lr.r.o.Git.Head(ctx, dir)
+		if head, _ := lr.r.o.Git.Head(ctx, dir); head != tested {
+			cause := fmt.Sprintf("the test gate moved HEAD from %s to %s (it committed or checked out): a test gate must leave the branch as it found it", short(tested), short(head))
+			return false, cause, lr.endStep(i, state.StepFailed, cause, nil)
+		}
 	}
-	return true, "", lr.endStep(i, state.StepOK, "", func(s *state.Step) { s.HeadAfter = head })
+	return true, "", lr.endStep(i, state.StepOK, "", func(s *state.Step) { s.HeadAfter = tested })
 }
 
 // interrupted ends the run of a lot whose step did not end by itself

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -80,6 +81,10 @@ func (r *runner) settleStack(n *node) (bool, error) {
 	}
 	ctx := context.Background()
 	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: BranchName(r.o.Config.Wave.Name, n.lot.ID)}
+	if n.plan.Action == planner.ActionReplace {
+		// -replace sets the branch aside and starts afresh (recover).
+		return true, lr.setStacked(nil)
+	}
 	_, lr.dirs, _ = r.worktreesOf(n.lot)
 	cause := ""
 	base, err := r.o.Git.Base(ctx, rp)
@@ -91,19 +96,34 @@ func (r *runner) settleStack(n *node) (bool, error) {
 		cause = fmt.Sprintf("cannot read the refs of repo %s: %v", rp.Name, err)
 	}
 	tip := refs["refs/heads/"+lr.branch]
-	if cause == "" && tip != st.Tip {
+	if cause == "" {
 		reached, _ := r.o.Git.IsAncestor(ctx, rp, st.Onto, base)
 		on, _ := r.o.Git.IsAncestor(ctx, rp, st.Onto, tip)
 		switch {
-		case reached:
-			// The lots it sat on are on the base: its own commits follow them.
+		case reached && on && tip != st.Onto:
+			// Its own commits sit on what reached the base: if they
+			// reached it too (cadence stopped once the base advanced over
+			// the batch), the lot is integrated, at its own commit.
+			if in, _ := r.o.Git.IsAncestor(ctx, rp, tip, base); in {
+				return true, lr.recordReached(ctx, st, tip)
+			}
+		case reached, tip == st.Tip:
+			// Nothing to put right: its own commits follow the base's.
 		case on:
-			if err := r.o.Git.Unstack(ctx, rp, lr.dirs[rp], lr.branch, st.Tip); err != nil {
+			backup, err := r.o.Git.Unstack(ctx, rp, lr.dirs[rp], lr.branch, r.o.Config.Wave.Name, lr.id, st.Tip, true)
+			if err != nil {
 				cause = fmt.Sprintf("its branch %s sits on lots of a merge-queue batch that did not reach %s, and could not be put back at %.12s: %v; put it back (git -C %s branch -f %s %.12s, with its worktree removed) and apply again",
 					lr.branch, rp.Base, st.Tip, err, rp.Path, lr.branch, st.Tip)
-			} else {
-				r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: fmt.Sprintf("its branch was put back at %s, where it was before a merge-queue batch that cadence's stop cut short", short(st.Tip))})
+				break
 			}
+			msg := fmt.Sprintf("its branch was put back at %s, where it was before a merge-queue batch that cadence's stop cut short", short(st.Tip))
+			if backup != "" {
+				msg += "; what it held is kept under " + backup
+				if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, backup) }); err != nil {
+					return false, err
+				}
+			}
+			r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: msg})
 		default:
 			cause = fmt.Sprintf("its branch %s is at %.12s: neither where it was before a merge-queue batch (%.12s) nor on the lots ahead of it in that batch (%.12s); put it back at %.12s and apply again, or apply with -replace %s",
 				lr.branch, tip, st.Tip, st.Onto, st.Tip, lr.id)
@@ -119,4 +139,20 @@ func (r *runner) settleStack(n *node) (bool, error) {
 		return false, err
 	}
 	return true, lr.setStacked(nil)
+}
+
+// recordReached records the lot integrated at tip, its own commits
+// st.Onto..tip, which the base holds: cadence stopped after the base
+// advanced over its batch and before the lot recorded it.
+func (lr *lotRun) recordReached(ctx context.Context, st *state.Stack, tip string) error {
+	patch, _ := lr.r.o.Git.PatchID(ctx, lr.n.lot.Repo, st.Onto, tip)
+	now := lr.r.now().UTC()
+	msg := fmt.Sprintf("%s holds its change at %s: recorded integrated (cadence stopped after its merge-queue batch advanced %s)", lr.n.lot.Repo.Base, short(tip), lr.n.lot.Repo.Base)
+	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		endRunning(l, now)
+		l.Steps = append(l.Steps, state.Step{Kind: state.StepIntegrate, Started: now, Ended: &now, Status: state.StepOK, HeadAfter: tip, Cause: msg})
+		l.IntegratedSHA, l.PatchID, l.Stacked = tip, patch, nil
+	})
+	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepIntegrate, Message: msg})
+	return err
 }

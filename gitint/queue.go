@@ -34,23 +34,31 @@ func (g *Repos) IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) (b
 // integration batch rebased it onto lots ahead of it that then did not
 // reach the base: in the lot's worktree at dir with `git reset --keep`
 // (the worktree is clean: it is at integrate), or, when that worktree is
-// gone, by compare-and-swap of the branch ref from its current commit.
-// Only commits the batch made (the lot's own, replayed) leave the branch;
-// tip holds the same change.
-func (g *Repos) Unstack(ctx context.Context, repo *spec.Repo, dir, branch, tip string) error {
+// gone, by compare-and-swap of the branch ref from its current commit. The
+// batch's replay holds only the lot's own commits, which tip holds too;
+// with keep (the branch may hold more: someone committed on it since), the
+// current commit is first kept under the lot's next backup ref
+// (refs/cadence/backup/<wave>/<lot>/<n>), returned.
+func (g *Repos) Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot, tip string, keep bool) (string, error) {
+	cur, err := branchCommit(ctx, repo.Path, branch)
+	if err != nil {
+		return "", fmt.Errorf("lot branch %s: %w", branch, err)
+	}
+	if cur == tip {
+		return "", nil
+	}
+	backup := ""
+	if keep {
+		if backup, err = keepRef(ctx, repo, wave, lot, cur); err != nil {
+			return "", err
+		}
+	}
 	if _, err := os.Stat(dir); err == nil {
 		if head, err := g.WorktreeHead(dir); err == nil && head == "refs/heads/"+branch {
 			_, err := Run(ctx, dir, "reset", "--keep", "-q", tip)
-			return err
+			return backup, err
 		}
 	}
-	cur, err := branchCommit(ctx, repo.Path, branch)
-	if err != nil {
-		return fmt.Errorf("lot branch %s: %w", branch, err)
-	}
-	if cur == tip {
-		return nil
-	}
 	_, err = Run(ctx, repo.Path, "update-ref", "-m", "cadence: batch not integrated", "refs/heads/"+branch, tip, cur)
-	return err
+	return backup, err
 }
