@@ -125,7 +125,7 @@ func commitLot(id string) [2]string {
 // after the commit, read after the gate ran: a tree the gate never ran
 // on. Its integration then takes that result for the rebased tip and
 // advances main to a tree on which the gate is red.
-func TestReviewOwnGateCreditsTheTreeItMade(t *testing.T) {
+func TestQueueAttackOwnGateCreditsTheTreeItMade(t *testing.T) {
 	for _, mq := range []string{"", "merge_queue = false"} {
 		t.Run(map[string]string{"": "queue", "merge_queue = false": "queue-off"}[mq], func(t *testing.T) {
 			ownGateCreditsTheTreeItMade(t, mq)
@@ -163,7 +163,7 @@ func ownGateCreditsTheTreeItMade(t *testing.T, extra string) {
 // that it is not the batch's tip and rewinds it. A kill -9 in between, or
 // a rewind that fails, leaves it there; the lead's checkout is updated to
 // it and back meanwhile.
-func TestReviewQueueGateThatCommitsMovesMainToAnUntestedTree(t *testing.T) {
+func TestQueueAttackQueueGateThatCommitsMovesMainToAnUntestedTree(t *testing.T) {
 	w := newReviewWorld(t, gateThatCommits("b.txt c.txt"), "4", [][2]string{commitLot("b"), commitLot("c")})
 	q := &queueWorld{h: w.h, repo: w.repo, go_: w.go_, log: w.log, o: w.o}
 	res := q.runInOrder(t, "b", "c")
@@ -192,7 +192,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // (take(n, -1) on every receive from inQueue), so from then on the
 // repository runs one lot more than parallel: here c and d at once, with
 // parallel = 1.
-func TestReviewConflictFixGivesItsPlaceTwice(t *testing.T) {
+func TestQueueAttackConflictFixGivesItsPlaceTwice(t *testing.T) {
 	w := newReviewWorld(t, "true", "1", [][2]string{
 		{"a", `  run = "echo from a > x.txt && git commit -qam a"
   estimate = "2h"`}, // first
