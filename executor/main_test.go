@@ -28,5 +28,5 @@ func useSupervisor(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	proc.SetSupervisor(exe, "executor.test")
-	tb.Cleanup(func() { proc.SetSupervisor("", ""); proc.StopSupervisors() })
+	tb.Cleanup(func() { proc.SetSupervisor("", "") })
 }

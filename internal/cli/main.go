@@ -91,7 +91,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return superviseMain(args[1:])
 	}
 	setSupervisor()
-	defer proc.StopSupervisors()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	if e.completing() {
 		e.log = hclog.NewNullLogger()

@@ -2,7 +2,6 @@ package proc
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"syscall"
@@ -19,9 +18,12 @@ const (
 	prSetChildSubreaper = 36
 )
 
-// connFD is the supervisor's end of the socket it is served on (Run's
-// request socket, a unix stream socketpair).
-const connFD = 3
+// File descriptors the supervisor gets from Run: the status pipe, then the
+// held files (Cmd.Hold).
+const (
+	statusFD = 3
+	holdFD   = 4
+)
 
 // killTick is how often a supervisor that kills its tree looks again for
 // processes that came to it (orphans are reparented to it without a
@@ -29,17 +31,15 @@ const connFD = 3
 const killTick = 10 * time.Millisecond
 
 // Supervise is the supervisor's main, run by the cadence binary under the
-// hidden subcommand SupervisorCommand. It serves steps one after another
-// (serve) until Run closes its socket or cadence dies, then exits the
-// process with 0 itself; it returns an exit code only when its arguments
-// are wrong. The design follows Bazel's process-wrapper and tini; a
-// supervisor is reused for the next step only once every process of the
-// last step's tree is gone, so that, as with one supervisor per step,
-// every child and orphan it has belongs to the one step it runs.
+// hidden subcommand SupervisorCommand. Once the step ran and its end is
+// reported, it exits the process with 0 itself (the step's own exit is in
+// the report); it returns the supervisor's exit code only when it could
+// not start the step. The design follows Bazel's process-wrapper and tini.
 //
-// args are, as Run passes them: the pid of the cadence that started it and
-// the word "serve". The socket is fd 3 (connFD); the environment and the
-// working folder of each step come with its request.
+// args are, as Run passes them: the pid of the cadence that started it,
+// the grace period (a time.Duration), the number of held files, the
+// program (a path, looked up by cadence already) and its arguments. env
+// is the step's whole environment; the working folder is the step's.
 // sigs relays SupervisorSignals: the caller subscribes before calling, so
 // that none of them finds its default action.
 //
@@ -52,151 +52,70 @@ const killTick = 10 * time.Millisecond
 // when the thread that forked the supervisor ends: Run forks from one
 // goroutine locked to its thread for good, which never ends before cadence.
 //
-// For each request it starts the step in a process group of its own and
-// writes on the socket "pid N" once it runs, and "exit CODE SIGNAL" (CODE
-// -1 and the signal number when a signal ended it) when it has ended and
-// every process of its tree is gone; "error TEXT" when it cannot start it.
-// A stop request (SIGTERM, SIGINT, SIGHUP) sends SIGTERM to the step's
-// group and, after the grace period, SIGKILL to the whole tree; SIGUSR1
-// (cadence died, or KillAll) kills the whole tree at once. When the step
-// ends by itself, what it left running is killed. The request's held
-// files stay open until the last process of the tree is gone. Between
-// steps, any of those signals but SIGCHLD ends the supervisor.
+// It starts the step in a process group of its own and writes to fd 3
+// "pid N" once it runs, and "exit CODE SIGNAL" (CODE -1 and the signal
+// number when a signal ended it) when it has ended and every process of
+// its tree is gone; "error TEXT" when it cannot start it. A stop request
+// (SIGTERM, SIGINT, SIGHUP) sends SIGTERM to the step's group and, after
+// the grace period, SIGKILL to the whole tree; SIGUSR1 (cadence died, or
+// KillAll) kills the whole tree at once. When the step ends by itself,
+// what it left running is killed. The held files (fd 4…) stay open until
+// the supervisor exits, after the last process of the tree.
 func Supervise(args, env []string, sigs <-chan os.Signal) int {
-	if len(args) != 2 || args[1] != "serve" {
+	status := os.NewFile(statusFD, "status")
+	report := func(format string, a ...any) {
+		if status != nil {
+			fmt.Fprintf(status, format+"\n", a...)
+		}
+	}
+	if len(args) < 4 {
 		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": missing arguments (it is cadence's own)")
 		return 2
 	}
-	ppid, err := strconv.Atoi(args[0])
-	if err != nil {
+	ppid, err1 := strconv.Atoi(args[0])
+	grace, err2 := time.ParseDuration(args[1])
+	nhold, err3 := strconv.Atoi(args[2])
+	if err1 != nil || err2 != nil || err3 != nil || nhold < 0 {
 		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": bad arguments (it is cadence's own)")
 		return 2
 	}
-	f := os.NewFile(connFD, "supervisor socket")
-	fc, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": no socket (it is cadence's own): "+err.Error())
-		return 2
-	}
-	conn := fc.(*net.UnixConn)
-	report := func(format string, a ...any) {
-		_, _ = fmt.Fprintf(conn, format+"\n", a...)
+	// The step must inherit neither the status pipe nor the held files.
+	syscall.CloseOnExec(statusFD)
+	for i := range nhold {
+		syscall.CloseOnExec(holdFD + i)
 	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		report("error cannot become a subreaper: %v", e)
-		syscall.Exit(1)
+		return 1
 	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(sigKillNow), 0); e != 0 {
 		report("error cannot ask for the parent-death signal: %v", e)
-		syscall.Exit(1)
+		return 1
 	}
 	if os.Getppid() != ppid {
 		// cadence died before the parent-death signal was set.
 		report("error cadence is gone")
-		syscall.Exit(1)
+		return 1
 	}
-	serve(conn, sigs, report)
-	// Nothing is left to flush or undo: exit at once. (os.Exit would run
-	// the exit hooks, which in a -race test binary sleep a second.)
-	syscall.Exit(0)
-	return 0
-}
-
-// serve runs the steps requested on conn, one at a time, until conn ends
-// or a signal other than SIGCHLD comes between two steps.
-func serve(conn *net.UnixConn, sigs <-chan os.Signal, report func(string, ...any)) {
-	type got struct {
-		req   request
-		files []*os.File
-		err   error
-	}
-	reqs := make(chan got)
-	go func() {
-		for {
-			q, files, err := readRequest(conn)
-			reqs <- got{q, files, err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	devnull, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	for {
-		select {
-		case s := <-sigs:
-			if s != syscall.SIGCHLD {
-				return // cadence died, or stops: no step runs
-			}
-		case g := <-reqs:
-			if g.err != nil {
-				return // Run closed the socket (or broke the protocol)
-			}
-			runStep(g.req, g.files, devnull, sigs, report)
-		}
-	}
-}
-
-// runStep runs one requested step to the end of its tree and reports it.
-func runStep(q request, files []*os.File, devnull *os.File, sigs <-chan os.Signal, report func(string, ...any)) {
-	fd := func(i int) uintptr {
-		if i >= 0 && i < len(files) {
-			return files[i].Fd()
-		}
-		return devnull.Fd()
-	}
-	var pid int
-	var err error
-	if _, serr := os.Stat(q.Dir); serr != nil {
-		// ForkExec's error would name the program, not the folder.
-		if pe, ok := serr.(*os.PathError); ok {
-			serr = pe.Err
-		}
-		err = &os.PathError{Op: "chdir", Path: q.Dir, Err: serr}
-	} else {
-		pid, err = syscall.ForkExec(q.Path, q.Argv, &syscall.ProcAttr{
-			Dir: q.Dir, Env: q.Env, Files: []uintptr{fd(q.Std[0]), fd(q.Std[1]), fd(q.Std[2])},
-			Sys: &syscall.SysProcAttr{Setpgid: true},
-		})
-		if err != nil {
-			err = &os.PathError{Op: "fork/exec", Path: q.Path, Err: err}
-		}
-	}
-	// The step holds its own standard files; the supervisor keeps only the
-	// held ones, until the tree is gone.
-	held := map[int]bool{}
-	for _, i := range q.Hold {
-		held[i] = true
-	}
-	for i, f := range files {
-		if !held[i] {
-			f.Close()
-		}
-	}
-	defer func() {
-		for i, f := range files {
-			if held[i] {
-				f.Close()
-			}
-		}
-	}()
+	path, argv := args[3], args[3:]
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env: env, Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
 	if err != nil {
-		report("error %s", err.Error())
-		return
+		report("error %s", (&os.PathError{Op: "fork/exec", Path: path, Err: err}).Error())
+		return 1
 	}
 	report("pid %d", pid)
-	ws := superviseTree(pid, q.Grace, sigs)
+	ws := superviseTree(pid, grace, sigs)
 	code, sig := ws.ExitStatus(), 0
 	if ws.Signaled() {
 		code, sig = -1, int(ws.Signal())
 	}
-	for i, f := range files {
-		if held[i] {
-			f.Close()
-		}
-	}
-	held = nil
 	report("exit %d %d", code, sig)
+	// Nothing is left to flush or undo: exit at once. (os.Exit would run
+	// the exit hooks, which in a -race test binary sleep a second.)
+	syscall.Exit(0)
+	return 0
 }
 
 // superviseTree waits for the step pid and the rest of its tree, acting

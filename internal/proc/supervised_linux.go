@@ -1,7 +1,9 @@
 package proc
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,13 +46,11 @@ func startLocked(cmd *exec.Cmd) error {
 	return <-done
 }
 
-// runSupervised runs c under a supervisor of s (see Supervise), taken
-// from the pool of idle ones or started: the step's standard files and
-// c.Hold go to it over its socket (SCM_RIGHTS) with the step's folder and
-// environment. Started gets the step's pid, the leader of the step's
-// process group. A supervisor goes back to the pool once it reported the
-// step's end by itself; one that was signalled (a stop, KillAll) or broke
-// the protocol is let go.
+// runSupervised runs c under the supervisor s (see Supervise): the
+// supervisor is started in its own process group, out of reach of the
+// terminal's signals, with the step's folder and environment, the status
+// pipe as fd 3 and c.Hold after it. Started gets the step's pid, the
+// leader of the step's process group.
 func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
 	// The program is looked up as exec.Command does, in cadence's PATH.
 	look := exec.Command(c.Path)
@@ -64,78 +64,62 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	q := request{Path: look.Path, Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Dir: c.Dir,
-		Grace: grace, Std: [3]int{-1, -1, -1}}
-	if q.Env == nil {
-		q.Env = []string{}
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
-	if q.Dir == "" {
-		// The supervisor may have been started in another folder.
-		q.Dir, _ = os.Getwd()
+	defer sr.Close()
+	cmd := exec.Command(s.exe)
+	cmd.Args = append([]string{s.argv0, SupervisorCommand, strconv.Itoa(os.Getpid()), grace.String(),
+		strconv.Itoa(len(c.Hold)), look.Path}, c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
 	}
+	cmd.Stdin = c.Stdin
+	cmd.ExtraFiles = append([]*os.File{sw}, c.Hold...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out outputs
 	defer out.closeAll()
-	stdout, stderr, err := out.connect(c.Stdout, c.Stderr)
-	if err != nil {
+	if cmd.Stdout, cmd.Stderr, err = out.connect(c.Stdout, c.Stderr); err != nil {
+		sw.Close()
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
-	}
-	in, err := connectStdin(c.Stdin)
-	if err != nil {
-		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
-	}
-	defer in.finish()
-	var files []*os.File
-	add := func(w any) int {
-		if f, ok := w.(*os.File); ok && f != nil {
-			files = append(files, f)
-			return len(files) - 1
-		}
-		return -1
-	}
-	q.Std = [3]int{add(in.file), add(stdout), add(stderr)}
-	for _, h := range c.Hold {
-		q.Hold = append(q.Hold, add(h))
 	}
 	start := time.Now()
-	p, err := takeSupervisor(s)
-	if err == nil {
-		err = sendRequest(p.conn, q, files)
-		if err != nil {
-			// An idle supervisor that died (killed by someone) refuses
-			// the request: a new one takes it.
-			p.retire()
-			if p, err = startSupervisor(s); err == nil {
-				err = sendRequest(p.conn, q, files)
-			}
-			if err != nil {
-				err = fmt.Errorf("supervisor: %w", err)
-			}
-		}
-	}
-	// The supervisor holds its own copies now (or never will).
-	out.started()
-	in.started()
+	err = startLocked(cmd)
+	sw.Close()
 	if err != nil {
 		if log.IsDebug() {
 			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", err)
 		}
-		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
+		return Result{ExitCode: -1}, fmt.Errorf("start %s: supervisor: %w", c.Path, err)
 	}
+	out.started()
+	lines := make(chan string, 4)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(sr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	supPid := cmd.Process.Pid
 
 	// The first line is the step's pid, or why it could not start.
-	first, ok := <-p.lines
+	first, ok := <-lines
 	pid := 0
-	if pp, found := strings.CutPrefix(first, "pid "); found {
-		pid, _ = strconv.Atoi(pp)
+	if p, found := strings.CutPrefix(first, "pid "); found {
+		pid, _ = strconv.Atoi(p)
 	}
 	if pid <= 0 {
-		msg, isErr := strings.CutPrefix(first, "error ")
-		if !ok || !isErr || msg == "" {
-			p.retire()
-			<-p.dead
-			msg = fmt.Sprintf("the supervisor ended without starting it (%v)", p.waitErr)
-		} else {
-			p.release() // it started nothing: it serves the next step
+		werr := <-waited
+		out.drain(drainWait)
+		msg, _ := strings.CutPrefix(first, "error ")
+		if !ok || msg == "" {
+			msg = fmt.Sprintf("the supervisor ended without starting it (%v)", werr)
 		}
 		if log.IsDebug() {
 			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", msg)
@@ -143,9 +127,7 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %s", c.Path, msg)
 	}
 	logStart(log, c, pid)
-	supPid := p.cmd.Process.Pid
 	live.add(pid, func() {
-		p.signalled.Store(true)
 		_ = syscall.Kill(supPid, sigKillNow)
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	})
@@ -154,66 +136,66 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 		c.Started(pid)
 	}
 	stopped := false
-	var last string
 	select {
-	case last, ok = <-p.lines:
+	case err = <-waited:
 	case <-ctx.Done():
 		stopped = true
-		last, ok = stopSupervisor(p, pid, grace)
+		err = stopSupervisor(supPid, pid, grace, waited)
 	}
 	out.drain(drainWait)
 	res := Result{ExitCode: -1, Stopped: stopped, Duration: time.Since(start)}
-	if f := strings.Fields(last); ok && len(f) == 3 && f[0] == "exit" {
-		code, _ := strconv.Atoi(f[1])
-		sig, _ := strconv.Atoi(f[2])
-		res.ExitCode, res.Signal = code, syscall.Signal(sig)
-		p.release()
-	} else {
+	reported := false
+	for l := range lines {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "exit" {
+			code, _ := strconv.Atoi(f[1])
+			sig, _ := strconv.Atoi(f[2])
+			res.ExitCode, res.Signal, reported = code, syscall.Signal(sig), true
+		}
+	}
+	if !reported {
 		// The supervisor itself was killed: say how it ended, and make
 		// sure of the step's group and of whatever still carries the
 		// step's marks (orphans the dead subreaper no longer holds).
-		p.retire()
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		if len(c.Marks) > 0 {
 			if n, merr := EndMarked(c.Marks, 0); n > 0 && log.IsDebug() {
 				log.Debug("supervisor killed: ended marked leftovers", "argv", argv(c), "ended", n, "error", merr)
 			}
 		}
-		<-p.dead
-		res.ExitCode = p.cmd.ProcessState.ExitCode()
-		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal()
 		}
 	}
 	logEnd(log, c, pid, res)
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return res, fmt.Errorf("wait %s: %w", c.Path, err)
+	}
 	return res, nil
 }
 
-// stopSupervisor asks p to stop its step pid (SIGTERM; it applies the
-// grace period itself), then, should it not have reported after the grace
-// and a margin, to kill the tree at once, and at last kills it and the
-// step's group. It returns the supervisor's report of the step's end, if
-// any (ok false: the supervisor ended without one).
-func stopSupervisor(p *pooled, pid int, grace time.Duration) (string, bool) {
-	p.signalled.Store(true)
-	supPid := p.cmd.Process.Pid
+// stopSupervisor asks the supervisor supPid to stop its step (SIGTERM;
+// it applies the grace period itself), then, should it not have ended
+// after the grace and a margin, to kill the tree at once, and at last
+// kills it and the step's group.
+func stopSupervisor(supPid, pid int, grace time.Duration, waited <-chan error) error {
 	_ = syscall.Kill(supPid, syscall.SIGTERM)
 	t := time.NewTimer(grace + supervisorMargin)
 	defer t.Stop()
 	select {
-	case l, ok := <-p.lines:
-		return l, ok
+	case err := <-waited:
+		return err
 	case <-t.C:
 	}
 	_ = syscall.Kill(supPid, sigKillNow)
 	t.Reset(supervisorMargin)
 	select {
-	case l, ok := <-p.lines:
-		return l, ok
+	case err := <-waited:
+		return err
 	case <-t.C:
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(supPid, syscall.SIGKILL)
-	l, ok := <-p.lines
-	return l, ok
+	return <-waited
 }

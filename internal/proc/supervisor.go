@@ -41,14 +41,12 @@ var (
 // arguments SupervisorCommand …, must hand them to Supervise. internal/cli
 // calls it at start with the cadence binary (os.Executable) and the name
 // it was run as; under testscript that is the test binary, whose main
-// dispatches on argv[0]. An empty exe turns the supervisor off. The idle
-// supervisors of the last setting are let go. Where the
+// dispatches on argv[0]. An empty exe turns the supervisor off. Where the
 // supervisor cannot work (not Linux), Run runs steps directly whatever is
 // set.
 func SetSupervisor(exe, argv0 string) {
 	supMu.Lock()
 	defer supMu.Unlock()
-	dropIdle(false)
 	if exe == "" {
 		sup = nil
 		return
@@ -68,9 +66,3 @@ func supervisorFor(c Cmd) (supervisor, bool) {
 	}
 	return *sup, true
 }
-
-// StopSupervisors lets the idle supervisors go (Run keeps some between
-// steps) and waits until they have exited: internal/cli calls it before
-// cadence exits, so that none outlives it even for the moment it takes to
-// see its socket end. Steps still running keep theirs.
-func StopSupervisors() { dropIdle(true) }

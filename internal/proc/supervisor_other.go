@@ -25,6 +25,3 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
 	return Result{ExitCode: -1}, errors.New("proc: no supervisor on this system")
 }
-
-// dropIdle: no supervisors, none idle.
-func dropIdle(bool) {}
