@@ -377,6 +377,9 @@ func (r *runner) stack(ctx context.Context, rp *spec.Repo, base string, batch []
 	for _, it := range batch {
 		lr := it.lr
 		dir := lr.dirs[rp]
+		// Its branch must be where its last step left it: a move made
+		// while it waited is put back, an incident (lotRun.checkTip).
+		lr.checkTips(ctx)
 		pre, err := r.o.Git.Head(ctx, dir)
 		if err != nil {
 			send(it, r.stopped(ctx, "cannot read the lot's branch: "+err.Error()))
@@ -391,8 +394,10 @@ func (r *runner) stack(ctx context.Context, rp *spec.Repo, base string, batch []
 			send(it, queueResult{err: err})
 			continue
 		}
+		done := r.lots.busy(lr.id) // cadence moves the branch itself
 		_, err = r.o.Git.RebaseOnto(ctx, rp, dir, onto, "")
-		lr.tips = nil // cadence moved the branch itself (lotRun.ownWork)
+		done()
+		lr.tips = nil
 		var conflict Conflict
 		switch {
 		case errors.As(err, &conflict) && it.stacked:
@@ -489,12 +494,13 @@ func (r *runner) putBack(ctx context.Context, rp *spec.Repo, it *queued) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	// The lot's own work (lotRun.ownWork, held while it waits at
-	// integrate) tells the other lots' guards this move is cadence's. A
-	// branch that moved past the batch's replay (someone committed on it
-	// meanwhile) is kept under a backup ref first.
+	// The lot marked active for the move tells the other lots' guards it
+	// is cadence's. A branch that moved past the batch's replay (someone
+	// committed on it meanwhile) is kept under a backup ref first.
 	head, _ := r.o.Git.Head(ctx, it.lr.dirs[rp])
+	done := r.lots.busy(it.lr.id)
 	backup, err := r.o.Git.Unstack(ctx, rp, it.lr.dirs[rp], it.lr.branch, r.o.Config.Wave.Name, it.lr.id, it.pre, head != it.tip)
+	done()
 	it.lr.tips = nil
 	if backup != "" {
 		r.emit(Event{Kind: EvOutput, Lot: it.lr.id, Step: state.StepIntegrate, Message: "its branch had moved past the batch's rebase: what it held is kept under " + backup})

@@ -50,7 +50,10 @@ type conflictToFix struct {
 func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictToFix, error) {
 	repos := lr.n.lot.Repos()
 	lr.checkTips(ctx)
-	defer lr.ownWork()() // its rebase moves the lot's branch
+	// The lot counts as active (lotRun.ownWork) only while cadence moves
+	// its branch, never while it waits for the lock or its batch: a step
+	// of another lot that moves it meanwhile is foreign (an incident, put
+	// back), and the branch is checked again once the lock is taken.
 	i, err := lr.beginStep(state.StepIntegrate, 0, "")
 	if err != nil {
 		return state.Outcome{}, nil, err
@@ -97,6 +100,8 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		}
 		unlocks = append(unlocks, unlock)
 	}
+	lr.checkTips(ctx)
+	defer lr.ownWork()() // its rebase moves the lot's branch
 	for _, rp := range repos {
 		rebased, err := lr.r.o.Git.Rebase(ctx, rp, lr.dirs[rp])
 		var conflict Conflict

@@ -333,7 +333,8 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	}
 	if kind == state.StepTest {
 		if head, _ := lr.r.o.Git.Head(ctx, dir); head != tested {
-			cause := fmt.Sprintf("the test gate moved HEAD from %s to %s (it committed or checked out): a test gate must leave the branch as it found it", short(tested), short(head))
+			cause := fmt.Sprintf("the test gate moved HEAD from %s to %s (it committed, reset or checked out): a test gate must leave the branch as it found it", short(tested), shortOr(head, "nothing"))
+			cause += lr.putBackAfterGate(ctx, repo, dir, tested)
 			return false, cause, lr.endStep(i, state.StepFailed, cause, nil)
 		}
 	}
@@ -373,4 +374,43 @@ func (lr *lotRun) record(st state.LotStatus, cause string) (state.LotStatus, err
 // "argument list too long", Linux's 128 KiB per argument).
 func tooLong(err error) bool {
 	return errors.Is(err, syscall.E2BIG) || strings.Contains(err.Error(), "argument list too long")
+}
+
+// putBackAfterGate puts the lot's branch in the worktree at dir (of the
+// repository labelled repo, "" for its own) back at tested, where a test
+// gate found it before moving HEAD, keeping what the gate left (commits,
+// changes) under the lot's next backup ref (Git.ResetForReplay), so that
+// a gate that reset the branch loses none of the lot's commits. It says
+// what it did, for the step's cause.
+func (lr *lotRun) putBackAfterGate(ctx context.Context, repo, dir, tested string) string {
+	rp := lr.n.lot.Repo
+	if repo != "" {
+		rp = lr.r.o.Config.Repo(repo)
+	}
+	if rp == nil || tested == "" {
+		return ""
+	}
+	done := lr.r.lots.busy(lr.id) // cadence moves the branch itself
+	ref, err := lr.r.o.Git.ResetForReplay(context.WithoutCancel(ctx), rp, dir, lr.r.o.Config.Wave.Name, lr.id, tested)
+	done()
+	lr.tips = nil
+	msg := "; the branch is put back at " + short(tested)
+	if ref != "" {
+		msg += ", what the gate left kept under " + ref
+		if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, ref) }); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}
+	if err != nil {
+		return "; the branch could not be put back at " + short(tested) + ": " + err.Error()
+	}
+	return msg
+}
+
+// shortOr is short(sha), or none when sha is empty.
+func shortOr(sha, none string) string {
+	if sha == "" {
+		return none
+	}
+	return short(sha)
 }
