@@ -79,7 +79,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		return refuse(state.OutcomeIntegrationWaits, cause)
 	}
 	if lr.batchable() {
-		return lr.integrateQueued(ctx, i, fail, wait, refuse)
+		return lr.integrateQueued(ctx, i, fail, wait)
 	}
 	locked := append([]*spec.Repo(nil), repos...)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })

@@ -11,12 +11,9 @@ import (
 
 // integrateQueued is integrateOnce for a lot that goes through its
 // repository's merge queue (batch.go): it waits for its batch's result and
-// ends its integrate step at i with it, through integrateOnce's fail, wait
-// and refuse.
-func (lr *lotRun) integrateQueued(ctx context.Context, i int,
-	fail, wait func(string) (state.Outcome, *conflictToFix, error),
-	refuse func(state.OutcomeKind, string) (state.Outcome, *conflictToFix, error),
-) (state.Outcome, *conflictToFix, error) {
+// ends its integrate step at i with it, through integrateOnce's fail and
+// wait.
+func (lr *lotRun) integrateQueued(ctx context.Context, i int, fail, wait func(string) (state.Outcome, *conflictToFix, error)) (state.Outcome, *conflictToFix, error) {
 	rp := lr.n.lot.Repo
 	res := lr.enqueue()
 	switch {
