@@ -24,10 +24,11 @@ smoke).
 import datetime
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import time
+
+import gitfloor
 
 PARALLEL = 4
 
@@ -40,21 +41,6 @@ def settings():
         "runs": int(os.environ.get("MQ_RUNS", "1" if quick else "3")),
         "quick": quick,
     }
-
-
-def make_repo(d):
-    if os.path.exists(d):
-        shutil.rmtree(d)
-    os.makedirs(d)
-    repo = os.path.join(d, "repo")
-    for argv in (["init", "-q", "-b", "main", repo], ["-C", repo, "config", "user.email", "bench@cadence.invalid"],
-                 ["-C", repo, "config", "user.name", "bench"]):
-        subprocess.run(["git"] + argv, check=True)
-    with open(os.path.join(repo, "README"), "w") as f:
-        f.write("bench\n")
-    subprocess.run(["git", "-C", repo, "add", "README"], check=True)
-    subprocess.run(["git", "-C", repo, "commit", "-qm", "init"], check=True)
-    return repo
 
 
 def write_wave(d, side, s):
@@ -94,7 +80,7 @@ def window(state_path):
 
 
 def run_side(side, d, cadence, env, s):
-    repo = make_repo(d)
+    repo = gitfloor.make_repo(d, "git")
     gate_log = write_wave(d, side, s)
     if side == "before":
         cadence = os.environ["CADENCE_BEFORE"]

@@ -74,8 +74,9 @@ type Git interface {
 	Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot, tip string, keep bool) (string, error)
 	// Tree is the tree id of the worktree's HEAD commit.
 	Tree(ctx context.Context, dir string) (string, error)
-	// IsAncestor says whether commit a is b or an ancestor of it.
-	IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) (bool, error)
+	// IsAncestor says whether commit a is b or an ancestor of it (false
+	// when git cannot say).
+	IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bool
 	// Advance moves the base to the branch by fast-forward only and returns
 	// the new base commit.
 	Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error)

@@ -94,14 +94,14 @@ func (r *runner) settleStack(n *node) (bool, error) {
 	}
 	tip := refs["refs/heads/"+lr.branch]
 	if cause == "" {
-		reached, _ := r.o.Git.IsAncestor(ctx, rp, st.Onto, base)
-		on, _ := r.o.Git.IsAncestor(ctx, rp, st.Onto, tip)
+		reached := r.o.Git.IsAncestor(ctx, rp, st.Onto, base)
+		on := r.o.Git.IsAncestor(ctx, rp, st.Onto, tip)
 		switch {
 		case reached && on && tip != st.Onto:
 			// Its own commits sit on what reached the base: if they
 			// reached it too (cadence stopped once the base advanced over
 			// the batch), the lot is integrated, at its own commit.
-			if in, _ := r.o.Git.IsAncestor(ctx, rp, tip, base); in {
+			if r.o.Git.IsAncestor(ctx, rp, tip, base) {
 				return true, lr.recordReached(ctx, st, tip)
 			}
 		case reached, tip == st.Tip:

@@ -16,18 +16,10 @@ func (g *Repos) Tree(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// IsAncestor reports whether commit a is an ancestor of (or is) commit b
-// in the repository (`git merge-base --is-ancestor`; exit 1 is false, any
-// other failure an error).
-func (g *Repos) IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) (bool, error) {
-	if a == b {
-		return true, nil
-	}
-	_, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", a, b)
-	if e, ok := err.(*Error); ok && e.ExitCode == 1 {
-		return false, nil
-	}
-	return err == nil, err
+// IsAncestor says whether commit a is b or an ancestor of it in the
+// repository (isAncestor: false when git cannot say).
+func (g *Repos) IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bool {
+	return a == b || g.isAncestor(ctx, repo.Path, a, b)
 }
 
 // Unstack puts a lot's branch back at tip, where it was before an
