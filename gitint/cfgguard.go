@@ -137,7 +137,7 @@ func RestoreConfig(before ConfigFiles, wave, lot string) []ConfigChange {
 		if !is.Exists {
 			is, _ = readConfigFile(p) // not globbed now: read it
 		}
-		if was.Exists == is.Exists && string(was.Data) == string(is.Data) && was.Mode == is.Mode {
+		if sameConfig(was, is) {
 			continue
 		}
 		if !is.Exists && filepath.Base(filepath.Dir(filepath.Dir(p))) == "worktrees" {
@@ -155,6 +155,25 @@ func RestoreConfig(before ConfigFiles, wave, lot string) []ConfigChange {
 		out = append(out, c)
 	}
 	return out
+}
+
+// sameConfig says whether git reads a and b alike: the same bytes and
+// mode, or both absent or an empty regular file. An empty file and an
+// absent one configure nothing, and Claude Code's sandbox makes empty
+// placeholders of the config files it protects that do not exist (every
+// worktree's config.worktree, reference §9) and removes them again, while
+// other sessions of the repository run: neither is a change.
+func sameConfig(a, b ConfigFile) bool {
+	if nothing(a) && nothing(b) {
+		return true
+	}
+	return a.Exists == b.Exists && string(a.Data) == string(b.Data) && a.Mode == b.Mode
+}
+
+// nothing says whether f configures nothing: absent, or an empty regular
+// file.
+func nothing(f ConfigFile) bool {
+	return !f.Exists || f.Mode.IsRegular() && len(f.Data) == 0
 }
 
 // keepConfig writes f under the lot's rescue folder as config-<n>.

@@ -75,6 +75,50 @@ func TestRestoreConfig(t *testing.T) {
 	}
 }
 
+// An empty config file appearing where none was, or going, is no change:
+// Claude Code's sandbox makes such placeholders for the config files it
+// protects while another session of the repository runs; a file that
+// appears with content, or an existing config emptied, still is.
+func TestRestoreConfigPlaceholders(t *testing.T) {
+	repo := gittest.NewRepo(t, map[string]string{"a": "1"})
+	common := filepath.Join(repo, ".git")
+	wt := filepath.Join(common, "worktrees", "b")
+	if err := os.MkdirAll(wt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(common, "worktrees", "b", "config.worktree")
+	if err := os.WriteFile(gone, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := ReadConfigFiles(common)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placeholder := filepath.Join(common, "config.worktree")
+	if err := os.WriteFile(placeholder, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if got := RestoreConfig(before, "w", "a"); len(got) != 0 {
+		t.Fatalf("placeholders taken for changes: %v", got)
+	}
+	if err := os.WriteFile(placeholder, []byte("[core]\n\tfsmonitor = evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(common, "config"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := RestoreConfig(before, "w", "a")
+	if len(got) != 2 {
+		t.Fatalf("want 2 changes (a placeholder filled, the config emptied), got %v", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(common, "config")); len(b) == 0 {
+		t.Error("the emptied config was not put back")
+	}
+}
+
 // GuardIntact names a guard whose hook lost cadence's marker.
 func TestGuardIntact(t *testing.T) {
 	repo := gittest.NewRepo(t, map[string]string{"a": "1"})

@@ -225,6 +225,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		} else {
 			sandbox.Cache = ""
 		}
+		env = append(env, excludesEnv(ctx, env, s.Dir, logPrefix)...)
 	}
 	args, err := Args(s, resume, sandbox)
 	if err != nil {

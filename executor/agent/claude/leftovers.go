@@ -51,10 +51,13 @@ type leftovers struct {
 }
 
 // root is a folder a sandboxed session may leave things in: a worktree
-// (the lot's, or a repository's main worktree) or a git dir.
+// (the lot's, or a repository's main worktree) or a git dir; common marks
+// a repository's common git dir, which every session of the repository
+// shares.
 type root struct {
 	path   string
 	gitDir bool
+	common bool
 }
 
 // rootUse is a folder in use by running sessions.
@@ -80,6 +83,9 @@ func (l *leftovers) begin(roots []root, pathList string) (end func()) {
 		u := l.roots[r.path]
 		if u == nil {
 			u = &rootUse{gitDir: r.gitDir, absent: map[string]bool{}}
+			if r.common {
+				precreate(r.path, u.absent)
+			}
 			for _, c := range candidates(r.gitDir) {
 				if _, err := os.Lstat(filepath.Join(r.path, c)); err != nil {
 					u.absent[c] = true
@@ -109,6 +115,44 @@ func (l *leftovers) begin(roots []root, pathList string) (end func()) {
 			} else {
 				cleanRoot(r, uses[r], pathList)
 			}
+		}
+	}
+}
+
+// precreate makes, in a repository's common git dir, the placeholders the
+// sandbox would make there (gitDirPlaceholders: empty files, and
+// commit-graphs as a folder) where they are absent and their folder
+// exists, and marks each one it made in absent, so that the last session
+// of the repository removes them (cleanGitDir). The CLI makes a
+// placeholder for each protected path that is absent when a Bash call
+// starts, binds each existing one read-only, and removes its own after
+// the call: two sessions of one repository raced there, one removing the
+// placeholder the other had just found and was binding ("bwrap: Can't
+// find source path …/config.lock", the call failing with exit code 1).
+// Made once before the first session, they exist until the last one
+// ends, and no CLI takes them for its own. While they exist the
+// repository's `git config` writes fail ("could not lock config file"),
+// as they do during every sandboxed Bash call.
+func precreate(common string, absent map[string]bool) {
+	dirsFirst := append([]string{}, gitDirPlaceholders...)
+	sort.SliceStable(dirsFirst, func(i, j int) bool {
+		return strings.HasSuffix(dirsFirst[i], "commit-graphs") && !strings.HasSuffix(dirsFirst[j], "commit-graphs")
+	})
+	for _, c := range dirsFirst {
+		p := filepath.Join(common, c)
+		if _, err := os.Stat(filepath.Dir(p)); err != nil {
+			continue
+		}
+		if strings.HasSuffix(c, "commit-graphs") {
+			if os.Mkdir(p, 0o755) == nil {
+				absent[c] = true
+			}
+			continue
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			f.Close()
+			absent[c] = true
 		}
 	}
 }
@@ -237,15 +281,18 @@ func sandboxRoots(ws []string) []root {
 	add := func(p string, gitDir bool) {
 		if p != "" && !seen[p] {
 			seen[p] = true
-			out = append(out, root{p, gitDir})
+			out = append(out, root{path: p, gitDir: gitDir})
 		}
 	}
 	for _, w := range ws {
 		add(w, false)
 		if own, common, ok := gitDirs(w); ok {
 			add(mainWorktree(common), false)
+			if !seen[common] {
+				seen[common] = true
+				out = append(out, root{path: common, gitDir: true, common: true})
+			}
 			add(own, true)
-			add(common, true)
 		}
 	}
 	return out

@@ -109,8 +109,8 @@ func TestSandboxRoots(t *testing.T) {
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := gitRepo(t, dir, "wt")
 	got := sandboxRoots([]string{filepath.Join(dir, "wt"), filepath.Join(dir, "none")})
-	want := []root{{filepath.Join(dir, "wt"), false}, {repo, false}, {filepath.Join(repo, ".git", "worktrees", "wt"), true},
-		{filepath.Join(repo, ".git"), true}, {filepath.Join(dir, "none"), false}}
+	want := []root{{path: filepath.Join(dir, "wt")}, {path: repo}, {path: filepath.Join(repo, ".git"), gitDir: true, common: true},
+		{path: filepath.Join(repo, ".git", "worktrees", "wt"), gitDir: true}, {path: filepath.Join(dir, "none")}}
 	if !slices.Equal(got, want) {
 		t.Errorf("roots %v, want %v", got, want)
 	}
@@ -141,5 +141,38 @@ func TestLeftoversInGitDir(t *testing.T) {
 		if !exists(g, kept) {
 			t.Errorf("%s was removed", kept)
 		}
+	}
+}
+
+// The first session of a repository makes the placeholders of its common
+// git dir before it starts (so that no CLI takes them for its own and
+// removes them under another session's Bash call); the last one to end
+// removes them, and what existed before stays.
+func TestLeftoversPrecreateCommon(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := gitRepo(t, dir, "wt")
+	common := filepath.Join(repo, ".git")
+	os.WriteFile(filepath.Join(common, "glab-cli"), []byte("mine\n"), 0o644)
+	var l leftovers
+	roots := sandboxRoots([]string{filepath.Join(dir, "wt")})
+	end1 := l.begin(roots, os.Getenv("PATH"))
+	end2 := l.begin(roots, os.Getenv("PATH"))
+	for _, c := range []string{"config.lock", "config.worktree", "objects/info/alternates", "objects/info/commit-graphs/.claude-sandbox-noreplace"} {
+		if fi, err := os.Lstat(filepath.Join(common, c)); err != nil || fi.Size() != 0 {
+			t.Errorf("%s not made empty before the session: %v", c, err)
+		}
+	}
+	end1()
+	if !exists(common, "config.lock") {
+		t.Error("config.lock removed while a session of the repository still runs")
+	}
+	end2()
+	for _, c := range []string{"config.lock", "config.worktree", "objects/info/alternates", "objects/info/commit-graphs"} {
+		if exists(common, c) {
+			t.Errorf("%s left after the last session", c)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(common, "glab-cli")); string(b) != "mine\n" {
+		t.Errorf("glab-cli = %q", b)
 	}
 }
