@@ -136,6 +136,17 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 		}
 		releases = append(releases, release)
 	}
+	var usedList []*spec.Repo
+	for _, r := range cfg.Repos {
+		if used[r.Name] {
+			usedList = append(usedList, r)
+		}
+	}
+	// What sessions killed with an earlier cadence left (an empty
+	// config.lock would fail the guard's git config) goes first.
+	for _, msg := range tidyRepos(o.Agent, usedList, holder.Since, o.Env) {
+		warn(msg)
+	}
 	for _, r := range cfg.Repos {
 		if !used[r.Name] {
 			continue

@@ -191,6 +191,7 @@ func (r *runner) build() error {
 			}
 			continue // its cut-short batch cannot be put right (queued.go)
 		}
+		r.tidyLot(n)
 		if err := r.recover(n); err != nil {
 			return err
 		}

@@ -72,22 +72,50 @@ var locationVars = map[string]bool{
 	"GIT_IMPLICIT_WORK_TREE": true,
 }
 
+// noPrompt are the environment entries that keep every program of a step
+// from asking anyone for credentials (a step has no terminal either:
+// internal/proc), so that a credential request fails at once with its
+// cause instead of waiting for an answer or opening the lead's helper:
+//
+//   - GIT_TERMINAL_PROMPT=0: git dies with "could not read Username for
+//     '<url>': terminal prompts disabled";
+//   - GIT_ASKPASS empty: git runs no askpass program (an empty value wins
+//     over core.askPass and SSH_ASKPASS, git-credential(1));
+//   - SSH_ASKPASS empty and SSH_ASKPASS_REQUIRE=never: ssh (8.4 and
+//     later) runs no askpass program; without a terminal a passphrase or
+//     an unknown host key fails the connection. Keys of a running
+//     ssh-agent, the user's ssh configuration and GIT_SSH_COMMAND work
+//     as they do (no BatchMode is forced on them);
+//   - GCM_INTERACTIVE=never: Git Credential Manager uses stored
+//     credentials and opens no window.
+//
+// Credential helpers that answer from a store (credential.helper) still
+// answer.
+var noPrompt = []string{"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "GCM_INTERACTIVE=never"}
+
 // StepEnviron returns env ("KEY=value" entries) without git's location and
-// configuration variables (locationVars, and every GIT_CONFIG*): the base
-// environment of every step cadence runs (agent sessions, command lots,
-// test gates), so that git inside a step works on the step's own worktree
-// whatever the caller of cadence had set (DESIGN.md §5: "git's location
-// variables of the caller never reach it").
+// configuration variables (locationVars, and every GIT_CONFIG*), and with
+// prompts turned off (noPrompt, replacing env's own entries of those
+// names): the base environment of every step cadence runs (agent
+// sessions, command lots, test gates), so that git inside a step works on
+// the step's own worktree whatever the caller of cadence had set
+// (DESIGN.md §5: "git's location variables of the caller never reach it"),
+// and nothing a step runs asks the lead for credentials.
 func StepEnviron(env []string) []string {
-	out := make([]string, 0, len(env))
+	drop := map[string]bool{}
+	for _, kv := range noPrompt {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	out := make([]string, 0, len(env)+len(noPrompt))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if locationVars[k] || strings.HasPrefix(k, "GIT_CONFIG") {
+		if locationVars[k] || strings.HasPrefix(k, "GIT_CONFIG") || drop[k] {
 			continue
 		}
 		out = append(out, kv)
 	}
-	return out
+	return append(out, noPrompt...)
 }
 
 // environ is the source of the environment git starts from (SetEnviron).

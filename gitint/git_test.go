@@ -85,15 +85,17 @@ func TestRunLogged(t *testing.T) {
 	}
 }
 
-// StepEnviron drops git's location and configuration variables and keeps
-// everything else in order.
+// StepEnviron drops git's location and configuration variables, replaces
+// the caller's prompt settings by its own, and keeps everything else in
+// order.
 func TestStepEnviron(t *testing.T) {
 	in := []string{"PATH=/bin", "GIT_DIR=/x/.git", "GIT_WORK_TREE=/x", "GIT_INDEX_FILE=/x/i",
 		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/dev/null",
 		"GIT_CONFIG_PARAMETERS='core.hooksPath'='/dev/null'", "GIT_PREFIX=sub/", "GIT_COMMON_DIR=/x",
-		"GIT_AUTHOR_NAME=me", "HOME=/h", "GIT_OBJECT_DIRECTORY=/o"}
+		"GIT_AUTHOR_NAME=me", "HOME=/h", "GIT_OBJECT_DIRECTORY=/o",
+		"GIT_ASKPASS=/usr/lib/code/askpass.sh", "SSH_ASKPASS=/usr/bin/ksshaskpass", "GIT_TERMINAL_PROMPT=1"}
 	got := strings.Join(StepEnviron(in), " ")
-	if want := "PATH=/bin GIT_AUTHOR_NAME=me HOME=/h"; got != want {
+	if want := "PATH=/bin GIT_AUTHOR_NAME=me HOME=/h GIT_TERMINAL_PROMPT=0 GIT_ASKPASS= SSH_ASKPASS= SSH_ASKPASS_REQUIRE=never GCM_INTERACTIVE=never"; got != want {
 		t.Errorf("StepEnviron = %q, want %q", got, want)
 	}
 }

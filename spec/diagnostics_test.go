@@ -186,3 +186,36 @@ lot "c" {
 		t.Errorf("c = %+v", c)
 	}
 }
+
+// Numbers too large for their attribute say so (they are whole).
+func TestDiagnosticsTooLarge(t *testing.T) {
+	for _, tc := range []struct{ src, summary string }{
+		{`wave "w" { budget = 9300000000000 }`, "Invalid token count"},
+		{`wave "w" { max_sessions = 3000000000 }`, "Invalid value"},
+	} {
+		_, diags := load(t, tc.src, Options{})
+		if !strings.Contains(diags.Error(), tc.summary) || !strings.Contains(diags.Error(), "too large") || strings.Contains(diags.Error(), "whole number") {
+			t.Errorf("%s: %v, want %s saying too large", tc.src, diags, tc.summary)
+		}
+	}
+}
+
+// A variable with no value makes what depends on it unknown: its own
+// error is reported, and no error of an attribute it leaves unknown.
+func TestDiagnosticsMissingVariableNoFollowOn(t *testing.T) {
+	for _, lot := range []string{
+		"lot \"a\" {\n  repo = repo.api\n  brief = var.b\n}\n",
+		// A command lot needs no repo: its run, unknown, still makes it one.
+		"lot \"a\" {\n  run = var.b\n}\n",
+	} {
+		_, diags := load(t, "variable \"b\" {}\n"+head+lot, Options{})
+		if !strings.Contains(diags.Error(), "No value for required variable") {
+			t.Fatalf("diagnostics lack the missing variable: %v", diags)
+		}
+		for _, d := range diags {
+			if d.Summary == "Neither brief nor run" || d.Summary == "Missing repo" {
+				t.Errorf("%s: follow-on error: %s: %s", lot, d.Summary, d.Detail)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +58,24 @@ lot "b" {
 	}
 	if d := digest(nil); d != "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
 		t.Errorf("digest format = %q", d)
+	}
+}
+
+// An unquoted word in a var file (region = eu) is refused with a hint to
+// quote it, and without echoing the value (a var file may hold secrets).
+func TestVarFileBareWord(t *testing.T) {
+	dir := t.TempDir()
+	vf := filepath.Join(dir, "vars.hcl")
+	if err := os.WriteFile(vf, []byte("region = euwest\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "wave \"w\" {}\nvariable \"region\" {}\n"
+	_, diags := NewLoader().LoadBytes([]byte(src), filepath.Join(dir, "wave.hcl"), Options{VarFiles: []string{vf}})
+	got := diags.Error()
+	if !strings.Contains(got, "quote it") || !strings.Contains(got, `region = "…"`) || strings.Contains(got, "euwest") {
+		t.Errorf("diagnostics %q: want a hint to quote the value, without the value", got)
+	}
+	if strings.Contains(got, "No value for required variable") {
+		t.Errorf("follow-on error: %s", got)
 	}
 }

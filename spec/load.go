@@ -263,8 +263,19 @@ func (d *decoder) decodeVariables(blocks hcl.Blocks, l *Loader, opts Options) ct
 		d.values.diags = append(d.values.diags, diags...)
 		for _, a := range sortedAttrs(attrs) {
 			val, diags := a.Expr.Value(nil)
+			if _, isWord := hcl.AbsTraversalForExpr(a.Expr); isWord == nil && diags.HasErrors() {
+				// region = eu: HCL reads a bare word as a reference, and
+				// Terraform's "Variables not allowed" does not say what to
+				// do. The value is not echoed (var files hold secrets).
+				rng := a.Expr.Range()
+				diags = hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unquoted value in a variables file",
+					Detail:  fmt.Sprintf("The value of %q is a bare word, which HCL reads as a reference; a variables file holds values only: quote it, like %s = \"…\".", a.Name, a.Name),
+					Subject: &rng}}
+			}
 			d.values.diags = append(d.values.diags, diags...)
-			if !diags.HasErrors() {
+			if diags.HasErrors() {
+				bad[a.Name] = true
+			} else {
 				rng := a.Expr.Range()
 				set(a.Name, val, &rng, "-var-file "+vf)
 			}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -26,6 +27,9 @@ func ParseTokens(s string) (Tokens, error) {
 		mult, t = 1_000_000, t[:len(t)-1]
 	}
 	micros, err := parseDecimal(t, 6)
+	if errors.Is(err, errTooLarge) {
+		return 0, fmt.Errorf("%q is too large for a token count", s)
+	}
 	if err != nil || t == "" {
 		return 0, fmt.Errorf("%q is not a token count: write a whole number or a number with k or M, like 1500000, \"800k\" or \"1.5M\"", s)
 	}
@@ -69,6 +73,9 @@ type USD int64
 func ParseUSD(s string) (USD, error) {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "$")
 	v, err := parseDecimal(t, 6)
+	if errors.Is(err, errTooLarge) {
+		return 0, fmt.Errorf("%q is too large for a dollar amount", s)
+	}
 	if err != nil || t == "" {
 		return 0, fmt.Errorf("%q is not a dollar amount: write a number like 40 or 12.50", s)
 	}
@@ -96,6 +103,10 @@ func (u USD) String() string {
 
 // parseDecimal parses a plain decimal number into an integer scaled by
 // 10^places, refusing more fractional digits than places.
+// errTooLarge is parseDecimal's error for a number whose units (s times
+// 10^places) do not fit an int64.
+var errTooLarge = errors.New("too large")
+
 func parseDecimal(s string, places int) (int64, error) {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -121,7 +132,7 @@ func parseDecimal(s string, places int) (int64, error) {
 	}
 	v, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("too large")
+		return 0, errTooLarge
 	}
 	if neg {
 		v = -v

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +93,19 @@ func TestParseDuration(t *testing.T) {
 	}
 	if s := FormatDuration(90 * time.Minute); s != "1h30m" {
 		t.Errorf("FormatDuration = %q", s)
+	}
+}
+
+// A number too large for a count says so, rather than asking for a whole
+// number (it is one).
+func TestUnitsTooLarge(t *testing.T) {
+	for _, in := range []string{"9300000000000", "99999999999999999999"} {
+		_, err := ParseTokens(in)
+		if err == nil || !strings.Contains(err.Error(), "too large") || strings.Contains(err.Error(), "whole number") {
+			t.Errorf("ParseTokens(%q): %v, want a too-large error", in, err)
+		}
+	}
+	if _, err := ParseUSD("99999999999999"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("ParseUSD: %v, want a too-large error", err)
 	}
 }

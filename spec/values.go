@@ -99,6 +99,14 @@ func (v *values) strWritten(attr *hcl.Attribute) (s string, ok, written bool) {
 	}
 	n := len(v.diags)
 	s, ok = v.str(attr)
+	if !ok && len(v.diags) == n {
+		// An unknown value (it depends on a variable with no value,
+		// whose error is reported) is written: Terraform evaluates it as
+		// unknown, and what needs it is not reported missing.
+		if val, _ := attr.Expr.Value(v.ctx); !val.IsWhollyKnown() {
+			return "", false, true
+		}
+	}
 	return s, ok, ok || len(v.diags) > n
 }
 
@@ -142,8 +150,12 @@ func (v *values) whole(attr *hcl.Attribute, min int) (int, bool) {
 	}
 	bf := val.AsBigFloat()
 	i, acc := bf.Int64()
-	if !bf.IsInt() || acc != 0 || i >= 1<<31 {
+	if !bf.IsInt() {
 		v.errorf(attr.Expr.Range(), "Invalid value", "%q must be a whole number.", attr.Name)
+		return 0, false
+	}
+	if acc != 0 || i >= 1<<31 {
+		v.errorf(attr.Expr.Range(), "Invalid value", "%q is too large: at most %d.", attr.Name, 1<<31-1)
 		return 0, false
 	}
 	if i < int64(min) {

@@ -54,6 +54,17 @@ func runClean(e *env, args []string) int {
 			fmt.Fprintln(e.stdout, line)
 		}
 	}
+	// What agent sessions killed with their cadence left (the sandbox's
+	// empty placeholders, an empty config.lock that fails git config) goes
+	// first: it would keep a worktree as "uncommitted changes", and the
+	// guard in place.
+	for _, it := range tidyKilled(lay.WithWorktrees(w.cfg.Wave.Worktrees), w.cfg.Repos, *dry) {
+		if *dry {
+			say(it, fmt.Sprintf("remove  %s %s %s", it.Repo, it.Kind, it.Path))
+		} else {
+			say(it, fmt.Sprintf("removed %s %s %s", it.Repo, it.Kind, it.Path))
+		}
+	}
 	for _, repo := range w.cfg.Repos {
 		if f, err := gitint.Inspect(ctx, repo.Path, repo.Base); err != nil || !f.IsGit {
 			continue
@@ -125,7 +136,9 @@ const (
 // cleanItem is one leftover (gitint.Leftover) and what clean did with it.
 type cleanItem struct {
 	Repo string `json:"repo"`
-	// Kind is "worktree", "guard", "hook", "branch" or "backup".
+	// Kind is "worktree", "guard", "hook", "branch", "backup" or
+	// "placeholder" (a file or empty folder a killed agent session left,
+	// agent.Tidier).
 	Kind string `json:"kind"`
 	// Path is the worktree folder, branch or ref name, or file.
 	Path string `json:"path"`

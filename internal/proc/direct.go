@@ -11,7 +11,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// runDirect runs c in its own process group, without a supervisor: when
+// runDirect runs c in a session of its own (setsid: its own process group,
+// and no controlling terminal), without a supervisor: when
 // ctx ends first, the group gets SIGTERM, then SIGKILL after the grace
 // period; when the process exits by itself, any process it left in its
 // group is killed. A process that left the group (setsid) is out of reach.
@@ -29,7 +30,7 @@ func runDirect(ctx context.Context, c Cmd, log hclog.Logger) (Result, error) {
 	if cmd.Stdout, cmd.Stderr, err = out.connect(c.Stdout, c.Stderr); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	grace := c.Grace
 	if grace <= 0 {
 		grace = DefaultGrace

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// The test binary plays three parts, by its first argument: the tests; the
+// The test binary plays four parts, by its first argument: the tests; the
 // supervisor (SupervisorCommand), as internal/cli would dispatch it; and
 // "fake-cadence", a stand-in for cadence that runs one supervised step
-// and waits to be killed.
+// and waits to be killed; "tty-cadence", one under a terminal (ttyCadence).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 			os.Exit(Supervise(os.Args[2:], os.Environ(), ch))
 		case "fake-cadence":
 			os.Exit(fakeCadence(os.Args[2:]))
+		case "tty-cadence":
+			os.Exit(ttyCadence(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

@@ -1,5 +1,7 @@
 // Package proc runs child processes the way cadence must: bound to a
-// context, with an explicit environment, in their own process group, and
+// context, with an explicit environment, in their own process group and
+// session (no controlling terminal: nothing a step runs can prompt on the
+// lead's terminal or read from it), stdin from /dev/null unless given, and
 // stopped as a group (SIGTERM, a grace period, then SIGKILL) so that no
 // descendant outlives the step that started it. It is cadence's one process
 // runner: agent sessions, command lots, test gates, git (gitint) and the
@@ -45,7 +47,7 @@ type Cmd struct {
 	// Env is the whole environment; nil means an empty one, never the
 	// parent's implicitly.
 	Env []string
-	// Stdin, Stdout and Stderr default to nothing.
+	// Stdin, Stdout and Stderr default to nothing (/dev/null).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Grace is the time between SIGTERM and SIGKILL (DefaultGrace if zero).

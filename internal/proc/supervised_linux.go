@@ -47,8 +47,9 @@ func startLocked(cmd *exec.Cmd) error {
 }
 
 // runSupervised runs c under the supervisor s (see Supervise): the
-// supervisor is started in its own process group, out of reach of the
-// terminal's signals, with the step's folder and environment, the status
+// supervisor is started in a session of its own (setsid), out of reach of
+// the terminal's signals and without a controlling terminal, which no
+// process of the step can then get (only a session leader can), with the step's folder and environment, the status
 // pipe as fd 3 and c.Hold after it. Started gets the step's pid, the
 // leader of the step's process group.
 func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
@@ -79,7 +80,7 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 	}
 	cmd.Stdin = c.Stdin
 	cmd.ExtraFiles = append([]*os.File{sw}, c.Hold...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var out outputs
 	defer out.closeAll()
 	if cmd.Stdout, cmd.Stderr, err = out.connect(c.Stdout, c.Stderr); err != nil {

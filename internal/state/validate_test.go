@@ -160,3 +160,12 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// Running lots are said running, not "not run yet" (cadence status of a
+// live wave).
+func TestLeftRunning(t *testing.T) {
+	got := strings.Join(Left(map[LotStatus]int{LotRunning: 3, LotQueued: 2}, 0), ", ")
+	if want := "3 running, 2 not run yet"; got != want {
+		t.Errorf("Left = %q, want %q", got, want)
+	}
+}

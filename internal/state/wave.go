@@ -44,7 +44,7 @@ func WaveEnd(e RunEnd) WaveStatus {
 // Left says what keeps a wave from being done, in words for the end line
 // and `cadence status`, in a fixed order: the lots that need the lead (with
 // their kinds: handed back, failed, waiting for an answer, blocked), then
-// those interrupted, suspended, not run yet, and the lots -target left
+// those interrupted, suspended, running, not run yet, and the lots -target left
 // unselected; for example ["3 need the lead (1 failed, 2 blocked)", "18 not
 // selected by -target"]. Nil when nothing is left.
 func Left(lots map[LotStatus]int, outside int) []string {
@@ -63,7 +63,8 @@ func Left(lots map[LotStatus]int, outside int) []string {
 	}
 	add(&out, lots[LotInterrupted], "interrupted")
 	add(&out, lots[LotSuspended], "suspended")
-	add(&out, lots[LotQueued]+lots[LotRunning], "not run yet")
+	add(&out, lots[LotRunning], "running")
+	add(&out, lots[LotQueued], "not run yet")
 	add(&out, outside, "not selected by -target")
 	return out
 }

@@ -50,6 +50,14 @@ type leftovers struct {
 	roots map[string]*rootUse
 }
 
+// busy reports whether a running session of this process uses the folder
+// path (Tidy leaves it alone).
+func (l *leftovers) busy(path string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.roots[path] != nil
+}
+
 // root is a folder a sandboxed session may leave things in: a worktree
 // (the lot's, or a repository's main worktree) or a git dir; common marks
 // a repository's common git dir, which every session of the repository
