@@ -57,11 +57,11 @@ func TestEnvFromSetEnviron(t *testing.T) {
 	defer environ.Store(old)
 	SetEnviron(func() []string { return []string{"PATH=/x", "GIT_DIR=/elsewhere", "LANG=fr_FR", "KEEP=1"} })
 	got := strings.Join(Env("EXTRA=2"), " ")
-	if want := "PATH=/x KEEP=1 LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0 EXTRA=2"; got != want {
+	if want := "PATH=/x KEEP=1 GIT_ASKPASS= SSH_ASKPASS= SSH_ASKPASS_REQUIRE=never GCM_INTERACTIVE=never LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0 EXTRA=2"; got != want {
 		t.Errorf("Env = %q, want %q", got, want)
 	}
 	environ.Store(nil)
-	if got := strings.Join(Env(), " "); got != "LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0" {
+	if got := strings.Join(Env(), " "); got != "GIT_ASKPASS= SSH_ASKPASS= SSH_ASKPASS_REQUIRE=never GCM_INTERACTIVE=never LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0" {
 		t.Errorf("Env without SetEnviron = %q", got)
 	}
 }
