@@ -14,6 +14,19 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
+// SetUpWorktree implements executor.Git: the submodules of the new lot
+// worktree at dir (unless b.Submodules is off; SubmodulesAuto and
+// SubmodulesOn alike check out those its .gitmodules lists), then b's copy
+// files.
+func (g *Repos) SetUpWorktree(ctx context.Context, repo *spec.Repo, dir string, b spec.Bootstrap) error {
+	if b.Submodules != spec.SubmodulesOff {
+		if err := CheckoutSubmodules(ctx, repo, dir); err != nil {
+			return err
+		}
+	}
+	return CopyIn(ctx, repo, dir, b.Copy)
+}
+
 // CheckoutSubmodules checks out, in the lot worktree at dir of repo, the
 // submodules its .gitmodules lists, recursively, each cloned from the
 // lead's own copy of it: <common>/modules/<name> (git's place for a
@@ -26,6 +39,9 @@ import (
 // worktree records, is an error naming it. A worktree without a
 // .gitmodules has nothing to do.
 func CheckoutSubmodules(ctx context.Context, repo *spec.Repo, dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	out, err := Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return err
@@ -121,6 +137,14 @@ func isGitDir(p string) bool {
 	}
 	st, err := os.Stat(filepath.Join(p, "objects"))
 	return err == nil && st.IsDir()
+}
+
+// BaseHasGitmodules says whether the base branch of the repository at
+// path has a .gitmodules at its root (its lots' worktrees then get
+// submodules under the default).
+func BaseHasGitmodules(ctx context.Context, path, base string) bool {
+	_, err := Run(ctx, path, "cat-file", "-e", "refs/heads/"+base+":.gitmodules")
+	return err == nil
 }
 
 // CopyProblem is why a copy entry of a repository cannot be copied into
