@@ -181,4 +181,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-

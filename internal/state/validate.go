@@ -18,7 +18,7 @@ var (
 	stepStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepQuota, StepCut, StepInterrupted}
 	// setupStatuses are those a Setup may have (no session: no quota, no cut).
 	setupStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepInterrupted}
-	severities   = []Severity{SeverityBlocking, SeverityMajor, SeverityMinor}
+	severities    = []Severity{SeverityBlocking, SeverityMajor, SeverityMinor}
 )
 
 // Validate checks what the schema says and the code relies on, so that no
