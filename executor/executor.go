@@ -128,6 +128,11 @@ type Git interface {
 	// repository's guard (installed by the Host for the wave), whatever
 	// the environment of the git processes working there.
 	GuardWorktree(ctx context.Context, repo *spec.Repo, dir, branch string) error
+	// SetUpWorktree brings into the new lot worktree at dir of repo what
+	// git does not: its submodules (unless b.Submodules is off) and b's
+	// copy files (gitint.Repos.SetUpWorktree). The setup command is the
+	// executor's.
+	SetUpWorktree(ctx context.Context, repo *spec.Repo, dir string, b spec.Bootstrap) error
 
 	// ConfigFiles reads the repository's config files as bytes
 	// (gitint.ReadConfigFiles); after the first call per repository, no

@@ -185,6 +185,9 @@ func (g *fakeGit) moveRef(ref, sha string) {
 	g.refs[ref] = sha
 }
 func (g *fakeGit) GuardWorktree(context.Context, *spec.Repo, string, string) error { return nil }
+func (g *fakeGit) SetUpWorktree(context.Context, *spec.Repo, string, spec.Bootstrap) error {
+	return nil
+}
 func (g *fakeGit) ConfigFiles(context.Context, *spec.Repo) (gitint.ConfigFiles, error) {
 	return gitint.ConfigFiles{}, nil
 }

@@ -72,6 +72,7 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		lr.from = state.Resume(lr.facts, l)
 		integrated, fresh = state.Integrated(l), l == nil || len(l.Steps) == 0
 	})
+	var made map[*spec.Repo]bool
 	if repo := n.lot.Repo; repo != nil {
 		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
 		var err error
@@ -89,7 +90,13 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		var base string
 		done := r.lots.busy(lr.id) // the worktrees' branches are made
 		defer done()
+		// made are the worktrees this run makes (not there before): they
+		// are set up whatever the state says (setUp).
+		made = map[*spec.Repo]bool{}
 		for _, rp := range n.lot.Repos() {
+			if _, err := os.Stat(lr.dirs[rp]); errors.Is(err, fs.ErrNotExist) {
+				made[rp] = true
+			}
 			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
 			if err == nil {
 				err = r.o.Git.GuardWorktree(ctx, rp, lr.dirs[rp], lr.branch)
@@ -121,6 +128,11 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		done()
 	}
 	lr.guardEnv = r.stepGuardEnv(ctx)
+	if n.lot.Repo != nil {
+		if st, ended, err := lr.setUp(ctx, made); ended || err != nil {
+			return st, err
+		}
+	}
 	return lr.run(ctx)
 }
 

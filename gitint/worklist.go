@@ -192,7 +192,15 @@ func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string)
 		}
 		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
 	}
-	if _, err := Run(ctx, repo.Path, "worktree", "remove", dir); err != nil {
+	_, err := Run(ctx, repo.Path, "worktree", "remove", dir)
+	if err != nil && strings.Contains(err.Error(), "containing submodules") {
+		// git removes a worktree with submodules only by force: cadence
+		// forces it once it checked that nothing would be lost.
+		if err = submodulesKept(ctx, repo, dir); err == nil {
+			_, err = Run(ctx, repo.Path, "worktree", "remove", "--force", dir)
+		}
+	}
+	if err != nil {
 		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
 		return fmt.Errorf("remove the worktree %s: %w", dir, err)
 	}

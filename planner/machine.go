@@ -36,6 +36,9 @@ type RepoFacts struct {
 	// (informational: cadence's guard chains a repository's hooks and
 	// refuses no repository for one).
 	ForeignPrePush string
+	// Gitmodules says whether the base has a .gitmodules (its lots'
+	// worktrees get their submodules under the default submodules).
+	Gitmodules bool
 	// ProbableTest is the test command the repository's files suggest.
 	ProbableTest string
 	// Toolchain is what the repository's toolchain files resolved to

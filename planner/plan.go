@@ -152,6 +152,10 @@ type LotPlan struct {
 	// before PATH, in order; [spec.Redacted] when sensitive. Both nil for
 	// none.
 	Env, PathPrepend []string
+	// Bootstrap is what the lot's worktrees get before its first step
+	// (submodules, copy, setup), its own repository's first, only those
+	// that get something; nil for none.
+	Bootstrap []Bootstrap
 }
 
 // RepoPlan is the plan's view of one repository.

@@ -74,6 +74,11 @@ type SavedPlan struct {
 	// to, by repo name (SavedToolchain): a new Node installed, a mise
 	// tool upgraded or uninstalled makes the plan stale.
 	Toolchains map[string]SavedToolchain `json:"toolchains,omitempty"`
+	// CopyFiles are the digests of the files the lots' copy attributes
+	// bring into their worktrees (spec.Bootstrap.Copy), as they are in
+	// the lead's checkout, keyed "repo/path" (a repo's name, never its
+	// path); "" for a file that was not there.
+	CopyFiles map[string]string `json:"copy_files,omitempty"`
 
 	// Summary is the plan's one-line summary, for people reading the file.
 	Summary string `json:"summary"`
@@ -106,7 +111,10 @@ type Inputs struct {
 	Files, VarFiles, Env, ToolchainFiles map[string]string
 	// Toolchains are by repo name, for the repositories inspected now (a
 	// repository missing from it is not compared).
-	Toolchains      map[string]SavedToolchain
+	Toolchains map[string]SavedToolchain
+	// CopyFiles are by the saved plan's keys; a key missing from it is
+	// not compared.
+	CopyFiles       map[string]string
 	TemplatesDigest string
 	// Vars are -var assignments given again to apply, if any: each name
 	// given must keep its saved value.
@@ -190,6 +198,13 @@ func (s *SavedPlan) Stale(now Inputs) []string {
 			continue
 		}
 		why = append(why, fmt.Sprintf("the toolchain of repo %s changed since the plan (%s → %s)", n, noneIfEmpty(was.Resolved), noneIfEmpty(is.Resolved)))
+	}
+	for _, k := range sortedKeys(s.CopyFiles) {
+		was, is := s.CopyFiles[k], now.CopyFiles[k]
+		if _, ok := now.CopyFiles[k]; !ok || was == is {
+			continue
+		}
+		why = append(why, fmt.Sprintf("copied file %s changed since the plan (digest %s → %s)", k, short(was), short(is)))
 	}
 	if s.StateDigest != now.StateDigest {
 		why = append(why, fmt.Sprintf("the state file changed since the plan (another apply ran: digest %s → %s)", short(s.StateDigest), short(now.StateDigest)))

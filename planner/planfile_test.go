@@ -2,6 +2,7 @@ package planner
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,18 @@ func TestSavedPlanStale(t *testing.T) {
 				t.Errorf("Stale = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStaleCopyFile: a saved plan is stale once a file a copy attribute
+// brings into the worktrees changed or went away.
+func TestStaleCopyFile(t *testing.T) {
+	s := &SavedPlan{WaveFile: "/w/wave.hcl", CopyFiles: map[string]string{"app/.env": "sha256:aaaa", "app/k": "sha256:cccc"}}
+	why := s.Stale(Inputs{CopyFiles: map[string]string{"app/.env": "sha256:bbbb", "app/k": "sha256:cccc"}})
+	if len(why) != 1 || !strings.Contains(why[0], "copied file app/.env changed since the plan") {
+		t.Errorf("Stale = %q", why)
+	}
+	if why := s.Stale(Inputs{CopyFiles: map[string]string{"app/.env": "", "app/k": "sha256:cccc"}}); len(why) != 1 {
+		t.Errorf("a copied file gone: Stale = %q", why)
 	}
 }

@@ -104,6 +104,9 @@ type builder struct {
 	replace  map[string]bool
 	actions  map[*spec.Lot]*LotPlan
 	holds    int // live holds on the machine (HoldsMachine)
+	// gitmodules says per inspected repository whether its base has a
+	// .gitmodules (RepoFacts.Gitmodules); nil offline.
+	gitmodules map[*spec.Repo]bool
 }
 
 // idSet checks lot ids given on the command line.
@@ -265,6 +268,7 @@ func (b *builder) planLots() {
 		}
 		lp.Budget, lp.Estimate, lp.EstimateSet = l.Budget, l.Estimate, l.EstimateSet
 		lp.Env, lp.PathPrepend = lotEnv(l)
+		lp.Bootstrap = bootstraps(l, b.gitmodules)
 		if lp.Action.Pending() {
 			lp.Remaining = time.Duration(remaining[l])
 		}

@@ -36,6 +36,10 @@ func (b *builder) preflight(m Machine) {
 		if m != nil && used[r] {
 			f := m.Repo(r)
 			b.checkRepo(r, f)
+			if b.gitmodules == nil {
+				b.gitmodules = map[*spec.Repo]bool{}
+			}
+			b.gitmodules[r] = f.Gitmodules
 			rp.BaseSHA, rp.ProbableTest = f.BaseSHA, f.ProbableTest
 			rp.Toolchain, rp.ToolchainPath, rp.ToolchainEnv = f.Toolchain, f.ToolchainPath, f.ToolchainEnv
 			if cause := toolchainCause(r, f); cause != "" {
@@ -52,6 +56,7 @@ func (b *builder) preflight(m Machine) {
 		b.plan.Repos = append(b.plan.Repos, rp)
 	}
 	b.refuseToolchains(unresolved)
+	b.checkCopies(m)
 	// The agents of the lots that still run (not those refused above).
 	agents := map[*spec.Agent]bool{}
 	for _, l := range b.selected {

@@ -184,6 +184,10 @@ type Repo struct {
 	NoMergeQueue bool
 	// Env is the repo's own env and path_prepend (Lot.Env merges them).
 	Env Env
+	// Bootstrap is what each new worktree of the repository gets (its
+	// submodules, copy and setup attributes): a neighbour's worktree gets
+	// this; a lot's own worktree gets Lot.Bootstrap.
+	Bootstrap Bootstrap
 	// Sensitive are the attributes whose values derive from a sensitive
 	// value (env(), a sensitive variable): a plan shows them as Redacted.
 	Sensitive Fields
@@ -262,6 +266,10 @@ type Lot struct {
 	// defaults block's, per name; path_prepend entries the lot's, then the
 	// repo's, then the defaults' (agent and command lots alike).
 	Env Env
+	// Bootstrap is what the lot's own worktree gets when it is made: its
+	// repository's submodules, copy and setup, each replaced by the lot's
+	// own attribute when written (zero for a lot without a repo).
+	Bootstrap Bootstrap
 	// Sensitive are the attributes whose values derive from a sensitive
 	// value (env(), a sensitive variable), the defaults block's included:
 	// a plan shows them as Redacted, a session still gets the real value.

@@ -47,14 +47,14 @@ var lotSettings = []hcl.AttributeSchema{
 
 var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
 
-var lotSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
+var lotSchema = &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{
 	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
-}, lotSettings...)}
+}, lotSettings...), bootstrapAttrs...)}
 
-var repoSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
 	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"},
-}}
+}, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
 var agentOnly = []string{"agent", "model", "review_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
@@ -76,6 +76,9 @@ type decoder struct {
 	lotAttrs    map[*Lot]hcl.Attributes
 	lotAgent    map[*Lot]*hcl.Attribute
 	lotBudget   map[*Lot]hcl.Range
+	// lotBoot are each lot's own submodules, copy and setup, merged over
+	// its repository's by mergeBootstraps.
+	lotBoot map[*Lot]lotBootstrap
 	// lotCase and repoCase find names that differ only in case.
 	lotCase, repoCase caseFold
 }
@@ -132,11 +135,13 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.lotAgent = make(map[*Lot]*hcl.Attribute, len(byType["lot"]))
 	d.lotBudget = make(map[*Lot]hcl.Range, len(byType["lot"]))
 	d.lotEnv = make(map[*Lot]Env, len(byType["lot"]))
+	d.lotBoot = make(map[*Lot]lotBootstrap, len(byType["lot"]))
 	for _, b := range byType["lot"] {
 		d.decodeLot(b)
 	}
 	d.resolve()
 	d.mergeEnvs()
+	d.mergeBootstraps()
 }
 
 func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
@@ -228,6 +233,7 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	if on, ok := d.boolean(c.Attributes["merge_queue"]); ok {
 		r.NoMergeQueue = !on
 	}
+	r.Bootstrap, _ = d.decodeBootstrap(c.Attributes, fmt.Sprintf("repo %q", name))
 	var names Fields
 	r.Env = d.decodeEnv(c.Attributes, fmt.Sprintf("repo %q", name), &names)
 	r.Sensitive = d.fields(c.Attributes, nil).with(names)
@@ -288,6 +294,9 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	if l.Kind == AgentLot {
 		inherited = d.defaultsSensitive
 	}
+	var boot lotBootstrap
+	boot.b, boot.set = d.decodeBootstrap(c.Attributes, fmt.Sprintf("lot %q", id))
+	d.lotBoot[l] = boot
 	var names Fields
 	d.lotEnv[l] = d.decodeEnv(c.Attributes, fmt.Sprintf("lot %q", id), &names)
 	l.Sensitive = d.fields(c.Attributes, inherited).with(names)

@@ -70,7 +70,7 @@ func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
 // mayBeSensitive are the attributes whose value may derive from a
 // sensitive one: text a plan never shows (brief, run,
 // append_system_prompt), shows as (sensitive) (title, model, review_model,
-// a repo's path, base and test, an agent's command), or paths it does not
+// a repo's path, base, test and setup, an agent's command), or paths it does not
 // show (templates, worktrees, changelog); env, whose values a plan
 // never shows (names only, or (sensitive) when the names are), and
 // path_prepend, shown as (sensitive); and references (repo, agent,
@@ -80,7 +80,7 @@ func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
 // could print a secret a character at a time as numbers.
 var mayBeSensitive = map[string]bool{
 	"title": true, "brief": true, "run": true, "append_system_prompt": true,
-	"model": true, "review_model": true, "path": true, "base": true, "test": true, "command": true,
+	"model": true, "review_model": true, "path": true, "base": true, "test": true, "setup": true, "command": true,
 	"templates": true, "worktrees": true, "changelog": true,
 	"repo": true, "agent": true, "also": true, "depends_on": true,
 	// A plan shows env's names only, and path_prepend as (sensitive).

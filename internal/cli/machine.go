@@ -67,6 +67,9 @@ func (e *env) waitingFor(what string) func(*flock.HeldError) {
 func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	f, err := gitint.Inspect(m.ctx, r.Path, r.Base)
 	out := planner.RepoFacts{Err: err, Exists: f.Exists, IsGit: f.IsGit, BaseSHA: f.BaseSHA, Dirty: f.Dirty, ForeignPrePush: f.ForeignPrePush}
+	if f.BaseSHA != "" {
+		out.Gitmodules = gitint.BaseHasGitmodules(m.ctx, r.Path, r.Base)
+	}
 	if f.Exists {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 		tc, err := toolchain.Repo(r.Path, toolchain.Options{NVMDir: m.getenv("NVM_DIR"), Home: m.getenv("HOME"),
@@ -93,6 +96,16 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		}
 	}
 	return out
+}
+
+// CheckCopy implements planner.CopyMachine (gitint.CheckCopy).
+func (m machine) CheckCopy(r *spec.Repo, copies []string) ([]planner.CopyProblem, error) {
+	problems, err := gitint.CheckCopy(m.ctx, r.Path, r.Base, copies)
+	out := make([]planner.CopyProblem, len(problems))
+	for i, p := range problems {
+		out[i] = planner.CopyProblem{Path: p.Path, Problem: p.Problem}
+	}
+	return out, err
 }
 
 // waitRepo waits up to lockTimeout for the repository lock at path to be

@@ -39,6 +39,7 @@ func recordInputs(s *planner.SavedPlan, w *wave) {
 			}
 		}
 	}
+	s.CopyFiles = copyDigests(w.cfg)
 	s.Templates = w.cfg.Wave.Templates
 	s.TemplatesDigest = templatesDigest(s.Templates)
 	s.Variables = w.cfg.Variables
@@ -94,6 +95,7 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 			in.BaseSHAs[r.Name] = r.BaseSHA
 		}
 	}
+	in.CopyFiles = copyDigests(w.cfg)
 	in.ToolchainFiles, in.Toolchains = toolchainInputs(w, p)
 	for k := range s.ToolchainFiles {
 		if _, ok := in.ToolchainFiles[k]; !ok {
@@ -141,6 +143,32 @@ func diskInputs(s *planner.SavedPlan, givenVars []string) planner.Inputs {
 		}
 	}
 	return in
+}
+
+// copyDigests are the digests of the files the wave's copy attributes
+// name (every lot's worktrees, spec.Bootstrap.Copy) in the lead's
+// checkouts, keyed "repo/path" ("" for one that is not there); nil when
+// the wave copies none.
+func copyDigests(cfg *spec.Config) map[string]string {
+	var out map[string]string
+	add := func(rp *spec.Repo, copies []string) {
+		for _, c := range copies {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[rp.Name+"/"+c] = readDigest(nil, filepath.Join(rp.Path, filepath.FromSlash(c)))
+		}
+	}
+	for _, l := range cfg.Lots {
+		for _, rp := range l.Repos() {
+			if rp == l.Repo {
+				add(rp, l.Bootstrap.Copy)
+			} else {
+				add(rp, rp.Bootstrap.Copy)
+			}
+		}
+	}
+	return out
 }
 
 // readDigest is the digest of the file at path: the one this load recorded

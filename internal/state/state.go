@@ -172,6 +172,21 @@ type Finding struct {
 	Text     string   `json:"text"`
 }
 
+// Setup is the record of one setup of a lot's worktrees, written by the
+// executor (executor/bootstrap.go).
+type Setup struct {
+	// Status is StepRunning while it runs, then StepOK, StepFailed,
+	// StepTimedOut or StepInterrupted.
+	Status  StepStatus `json:"status"`
+	Started time.Time  `json:"started"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	// Cause says why it did not end ok.
+	Cause string `json:"cause,omitempty"`
+	// Logs are the setup commands' log files (absolute), one per worktree
+	// whose repository has a setup command that wrote output.
+	Logs []string `json:"logs,omitempty"`
+}
+
 // Question is a question a write step asked, with the lead's answer once given.
 type Question struct {
 	Step   int    `json:"step"`
@@ -205,6 +220,11 @@ type Lot struct {
 	// from the commit it started from, or a lot replaced (-replace). They
 	// are never deleted by cadence.
 	Backups []string `json:"backups,omitempty"`
+	// Setup is the last setup of the lot's worktrees (spec.Bootstrap:
+	// submodules, copies, the setup command); nil until one starts. Its
+	// status ok means every worktree that existed then is set up: the next
+	// apply sets up again only a worktree it has to make again.
+	Setup *Setup `json:"setup,omitempty"`
 	// Integrating is the integration in progress of a lot with neighbour
 	// repositories: recorded before the first base moves, cleared once
 	// the integration is recorded. Found by the next apply, it is

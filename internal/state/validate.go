@@ -16,7 +16,9 @@ var (
 	lotStatuses  = []LotStatus{LotQueued, LotRunning, LotQuestion, LotDone, LotHandedBack, LotFailed, LotBlocked, LotSuspended, LotInterrupted}
 	stepKinds    = []StepKind{StepPrecheck, StepImplement, StepTest, StepReview, StepFix, StepFixMinors, StepRecheck, StepIntegrate, StepRun}
 	stepStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepQuota, StepCut, StepInterrupted}
-	severities   = []Severity{SeverityBlocking, SeverityMajor, SeverityMinor}
+	// setupStatuses are those a Setup may have (no session: no quota, no cut).
+	setupStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepInterrupted}
+	severities    = []Severity{SeverityBlocking, SeverityMajor, SeverityMinor}
 )
 
 // Validate checks what the schema says and the code relies on, so that no
@@ -72,6 +74,9 @@ func Validate(s *State) error {
 					bad("lot %q step %d: also_commits has an empty repository name", id, i)
 				}
 			}
+		}
+		if l.Setup != nil && !slices.Contains(setupStatuses, l.Setup.Status) {
+			bad("lot %q: setup status %q is not a setup status", id, l.Setup.Status)
 		}
 		if l.Integrating != nil {
 			if len(l.Integrating.Repos) == 0 {

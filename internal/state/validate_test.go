@@ -26,6 +26,7 @@ func TestReadRefusesBadStates(t *testing.T) {
 		{"integrating without repos", `"lots":{"a":{"status":"running","integrating":{"repos":[]}}}}`, `integrating names no repository`},
 		{"integrating without old", `"lots":{"a":{"status":"running","integrating":{"repos":[{"repo":"app","base":"main","old":"","new":"b"}]}}}}`, `needs repo, base, old and new`},
 		{"also_commits without a repo name", `"lots":{"a":{"status":"queued","steps":[{"kind":"implement","status":"ok","started":"2024-01-01T00:00:00Z","usage":{"input":0,"cache_write":0,"cache_read":0,"output":0},"cost_micro_usd":0,"also_commits":{"":["x"]}}]}}}`, "empty repository name"},
+		{"bad setup status", `"lots":{"a":{"status":"running","setup":{"status":"quota","started":"2024-01-01T00:00:00Z"}}}}`, `setup status "quota"`},
 		{"unknown field", `"lots":{},"colour":"blue"}`, `unknown field "colour"`},
 		{"lots not an object", `"lots":[1]}`, `"lots" must be an object`},
 		{"lots null", `"lots":null}`, `"lots" must be an object`},

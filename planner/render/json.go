@@ -74,6 +74,16 @@ type jsonLot struct {
 	RemainingSeconds int64       `json:"remaining_seconds"`
 	Env              []string    `json:"env"`
 	PathPrepend      []string    `json:"path_prepend"`
+	// Bootstrap is planner.LotPlan.Bootstrap; absent when the lot's
+	// worktrees get nothing.
+	Bootstrap []jsonBootstrap `json:"bootstrap,omitempty"`
+}
+
+type jsonBootstrap struct {
+	Repo       string   `json:"repo"`
+	Submodules string   `json:"submodules"`
+	Copy       []string `json:"copy"`
+	Setup      string   `json:"setup"`
 }
 
 type jsonResume struct {
@@ -218,6 +228,9 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		}
 		if lp.ResumeAt != nil {
 			l.ResumeAt = &jsonResume{Step: string(lp.ResumeAt.Step), Pass: lp.ResumeAt.Pass}
+		}
+		for _, b := range lp.Bootstrap {
+			l.Bootstrap = append(l.Bootstrap, jsonBootstrap{Repo: b.Repo, Submodules: b.Submodules, Copy: list(b.Copy), Setup: b.Setup})
 		}
 		for j, s := range lp.Steps {
 			l.Steps[j] = jsonStep{Kind: string(s.Kind), Model: s.Model, Max: s.Max}

@@ -55,6 +55,9 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 		if l.ResumeAt != nil {
 			lp.ResumeAt = &planner.Resume{Step: state.StepKind(l.ResumeAt.Step), Pass: l.ResumeAt.Pass}
 		}
+		for _, b := range l.Bootstrap {
+			lp.Bootstrap = append(lp.Bootstrap, planner.Bootstrap{Repo: b.Repo, Submodules: b.Submodules, Copy: nilIfEmpty(b.Copy), Setup: b.Setup})
+		}
 		for k, s := range l.Steps {
 			lp.Steps[k] = planner.Step{Kind: state.StepKind(s.Kind), Model: s.Model, Max: s.Max}
 		}

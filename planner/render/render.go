@@ -290,6 +290,9 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if env := envSummary(p); env != "" {
 		out = append(out, totalsLine{"Env", env})
 	}
+	if setup := setupSummary(p); setup != "" {
+		out = append(out, totalsLine{"Setup", setup})
+	}
 	if q := quotaSummary(p, now()); q != "" {
 		out = append(out, totalsLine{"Quota", q})
 	}
