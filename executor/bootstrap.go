@@ -27,7 +27,9 @@ func (lr *lotRun) bootstrapOf(rp *spec.Repo) spec.Bootstrap {
 // submodules and the copy files, then the repository's setup command, the
 // lot's own worktree first. The command runs as a command lot's step does
 // (sh -c in the worktree, the lot's environment and guards, its own
-// process group, output to .cadence/<wave>/<lot>/setup[-<repo>].log), under
+// process group, the guards' checks before and after it, a change found
+// there an incident that stops the wave, output to
+// .cadence/<wave>/<lot>/setup[-<repo>].log), under
 // the lot's timeout; it must leave HEAD where it found it. It is recorded
 // in the lot's Setup, not as a step. ended says the lot ended here (status
 // st): handed back with the cause when a setup failed, interrupted when
@@ -117,6 +119,12 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 		defer cancel()
 	}
 	head, _ := lr.r.o.Git.Head(ctx, dir)
+	// The setup is watched as a command step is: refs, worktree HEADs and
+	// config before and after it, the remotes with the shell steps'.
+	watch := lr.watchStep(ctx, state.StepRun)
+	if watch != nil {
+		watch.kind = "setup"
+	}
 	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "setup of repo " + rp.Name + "'s worktree: " + firstLine(lr.n.lot.Sensitive.Show("setup", b.Setup))})
 	res, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", b.Setup}, Dir: dir,
@@ -128,6 +136,9 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 	logged := ""
 	if _, err := os.Stat(path); err == nil {
 		logged = path
+	}
+	if cause := lr.checkRefs(ctx, watch); cause != "" {
+		return state.StepFailed, cause, logged
 	}
 	last := strings.TrimRight(tail.String(), "\n")
 	if last != "" {
