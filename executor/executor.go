@@ -118,6 +118,10 @@ type Git interface {
 	// (by the lead) since the given time, as the guard's hook recorded
 	// them, oldest first (gitint.OutsideMoves).
 	OutsideMoves(ctx context.Context, repo *spec.Repo, since time.Time) []gitint.OutsideMove
+	// CheckoutStatus is the status of the repository's own checkout (the
+	// lead's): tracked changes, the index, untracked files, one git
+	// status (gitint.ReadCheckoutStatus).
+	CheckoutStatus(ctx context.Context, repo *spec.Repo) (gitint.CheckoutStatus, error)
 	// WorktreeHead is what the worktree at dir has checked out ("refs/heads/x",
 	// or a commit when detached), read from its files (gitint.WorktreeHead).
 	WorktreeHead(dir string) (string, error)

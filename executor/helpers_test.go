@@ -163,6 +163,9 @@ func (g *fakeGit) Refs(_ context.Context, _ *spec.Repo, skip string) (gitint.Ref
 func (g *fakeGit) OutsideMoves(context.Context, *spec.Repo, time.Time) []gitint.OutsideMove {
 	return nil
 }
+func (g *fakeGit) CheckoutStatus(context.Context, *spec.Repo) (gitint.CheckoutStatus, error) {
+	return gitint.CheckoutStatus{}, nil
+}
 func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string, moves []gitint.RefMove) []gitint.PutBack {
 	g.mu.Lock()
 	defer g.mu.Unlock()

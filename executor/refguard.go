@@ -133,6 +133,9 @@ type stepWatch struct {
 	pos  map[*spec.Repo]int
 	// began is when the refs were read (stepStart), for the lead's moves.
 	began time.Time
+	// checkouts is the status of the lot's repositories' checkouts before
+	// a step outside an OS sandbox, nil for other steps (checkoutguard.go).
+	checkouts map[*spec.Repo]gitint.CheckoutStatus
 	// lotRefs are the wave's lot branches, acts every lot's activity and
 	// logTips the lot's worktrees' HEAD reflog tips (lotrefs.go).
 	lotRefs map[*spec.Repo]gitint.Refs
@@ -182,6 +185,9 @@ func (lr *lotRun) watchStep(ctx context.Context, kind state.StepKind) *stepWatch
 		w.refs[rp] = refs
 		lots["refs/heads/"+lr.branch] = lr.checkTip(ctx, rp, lots)
 		w.lotRefs[rp], w.logTips[rp] = lots, lr.r.o.Git.HeadLogTip(lr.dirs[rp])
+	}
+	if lr.guardsCheckout(kind) {
+		w.checkouts = lr.readCheckouts(ctx, "before")
 	}
 	if shell {
 		lr.r.remotes.started(lr)
@@ -267,6 +273,7 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		}
 		found = append(found, lr.checkLotRefs(ctx, rp, w, lots, headMoved[rp])...)
 	}
+	lr.checkCheckouts(ctx, w)
 	if len(found) == 0 {
 		return ""
 	}
