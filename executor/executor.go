@@ -114,6 +114,14 @@ type Git interface {
 	// compare-and-swap to its Old value, keeping each foreign value under
 	// the lot's next rescue ref first (gitint.RestoreRefs).
 	RestoreRefs(ctx context.Context, repo *spec.Repo, wave, lot string, moves []gitint.RefMove) []gitint.PutBack
+	// OutsideMoves are the updates of guarded refs made outside the wave
+	// (by the lead) since the given time, as the guard's hook recorded
+	// them, oldest first (gitint.OutsideMoves).
+	OutsideMoves(ctx context.Context, repo *spec.Repo, since time.Time) []gitint.OutsideMove
+	// CheckoutStatus is the status of the repository's own checkout (the
+	// lead's): tracked changes, the index, untracked files, one git
+	// status (gitint.ReadCheckoutStatus).
+	CheckoutStatus(ctx context.Context, repo *spec.Repo) (gitint.CheckoutStatus, error)
 	// WorktreeHead is what the worktree at dir has checked out ("refs/heads/x",
 	// or a commit when detached), read from its files (gitint.WorktreeHead).
 	WorktreeHead(dir string) (string, error)

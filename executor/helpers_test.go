@@ -39,6 +39,9 @@ type fakeGit struct {
 	restored []gitint.RefMove
 	// onAdvance, when set, is called at each Advance.
 	onAdvance func()
+	// emptyDiff makes PatchID find no diff (the branch adds nothing to
+	// the base) while set; otherwise every change has patch-id "patch".
+	emptyDiff bool
 	// dirs are the lots' worktrees by branch: Advance of a branch returns
 	// its worktree's HEAD, as git does.
 	dirs map[string]string
@@ -132,6 +135,11 @@ func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (strin
 }
 func (g *fakeGit) Rewind(context.Context, *spec.Repo, string, string) error { return nil }
 func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.emptyDiff {
+		return "", nil
+	}
 	return "patch", nil
 }
 func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              { return "" }
@@ -151,6 +159,12 @@ func (g *fakeGit) Refs(_ context.Context, _ *spec.Repo, skip string) (gitint.Ref
 		}
 	}
 	return out, nil
+}
+func (g *fakeGit) OutsideMoves(context.Context, *spec.Repo, time.Time) []gitint.OutsideMove {
+	return nil
+}
+func (g *fakeGit) CheckoutStatus(context.Context, *spec.Repo) (gitint.CheckoutStatus, error) {
+	return gitint.CheckoutStatus{}, nil
 }
 func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string, moves []gitint.RefMove) []gitint.PutBack {
 	g.mu.Lock()

@@ -134,8 +134,8 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 		lr.r.incident("before the integration of lot " + lr.id + ", " + msg)
 		return wait("incident: " + msg)
 	}
-	// A replaced lot whose change is the one it integrated before (same
-	// patch-id) is on the base already: it is not put there twice.
+	// A replaced lot whose rebased branch adds nothing to the base has its
+	// change there already: it is not put there twice.
 	if o, done, err := lr.alreadyIntegrated(ctx, i); done || err != nil {
 		return o, nil, err
 	}
@@ -231,9 +231,11 @@ func joinFiles(files []string) string { return strings.Join(files, ", ") }
 
 // alreadyIntegrated ends the integration step at i ok, without touching
 // the base, when the lot recorded the patch-id of an earlier integration
-// (kept across -replace) and its change on the rebased branch has that same
-// patch-id: the change is on the base already (DESIGN.md §5, idempotent
-// integrate). done says so.
+// (kept across -replace) and its rebased branch, which has commits of its
+// own, adds nothing to the base (an empty diff base..tip): the change is on
+// the base already (DESIGN.md §5, idempotent integrate). A branch that
+// changes the base is integrated, whatever its patch-id: the base may have
+// lost the change since (a revert). done says so.
 func (lr *lotRun) alreadyIntegrated(ctx context.Context, i int) (state.Outcome, bool, error) {
 	var prior string
 	lr.r.o.Store.View(func(st *state.State) { prior = st.Lots[lr.id].PatchID })
@@ -249,10 +251,10 @@ func (lr *lotRun) alreadyIntegrated(ctx context.Context, i int) (state.Outcome, 
 	if err != nil || tip == base {
 		return state.Outcome{}, false, nil
 	}
-	if p, err := lr.r.o.Git.PatchID(ctx, repo, base, tip); err != nil || p != prior {
+	if p, err := lr.r.o.Git.PatchID(ctx, repo, base, tip); err != nil || p != "" {
 		return state.Outcome{}, false, nil
 	}
-	cause := fmt.Sprintf("the same change (patch-id %s) is already on %s: not integrated twice", short(prior), repo.Base)
+	cause := fmt.Sprintf("the change (patch-id %s) is already on %s: the rebased branch adds nothing to it; not integrated twice", short(prior), repo.Base)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.IntegratedSHA = base }); err != nil {
 		return state.Outcome{}, true, err
 	}

@@ -119,7 +119,9 @@ lot "c" {
 
 // -replace sets the old branch aside under a backup ref (kept in the lot's
 // record) and starts afresh; the patch-id of an earlier integration is
-// kept, so the same change is never integrated twice.
+// kept. A replaced lot whose rebased branch changes the base is integrated
+// again, even with the same patch-id (the base lost the change: a revert);
+// one whose branch adds nothing to the base is not integrated twice.
 func TestReplaceSetsAsideBranch(t *testing.T) {
 	h := newHarness(t, `wave "w" {}
 repo "r" {
@@ -130,6 +132,17 @@ repo "r" {
 		t.Fatalf("first: %+v %v", res, err)
 	}
 	first := h.lots()["a"]
+	integrateCause := func(l *state.Lot) string {
+		cause := ""
+		for _, s := range l.Steps {
+			if s.Kind == state.StepIntegrate {
+				cause = s.Cause
+			}
+		}
+		return cause
+	}
+	// The fake's patch-id is the same for every change, and the diff is
+	// not empty: the base does not hold the change, so it is integrated.
 	res, err := h.run(context.Background(), planner.Options{Replace: []string{"a"}})
 	if err != nil || res.Status != state.WaveDone {
 		t.Fatalf("replace: %+v %v", res, err)
@@ -141,16 +154,19 @@ repo "r" {
 	if len(a.Backups) != 1 || a.Backups[0] != "refs/cadence/backup/w/a/1" {
 		t.Errorf("backups %v", a.Backups)
 	}
-	// The fake's patch-id is the same for every change: the replaced lot's
-	// change is recognised as the one already integrated.
-	var cause string
-	for _, s := range a.Steps {
-		if s.Kind == state.StepIntegrate {
-			cause = s.Cause
-		}
+	if a.PatchID != first.PatchID || strings.Contains(integrateCause(a), "not integrated twice") {
+		t.Errorf("replaced lot whose branch changes the base not integrated: patch %q cause %q", a.PatchID, integrateCause(a))
 	}
-	if a.PatchID != first.PatchID || !strings.Contains(cause, "not integrated twice") {
-		t.Errorf("replaced lot integrated again: patch %q cause %q", a.PatchID, cause)
+	// The branch adds nothing to the base: the change is there already.
+	h.git.mu.Lock()
+	h.git.emptyDiff = true
+	h.git.mu.Unlock()
+	if res, err := h.run(context.Background(), planner.Options{Replace: []string{"a"}}); err != nil || res.Status != state.WaveDone {
+		t.Fatalf("second replace: %+v %v", res, err)
+	}
+	a = h.lots()["a"]
+	if a.PatchID != first.PatchID || !strings.Contains(integrateCause(a), "not integrated twice") {
+		t.Errorf("replaced lot already on the base integrated again: patch %q cause %q", a.PatchID, integrateCause(a))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/state"
@@ -51,6 +52,8 @@ type refLedger struct {
 type repoLedger struct {
 	mu    sync.Mutex
 	moves []ownMove
+	// told are the lead's moves the journal has said ("<ref> <new>").
+	told map[string]bool
 }
 
 // ownMove is a move cadence made itself, for the integration of lot.
@@ -128,6 +131,11 @@ func (rl *repoLedger) foreign(before, after gitint.Refs, pos int) (moves []gitin
 type stepWatch struct {
 	refs map[*spec.Repo]gitint.Refs
 	pos  map[*spec.Repo]int
+	// began is when the refs were read (stepStart), for the lead's moves.
+	began time.Time
+	// checkouts is the status of the lot's repositories' checkouts before
+	// a step outside an OS sandbox, nil for other steps (checkoutguard.go).
+	checkouts map[*spec.Repo]gitint.CheckoutStatus
 	// lotRefs are the wave's lot branches, acts every lot's activity and
 	// logTips the lot's worktrees' HEAD reflog tips (lotrefs.go).
 	lotRefs map[*spec.Repo]gitint.Refs
@@ -157,7 +165,7 @@ func (lr *lotRun) watchStep(ctx context.Context, kind state.StepKind) *stepWatch
 	}
 	ctx = context.WithoutCancel(ctx)
 	shell := kind == state.StepRun || kind == state.StepTest
-	w := &stepWatch{refs: map[*spec.Repo]gitint.Refs{}, pos: map[*spec.Repo]int{}, kind: kind, shell: shell,
+	w := &stepWatch{refs: map[*spec.Repo]gitint.Refs{}, pos: map[*spec.Repo]int{}, began: stepStart(), kind: kind, shell: shell,
 		lotRefs: map[*spec.Repo]gitint.Refs{}, logTips: map[*spec.Repo]string{}, done: lr.r.lots.busy(lr.id)}
 	w.acts = lr.r.lots.snapshot()
 	for _, rp := range lr.n.lot.Repos() {
@@ -177,6 +185,9 @@ func (lr *lotRun) watchStep(ctx context.Context, kind state.StepKind) *stepWatch
 		w.refs[rp] = refs
 		lots["refs/heads/"+lr.branch] = lr.checkTip(ctx, rp, lots)
 		w.lotRefs[rp], w.logTips[rp] = lots, lr.r.o.Git.HeadLogTip(lr.dirs[rp])
+	}
+	if lr.guardsCheckout(kind) {
+		w.checkouts = lr.readCheckouts(ctx, "before")
 	}
 	if shell {
 		lr.r.remotes.started(lr)
@@ -234,13 +245,21 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		after, lots, err := lr.readRefs(ctx, rp)
 		var puts []gitint.PutBack
 		var onTop map[string][]string
+		var notes []string
 		if err == nil {
-			var moves []gitint.RefMove
+			var moves, kept []gitint.RefMove
 			if moves, onTop = rl.foreign(before, after, w.pos[rp]); len(moves) > 0 {
+				moves, kept = leadSplit(moves, lr.r.o.Git.OutsideMoves(ctx, rp, w.began))
+				notes = rl.leadNotes(rp, kept)
+			}
+			if len(moves) > 0 {
 				puts = lr.r.o.Git.RestoreRefs(ctx, rp, wave, lr.id, moves)
 			}
 		}
 		rl.mu.Unlock()
+		for _, n := range notes {
+			lr.r.emit(Event{Kind: EvOutput, Message: n})
+		}
 		if err != nil {
 			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "cannot read the refs of repo " + rp.Name + " after the step (they are not checked): " + err.Error()})
 			continue
@@ -254,6 +273,7 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 		}
 		found = append(found, lr.checkLotRefs(ctx, rp, w, lots, headMoved[rp])...)
 	}
+	lr.checkCheckouts(ctx, w)
 	if len(found) == 0 {
 		return ""
 	}

@@ -229,12 +229,14 @@ func putConfig(p string, f ConfigFile) error {
 
 // GuardIntact says what is wrong with the guard folder of the repository
 // whose git common dir is common ("" when intact): repo.config,
-// lots.config and the pre-push and reference-transaction hooks must be
-// there and carry GuardMarker. No git process.
+// lots.config, lead.config and the pre-push and reference-transaction
+// hooks of hooks and lead-hooks must be there and carry GuardMarker. No
+// git process.
 func GuardIntact(common string) string {
 	guard := layout.RepoGuard(common)
 	var bad []string
-	for _, f := range []string{"repo.config", "lots.config", filepath.Join("hooks", "pre-push"), filepath.Join("hooks", "reference-transaction")} {
+	for _, f := range []string{"repo.config", "lots.config", "lead.config", filepath.Join("hooks", "pre-push"), filepath.Join("hooks", "reference-transaction"),
+		filepath.Join("lead-hooks", "pre-push"), filepath.Join("lead-hooks", "reference-transaction")} {
 		b, err := os.ReadFile(filepath.Join(guard, f))
 		if err != nil || !strings.Contains(string(b), GuardMarker) {
 			bad = append(bad, f)
@@ -248,8 +250,8 @@ func GuardIntact(common string) string {
 
 // RepairGuard reinstalls the guard of the repository at repo when
 // GuardIntact finds it damaged, keeping the lot worktrees' entries that
-// are left (InstallGuard makes the folder afresh), and says what was
-// wrong ("" when it was intact).
+// are left and the log of outside moves (InstallGuard makes the folder
+// afresh), and says what was wrong ("" when it was intact).
 func RepairGuard(ctx context.Context, repo string) (string, error) {
 	common, err := commonDir(ctx, repo)
 	if err != nil {
@@ -267,12 +269,23 @@ func RepairGuard(ctx context.Context, repo string) (string, error) {
 			entries[de.Name()] = b
 		}
 	}
+	logs := map[string][]byte{}
+	for _, name := range []string{outsideLog, outsideLog + ".1"} {
+		if b, err := os.ReadFile(filepath.Join(guard, name)); err == nil {
+			logs[name] = b
+		}
+	}
 	if _, err := InstallGuard(ctx, repo); err != nil {
 		return what, err
 	}
 	m := guardLock(common)
 	m.Lock()
 	defer m.Unlock()
+	for name, b := range logs {
+		if err := os.WriteFile(filepath.Join(guard, name), b, 0o644); err != nil {
+			return what, err
+		}
+	}
 	for name, b := range entries {
 		if err := os.WriteFile(filepath.Join(guard, "worktrees", name), b, 0o644); err != nil {
 			return what, err

@@ -127,7 +127,7 @@ func ownHooksPath(ctx context.Context, repo, guard string) string {
 	out, _ := Run(ctx, repo, "config", "--path", "--get-all", "core.hooksPath")
 	own := ""
 	for _, p := range strings.Split(strings.TrimSpace(out), "\n") {
-		if p != "" && p != filepath.Join(guard, "hooks") {
+		if p != "" && p != filepath.Join(guard, "hooks") && p != filepath.Join(guard, "lead-hooks") {
 			own = p
 		}
 	}
@@ -154,7 +154,18 @@ func writeGuard(dir, guard, common, ownHooks string, remotes []remoteURL) error 
 	if err := os.WriteFile(filepath.Join(dir, "repo.config"), []byte(guardConfig(guard, remotes)), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "lots.config"), []byte(GuardMarker+" (no lot worktree yet)\n"), 0o644)
+	if err := writeLeadSide(dir, guard, common, ownHooks); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "lots.config"), []byte(lotsHeader(guard)), 0o644)
+}
+
+// lotsHeader starts lots.config: its marker, then the include of
+// lead.config, which every linked worktree reads first (a lot worktree's
+// own entry, after it, sets cadence's lot hooks instead).
+func lotsHeader(guard string) string {
+	return fmt.Sprintf("%s: the lot worktrees (removed when the wave ends; see cadence clean)\n[include]\n\tpath = %s\n",
+		GuardMarker, cfgQuote(filepath.Join(guard, "lead.config")))
 }
 
 // removeStaleNew removes guard.new-* folders a killed install left.
@@ -189,8 +200,12 @@ func GuardInstalled(ctx context.Context, common string) bool {
 	if _, err := os.Stat(layout.RepoGuard(common)); err == nil {
 		return true
 	}
-	out, _ := Run(ctx, common, "config", "--file", filepath.Join(common, "config"), "--get-all", includeKey(common))
-	return strings.TrimSpace(out) != ""
+	for _, e := range includeEntries(common) {
+		if out, _ := Run(ctx, common, "config", "--file", filepath.Join(common, "config"), "--get-all", e[0]); strings.TrimSpace(out) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // includeKey is the config key of cadence's entry in the repository's
@@ -200,10 +215,30 @@ func includeKey(common string) string {
 	return "includeIf.gitdir:" + globEscape(common) + "/worktrees/.path"
 }
 
-// addInclude adds cadence's entry to the repository's config, once.
+// includeEntries are cadence's entries in the repository's config: key →
+// the file it includes (lots.config for linked worktrees, lead.config for
+// the main worktree).
+func includeEntries(common string) [][2]string {
+	guard := layout.RepoGuard(common)
+	return [][2]string{
+		{includeKey(common), filepath.Join(guard, "lots.config")},
+		{leadIncludeKey(common), filepath.Join(guard, "lead.config")},
+	}
+}
+
+// addInclude adds cadence's entries to the repository's config, once each.
 func addInclude(ctx context.Context, common string) error {
-	cfg, key := filepath.Join(common, "config"), includeKey(common)
-	val := filepath.Join(layout.RepoGuard(common), "lots.config")
+	for _, e := range includeEntries(common) {
+		if err := addIncludeEntry(ctx, common, e[0], e[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addIncludeEntry adds key = val to the repository's config, once.
+func addIncludeEntry(ctx context.Context, common, key, val string) error {
+	cfg := filepath.Join(common, "config")
 	if out, err := gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--get-all", key, val); err == nil && strings.TrimSpace(out) != "" {
 		return nil
 	}
@@ -211,14 +246,23 @@ func addInclude(ctx context.Context, common string) error {
 	return err
 }
 
-// removeInclude removes cadence's entry from the repository's config, and
-// its section when nothing else is left in it.
+// removeInclude removes cadence's entries from the repository's config,
+// and each one's section when nothing else is left in it.
 func removeInclude(ctx context.Context, common string) error {
-	cfg, key := filepath.Join(common, "config"), includeKey(common)
+	var errs []error
+	for _, e := range includeEntries(common) {
+		errs = append(errs, removeIncludeEntry(ctx, common, e[0], e[1]))
+	}
+	return errors.Join(errs...)
+}
+
+// removeIncludeEntry removes key = val from the repository's config, and
+// its section when nothing else is left in it.
+func removeIncludeEntry(ctx context.Context, common, key, val string) error {
+	cfg := filepath.Join(common, "config")
 	if _, err := os.Stat(cfg); err != nil {
 		return nil
 	}
-	val := filepath.Join(layout.RepoGuard(common), "lots.config")
 	if _, err := gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--unset-all", key, val); err != nil && !isExit(err, 5) {
 		return err
 	}

@@ -116,7 +116,7 @@ func writeLots(guard, common string) error {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: the lot worktrees (removed when the wave ends; see cadence clean)\n", GuardMarker)
+	b.WriteString(lotsHeader(guard))
 	for _, e := range entries {
 		id := strings.TrimSuffix(filepath.Base(e), ".config")
 		wtDir := filepath.Join(common, "worktrees", id)
