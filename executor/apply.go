@@ -39,6 +39,8 @@ type ApplyOptions struct {
 	// QuotaUntil, when set, is a recorded usage limit's reset time that
 	// sessions wait for (on_quota = "wait"; Options.QuotaUntil).
 	QuotaUntil *time.Time
+	// APIBackoff is Options.APIBackoff.
+	APIBackoff time.Duration
 	// Events receives progress events; it must be safe for concurrent use.
 	Events func(Event)
 	// Warn receives what goes wrong without stopping the run, one sentence
@@ -212,7 +214,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 		Slots: pool, Env: o.Env, Layout: o.Layout,
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		QuotaUntil: o.QuotaUntil, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,
+		QuotaUntil: o.QuotaUntil, APIBackoff: o.APIBackoff, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,
 	})
 	store.View(func(st *state.State) { res.State = cloneState(st) })
 	return res, err

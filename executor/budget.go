@@ -85,6 +85,8 @@ func (b *budget) why() string {
 		return "the wave's budget is spent"
 	case b.suspend == state.WaveSuspendedQuota:
 		return "the agent hit a usage limit"
+	case b.suspend == state.WaveSuspendedAPI:
+		return "the wave stopped on an API failure"
 	}
 	return ""
 }
@@ -140,6 +142,16 @@ func (b *budget) quota(reset *time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.suspend, b.resetAt = state.WaveSuspendedQuota, reset
+}
+
+// suspendAPI suspends the wave for an API failure (apifail.go), unless
+// it is suspended already.
+func (b *budget) suspendAPI() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.suspend == "" {
+		b.suspend = state.WaveSuspendedAPI
+	}
 }
 
 func (b *budget) stopped() bool {

@@ -94,6 +94,8 @@ type runner struct {
 	// inQueue carries the lots that entered a merge queue to the
 	// dispatcher, which gives back their places (node.queued).
 	inQueue chan *node
+	// api is the API failure that stopped the wave, if any (apifail.go).
+	api apiStop
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
@@ -124,6 +126,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		r.now = time.Now
 	}
 	r.began = r.now()
+	r.api.sessions, r.api.stop = context.WithCancel(context.Background())
+	defer r.api.stop()
 	r.sessions = newPrioritySem(max(1, o.MaxSessions))
 	r.sessions.freed = make(chan struct{}, 1)
 	o.Store.View(func(st *state.State) {
@@ -390,6 +394,7 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 	interrupted := ctx.Err() != nil || r.hasIncident() || res.Stopped != ""
 	suspendAs := r.budget.suspendStatus()
 	res.Incident = r.incidentMsg
+	res.API = r.apiStopped()
 	var ids []string
 	for _, n := range r.nodes {
 		if !n.started && n.blockedBy == "" && (interrupted || suspendAs != "") {

@@ -225,6 +225,10 @@ type Options struct {
 	// on_quota = "wait"; ctx ends the wait), and the state keeps it while
 	// it has not passed.
 	QuotaUntil *time.Time
+	// APIBackoff is the first wait before a step that ended on an
+	// overloaded API runs again in a fresh session (0: DefaultAPIBackoff;
+	// apifail.go).
+	APIBackoff time.Duration
 	// Events receives progress events; it must be safe for concurrent use.
 	Events func(Event)
 	// Now is the clock (tests).
@@ -258,6 +262,11 @@ type Result struct {
 	// Incident says why the wave stopped on an incident, if it did: a
 	// push, or a guarded ref or worktree HEAD moved (and put back).
 	Incident string
+	// API says why the wave stopped on an API failure (suspended-api), if
+	// it did, and what to do, in one sentence with no ending: "The API
+	// refused the sessions for lack of credit (…): add credit to the
+	// account (or fix its billing)" (apifail.go).
+	API string
 	// Stopped says why the wave stopped at the lead's request (cadence
 	// stop, StopCause), if it did: the wave is interrupted, to resume.
 	Stopped string

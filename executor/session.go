@@ -18,18 +18,24 @@ import (
 // spent, no brief). Only a failure to record state is an error.
 // With on_quota = "wait", a session that hits a usage limit makes every new
 // session wait for the reset, then this step runs again in a fresh session.
+// A session that ends on an API failure is retried, or pauses the lot
+// (apifail.go).
 func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.Outcome, error) {
+	tries := apiTries{start: lr.r.now()}
 	for {
-		out, o, err, retry := lr.sessionOnce(ctx, kind, pass, model, readOnly)
+		out, o, err, retry := lr.sessionOnce(ctx, kind, pass, model, readOnly, &tries)
 		if !retry {
 			return out, o, err
+		}
+		if tries.wait > 0 && !lr.waitRetry(ctx, &tries) {
+			return out, interrupted, nil
 		}
 	}
 }
 
 var interrupted = state.Outcome{Kind: state.OutcomeInterrupted}
 
-func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.Outcome, error, bool) {
+func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool, tries *apiTries) (Outcome, state.Outcome, error, bool) {
 	r := lr.r
 	// The waits end early on the lead's drop or stop (steer.go): then no
 	// session starts.
@@ -73,7 +79,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		return Outcome{}, state.Outcome{}, err, false
 	}
 	sess := Session{
-		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model,
+		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model, FallbackModel: lr.n.lot.FallbackModel,
 		Dir: lr.dir, Brief: brief, ReadOnly: readOnly, SessionID: newUUID(), LogPrefix: lr.logPath(i, kind, ""),
 		Timeout: lr.n.lot.Timeout, AddDirs: data.AlsoDirs, WaveID: r.waveID(), SlotLock: slotLock,
 	}
@@ -98,7 +104,12 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	remotes := lr.remoteStates(ctx)
 	sess.Note = func(msg string) { r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: msg}) }
 	watch := lr.watchStep(ctx, kind)
-	out := r.o.Agent.Run(ctx, sess)
+	sctx, sessionDone := r.sessionCtx(ctx)
+	out := r.o.Agent.Run(sctx, sess)
+	sessionDone()
+	// A session ended by an API failure pauses its step: recorded
+	// interrupted, whatever the adapter's status (apifail.go).
+	apiFail, apiCause := out.API != APINone && out.Status == state.StepFailed, out.Cause
 	lr.checkConfig(ctx, watch) // before any other git call (cfgguard.go)
 	if pidErr != nil {
 		return out, state.Outcome{}, pidErr, false
@@ -108,6 +119,9 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		r.incident("lot " + lr.id + ": " + out.Cause)
 	}
 	out.Status, out.Cause = withIncident(out.Status, out.Cause, lr.checkRefs(ctx, watch))
+	if apiFail = apiFail && out.Status == state.StepFailed && out.Cause == apiCause; apiFail {
+		out.Status = state.StepInterrupted
+	}
 	counted, micros, cacheRead := r.budget.add(out.Usage, out.CostMicros)
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
 		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead,
@@ -156,10 +170,17 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 			return out, state.Outcome{}, err, false
 		}
 	}
+	if apiFail && ctx.Err() == nil {
+		o, retry := lr.apiOutcome(kind, out, tries, sess.Timeout)
+		return out, o, nil, retry
+	}
 	switch status {
 	case state.StepOK:
 		return out, okOutcome, nil, false
 	case state.StepInterrupted:
+		if ctx.Err() == nil && r.apiStopped() != "" {
+			return out, state.Outcome{Kind: state.OutcomeInterrupted, Detail: APIStopCause}, nil, false
+		}
 		return out, interrupted, nil, false
 	case state.StepQuota:
 		if r.o.Config.Wave.OnQuota == spec.OnQuotaWait {

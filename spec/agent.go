@@ -17,7 +17,7 @@ var agentCommon = []hcl.AttributeSchema{{Name: "kind"}, {Name: "command"}, {Name
 var agentKindAttrs = map[string][]hcl.AttributeSchema{
 	AgentKindClaude: {
 		{Name: "permission_mode"}, {Name: "allowed_tools"}, {Name: "disallowed_tools"},
-		{Name: "append_system_prompt"}, {Name: "max_retries"},
+		{Name: "append_system_prompt"}, {Name: "max_retries"}, {Name: "fallback_model"},
 	},
 }
 
@@ -112,6 +112,9 @@ func (d *decoder) decodeKind(a *Agent, attrs hcl.Attributes) {
 		}
 		if n, ok := d.whole(attrs["max_retries"], 0); ok {
 			c.MaxRetries = n
+		}
+		if s, ok := d.fallbackModel(attrs["fallback_model"]); ok {
+			c.FallbackModel = s
 		}
 	}
 }

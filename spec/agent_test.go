@@ -83,3 +83,58 @@ func TestBuiltinAgentKind(t *testing.T) {
 		t.Errorf("redeclared agent %+v", a)
 	}
 }
+
+// TestFallbackModel: a lot's fallback_model is its own, else the defaults',
+// else its agent's; an empty one is refused at its value, and a command lot
+// takes none.
+func TestFallbackModel(t *testing.T) {
+	src := head + `defaults {
+  fallback_model = "haiku"
+}
+agent "other" {
+  fallback_model = "sonnet"
+}
+lot "own" {
+  repo = repo.api
+  brief = "x"
+  fallback_model = "opus"
+}
+lot "defaults" {
+  repo = repo.api
+  brief = "x"
+}
+`
+	cfg, diags := load(t, src, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if cfg.Lot("own").FallbackModel != "opus" || cfg.Lot("defaults").FallbackModel != "haiku" || cfg.Agent("other").Claude.FallbackModel != "sonnet" {
+		t.Errorf("own %q, defaults %q, agent %q", cfg.Lot("own").FallbackModel, cfg.Lot("defaults").FallbackModel, cfg.Agent("other").Claude.FallbackModel)
+	}
+	cfg, diags = load(t, head+"agent \"other\" {\n  fallback_model = \"sonnet\"\n}\nlot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n  agent = agent.other\n}\nlot \"b\" {\n  repo = repo.api\n  brief = \"x\"\n}\n", Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if cfg.Lot("a").FallbackModel != "sonnet" || cfg.Lot("b").FallbackModel != "" {
+		t.Errorf("from the agent: a %q, b %q", cfg.Lot("a").FallbackModel, cfg.Lot("b").FallbackModel)
+	}
+	for _, tc := range []struct {
+		src, summary string
+		line         int
+	}{
+		{head + "lot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n  fallback_model = \" \"\n}\n", "Empty fallback_model", 10},
+		{head + "agent \"claude\" {\n  fallback_model = \"\"\n}\nlot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n}\n", "Empty fallback_model", 8},
+		{head + "lot \"a\" {\n  repo = repo.api\n  run = \"true\"\n  fallback_model = \"sonnet\"\n}\n", "", 10},
+	} {
+		_, diags := load(t, tc.src, Options{})
+		found := false
+		for _, d := range diags {
+			if (tc.summary == "" || d.Summary == tc.summary) && d.Subject != nil && d.Subject.Start.Line == tc.line {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no %q error at line %d in:\n%s", tc.summary, tc.line, diags.Error())
+		}
+	}
+}

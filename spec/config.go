@@ -157,6 +157,9 @@ type ClaudeAgent struct {
 	AppendSystemPrompt string
 	// MaxRetries bounds the CLI's own API retries (CLAUDE_CODE_MAX_RETRIES).
 	MaxRetries int
+	// FallbackModel is the fallback_model of the agent's lots that set
+	// none (Lot.FallbackModel); "" for none.
+	FallbackModel string
 }
 
 // Repo is a git repository that lots work in.
@@ -243,6 +246,10 @@ type Lot struct {
 	Model string
 	// ReviewModel is the model of read-only steps (precheck, review).
 	ReviewModel string
+	// FallbackModel is the model the agent CLI switches to when the
+	// step's model is overloaded (claude: --fallback-model): the lot's
+	// fallback_model, else the defaults', else its agent's; "" for none.
+	FallbackModel string
 	// FixPasses is the most fix passes after a non-conform review.
 	FixPasses int
 	// Timeout is the write step timeout.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -39,7 +40,7 @@ var waveSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 
 // lotSettings are the attributes a lot shares with the defaults block.
 var lotSettings = []hcl.AttributeSchema{
-	{Name: "agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fix_passes"},
+	{Name: "agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fallback_model"}, {Name: "fix_passes"},
 	{Name: "timeout"}, {Name: "review_timeout"}, {Name: "estimate"}, {Name: "budget"},
 	{Name: "precheck"}, {Name: "small"}, {Name: "on_conflict"},
 	{Name: "env"}, {Name: "path_prepend"},
@@ -57,7 +58,7 @@ var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 }, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
-var agentOnly = []string{"agent", "model", "review_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
+var agentOnly = []string{"agent", "model", "review_model", "fallback_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
 
 // decoder carries the state of one decoding run.
 type decoder struct {
@@ -306,7 +307,7 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 // nil fields were not written.
 type settings struct {
 	agent                            *hcl.Attribute // a reference, resolved in the second pass
-	model, reviewModel               *string
+	model, reviewModel, fallback     *string
 	fixPasses                        *int
 	timeout, reviewTimeout, estimate *time.Duration
 	budget                           *Tokens
@@ -326,6 +327,7 @@ func (d *decoder) decodeSettings(attrs hcl.Attributes) settings {
 	s := settings{agent: attrs["agent"]}
 	s.model = ptr(d.str(attrs["model"]))
 	s.reviewModel = ptr(d.str(attrs["review_model"]))
+	s.fallback = ptr(d.fallbackModel(attrs["fallback_model"]))
 	s.fixPasses = ptr(d.whole(attrs["fix_passes"], 0))
 	s.timeout = ptr(d.duration(attrs["timeout"]))
 	s.reviewTimeout = ptr(d.duration(attrs["review_timeout"]))
@@ -342,6 +344,17 @@ func (d *decoder) decodeSettings(attrs hcl.Attributes) settings {
 	return s
 }
 
+// fallbackModel reads a fallback_model attribute (a lot's, the defaults',
+// an agent's): a model name, as model takes; an empty one is an error.
+func (d *decoder) fallbackModel(attr *hcl.Attribute) (string, bool) {
+	s, ok := d.str(attr)
+	if ok && strings.TrimSpace(s) == "" {
+		d.invalid(attr, "Empty fallback_model", "%s", "fallback_model names the model the agent switches to when the lot's model is overloaded, such as \"sonnet\"; leave it out for none.")
+		return "", false
+	}
+	return s, ok
+}
+
 // over returns s with every field it lacks taken from base.
 func (s settings) over(base settings) settings {
 	if s.agent == nil {
@@ -349,6 +362,7 @@ func (s settings) over(base settings) settings {
 	}
 	s.model = first(s.model, base.model)
 	s.reviewModel = first(s.reviewModel, base.reviewModel)
+	s.fallback = first(s.fallback, base.fallback)
 	s.fixPasses = first(s.fixPasses, base.fixPasses)
 	s.timeout = first(s.timeout, base.timeout)
 	s.reviewTimeout = first(s.reviewTimeout, base.reviewTimeout)
@@ -393,6 +407,7 @@ func (d *decoder) applySettings(l *Lot, own settings) {
 	l.Estimate = DefaultAgentEstimate
 	set(&l.Model, s.model)
 	set(&l.ReviewModel, s.reviewModel)
+	set(&l.FallbackModel, s.fallback)
 	set(&l.FixPasses, s.fixPasses)
 	set(&l.Timeout, s.timeout)
 	set(&l.ReviewTimeout, s.reviewTimeout)

@@ -168,6 +168,9 @@ func (d *decoder) resolve() {
 			if l.Agent == nil {
 				l.Agent = d.cfg.Agent(BuiltinAgent)
 			}
+			if l.FallbackModel == "" {
+				l.FallbackModel = l.Agent.Claude.FallbackModel
+			}
 		}
 		if w := d.cfg.Wave.Budget; w > 0 && l.Budget > w {
 			d.errorf(d.lotBudget[l], "Lot budget above the wave budget", "Lot %q may spend %s, more than the whole wave's budget of %s.", l.ID, l.Budget, w)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
@@ -21,6 +22,9 @@ type Session struct {
 	// Agent is the lot's agent; its Kind picks the adapter.
 	Agent *spec.Agent
 	Model string
+	// FallbackModel is the model the agent CLI switches to when Model is
+	// overloaded ("" for none; spec.Lot.FallbackModel).
+	FallbackModel string
 	// Dir is the lot's worktree; AddDirs the worktrees of its neighbours.
 	Dir     string
 	AddDirs []string
@@ -72,6 +76,10 @@ type Outcome struct {
 	Cause string
 	// ResetAt is when a usage limit resets (Status quota), if known.
 	ResetAt *time.Time
+	// API is the class of the API error the session ended with (Status
+	// failed), APINone for any other ending: the caller acts on it
+	// (retry, pause, stop the wave), never on Cause's words.
+	API APIFailure
 	// Report is the structured report, nil when there was none.
 	Report *Report
 	// PushAttempts are commands of the session that tried to push (the
@@ -80,6 +88,50 @@ type Outcome struct {
 	// Denials are the session's tool calls the agent CLI refused (a
 	// read-only session's Edit, a denied git command), in order.
 	Denials []Denial
+}
+
+// APIFailure classes the API error a session ended with, as its adapter
+// recognised it from the CLI's result. A usage or rate limit is not one of
+// them: it is Status quota.
+type APIFailure int
+
+const (
+	// APINone: the session did not end on an API error the caller acts on.
+	APINone APIFailure = iota
+	// APIOverloaded: the API answered overloaded or a server error (HTTP
+	// 529, 5xx, an overloaded error inside the stream), after the CLI's
+	// own retries. Usually temporary.
+	APIOverloaded
+	// APINetwork: the connection to the API failed on the way (dropped,
+	// reset, timed out). Usually temporary.
+	APINetwork
+	// APIUnreachable: the API's host could not be reached at all
+	// (connection refused, its name unknown): a wrong base URL, a proxy or
+	// firewall, no network. Not temporary.
+	APIUnreachable
+	// APIAuth: the API refused the credentials (HTTP 401, 403).
+	APIAuth
+	// APICredit: the account cannot pay (credit balance too low, billing).
+	APICredit
+)
+
+// Transient reports whether f usually goes away by itself (overloaded,
+// network): worth another session after a wait.
+func (f APIFailure) Transient() bool { return f == APIOverloaded || f == APINetwork }
+
+// StopsWave reports whether f fails every session alike until the user
+// acts (unreachable, credentials, credit): no session should start.
+func (f APIFailure) StopsWave() bool { return f >= APIUnreachable }
+
+var apiFailureNames = [...]string{"", "overloaded", "network", "unreachable", "auth", "credit"}
+
+// String is the class's name: "overloaded", "network", "unreachable",
+// "auth", "credit" ("" for APINone).
+func (f APIFailure) String() string {
+	if f >= 0 && int(f) < len(apiFailureNames) {
+		return apiFailureNames[f]
+	}
+	return "api-failure(" + strconv.Itoa(int(f)) + ")"
 }
 
 // Denial is a tool call the agent CLI refused under the session's

@@ -147,6 +147,10 @@ func runApply(e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
+	if _, err := e.apiBackoff(); err != nil {
+		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
+		return exitRefused
+	}
 	// A saved plan was the review (as Terraform's): apply runs it unasked.
 	if !*auto && saved == nil {
 		if code := e.confirm(); code >= 0 {
@@ -217,10 +221,11 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	if e.lockTimeout > 0 {
 		host = waitingHost{ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
+	apiBackoff, _ := e.apiBackoff() // checked before the confirmation
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest, Host: host,
 		CadenceVersion: e.cadenceVersion(), AgentVersion: p.Agent.Version, Upgrade: f.upgrade,
-		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil,
+		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil, APIBackoff: apiBackoff,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
 		// Test only: CADENCE_FAILPOINT makes cadence kill itself at a named
@@ -252,7 +257,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		return exitNeedsLead
 	case res.Status == state.WaveInterrupted && ctx.Err() != nil:
 		return exitInterrupted
-	case res.Status == state.WaveSuspendedBudget || res.Status == state.WaveSuspendedQuota:
+	case res.Status == state.WaveSuspendedBudget || res.Status == state.WaveSuspendedQuota || res.Status == state.WaveSuspendedAPI:
 		return exitSuspended
 	case err != nil:
 		return exitNeedsLead
@@ -315,4 +320,19 @@ func (s *signals) hard() bool { return s.killed.Load() }
 func (s *signals) stop() {
 	signal.Stop(s.ch)
 	close(s.done)
+}
+
+// apiBackoff reads CADENCE_API_BACKOFF, the first wait before a step whose
+// session met an overloaded API runs again (a Go duration such as "30s" or
+// "200ms"; unset: executor.DefaultAPIBackoff, returned as 0).
+func (e *env) apiBackoff() (time.Duration, error) {
+	v := e.getenv("CADENCE_API_BACKOFF")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("CADENCE_API_BACKOFF=%q is not a positive duration: write one like 30s or 200ms", v)
+	}
+	return d, nil
 }

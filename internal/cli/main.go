@@ -239,7 +239,7 @@ Run "cadence help COMMAND" for a command's flags.
 Exit codes: 0 success; 1 an error (apply: some lot needs the lead);
 2 a usage error (unknown command or flag, a missing argument) or, for apply,
 refused before acting (plan -detailed-exitcode: 2 is work pending only, and
-a usage error is 1); 3 apply suspended (budget or quota); 130 interrupted.
+a usage error is 1); 3 apply suspended (budget, quota or an API failure); 130 interrupted.
 `)
 }
 

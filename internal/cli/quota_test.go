@@ -43,3 +43,23 @@ func TestQuotaGate(t *testing.T) {
 		})
 	}
 }
+
+// TestUSDHint: the -budget-usd suggested after a USD suspension is above
+// what was spent, in whole cents, and reads back as typed.
+func TestUSDHint(t *testing.T) {
+	for _, tc := range []struct {
+		budget, spent int64
+		want          string
+	}{
+		{10_000, 420_400, "0.44"},
+		{10_000, 10_000, "0.02"},
+		{40_000_000, 41_000_000, "81.00"},
+		{0, 5, "0.02"},
+	} {
+		got := usdHint(tc.budget, tc.spent)
+		u, err := spec.ParseUSD(got)
+		if got != tc.want || err != nil || int64(u) <= tc.spent {
+			t.Errorf("usdHint(%d, %d) = %q (%v), want %q above the spent", tc.budget, tc.spent, got, err, tc.want)
+		}
+	}
+}

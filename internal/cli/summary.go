@@ -47,6 +47,8 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			break
 		}
 		fmt.Fprintf(e.stdout, "The agent hit a usage limit: apply again after %s.\n", res.ResetAt.Local().Format(time.RFC1123))
+	case state.WaveSuspendedAPI:
+		fmt.Fprintf(e.stdout, "%s, then cadence apply %s resumes every lot.\n", res.API, w.file)
 	case state.WaveInterrupted:
 		if res.Incident != "" {
 			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remotes and the refs it names before you apply again.\n", res.Incident)
@@ -110,11 +112,25 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 // budgetHint says which ceiling suspended the wave and how to raise it.
 func budgetHint(e *env, w *wave, p *planner.Plan, res executor.Result) {
 	if res.Ceiling == executor.CeilingUSD {
-		fmt.Fprintf(e.stdout, "The dollar budget is spent (budget_usd %s): raise it to resume, e.g. cadence apply -budget-usd %s %s\n",
-			p.Totals.BudgetUSD, spec.USD(int64(p.Totals.BudgetUSD)*2), w.file)
+		spent := res.State.Consumed.CostMicros
+		fmt.Fprintf(e.stdout, "The dollar budget is spent (budget_usd %s; %s spent): raise it to resume, e.g. cadence apply -budget-usd %s %s\n",
+			p.Totals.BudgetUSD, spec.USD(spent), usdHint(int64(p.Totals.BudgetUSD), spent), w.file)
 		return
 	}
 	fmt.Fprintf(e.stdout, "The budget is spent: raise it to resume, e.g. cadence apply -budget %s %s\n", spec.Tokens(int64(p.Totals.Budget)*2), w.file)
+}
+
+// usdHint is the -budget-usd to suggest when budget (µ$) is spent, spent
+// µ$ having gone: twice the budget, or, when more was spent, the spent
+// amount plus the budget; in whole cents rounded up, above what was spent,
+// and written without "$" (a shell reads "$0" in "$0.02" as its own name).
+func usdHint(budget, spent int64) string {
+	h := max(2*budget, spent+budget)
+	if h <= spent {
+		h = spent + 10_000
+	}
+	cents := (h + 9_999) / 10_000
+	return fmt.Sprintf("%d.%02d", cents/100, cents%100)
 }
 
 // ctxLive reports whether the run ended by itself (not interrupted as a

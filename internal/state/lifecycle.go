@@ -132,11 +132,16 @@ const (
 	// (schemas/implement.schema.json status "partial" or "blocked");
 	// Detail quotes the status and the summary.
 	OutcomeUnfinished
+	// OutcomeAPI: the session ended on an API failure that pauses the lot
+	// (the API stayed overloaded through cadence's retries, or refused the
+	// credentials or credit, or could not be reached); Detail says which
+	// and what to do. Never a failure: the lot is suspended, resumable.
+	OutcomeAPI
 )
 
 var outcomeNames = [...]string{"ok", "interrupted", "failed", "quota", "wave-budget", "no-start",
 	"already-done", "lot-budget", "questions", "dirty", "red", "minors", "not-conform", "untrusted", "no-report", "refused", "integration-waits",
-	"no-commit", "unfinished"}
+	"no-commit", "unfinished", "api"}
 
 func (k OutcomeKind) String() string {
 	if int(k) < len(outcomeNames) {
@@ -180,8 +185,8 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 // (DESIGN.md §3):
 //
 //   - interrupted (a signal, cadence's cancel, a machine error): the lot is
-//     interrupted with the cause, never failed; wave budget spent or usage
-//     limit: suspended; a failed, timed-out or cut session, or a step that
+//     interrupted with the cause, never failed; wave budget spent, usage
+//     limit or an API failure that pauses the lot: suspended; a failed, timed-out or cut session, or a step that
 //     could not be set up: failed.
 //   - precheck: already done hands the lot back with the evidence; else
 //     implement.
@@ -210,6 +215,8 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 		return end(LotSuspended, firstNonEmpty(o.Detail, "the wave's budget is spent"))
 	case OutcomeQuota:
 		return end(LotSuspended, "usage limit: "+o.Detail)
+	case OutcomeAPI:
+		return end(LotSuspended, o.Detail)
 	case OutcomeFailed:
 		return end(LotFailed, fmt.Sprintf("%s session %s: %s", at.Step, o.Status, o.Detail))
 	case OutcomeNoStart:

@@ -46,6 +46,10 @@ const (
 	WaveNeedsLead       WaveStatus = "needs-lead"
 	WaveSuspendedBudget WaveStatus = "suspended-budget"
 	WaveSuspendedQuota  WaveStatus = "suspended-quota"
+	// WaveSuspendedAPI: the agent's API failed every session alike (its
+	// credentials or credit refused, unreachable) or stayed overloaded
+	// through cadence's retries; the next apply resumes, once it is fixed.
+	WaveSuspendedAPI WaveStatus = "suspended-api"
 	// WaveInterrupted: cadence was stopped (signal, stop, incident); the
 	// next apply resumes.
 	WaveInterrupted WaveStatus = "interrupted"

@@ -12,7 +12,7 @@ import (
 // The values the schema (schemas/state.schema.json) allows for each typed
 // field; Validate checks them.
 var (
-	waveStatuses = []WaveStatus{"", WaveRunning, WaveDone, WaveNeedsLead, WaveSuspendedBudget, WaveSuspendedQuota, WaveInterrupted, WavePartial}
+	waveStatuses = []WaveStatus{"", WaveRunning, WaveDone, WaveNeedsLead, WaveSuspendedBudget, WaveSuspendedQuota, WaveSuspendedAPI, WaveInterrupted, WavePartial}
 	lotStatuses  = []LotStatus{LotQueued, LotRunning, LotQuestion, LotDone, LotHandedBack, LotFailed, LotBlocked, LotSuspended, LotInterrupted}
 	stepKinds    = []StepKind{StepPrecheck, StepImplement, StepTest, StepReview, StepFix, StepFixMinors, StepRecheck, StepIntegrate, StepRun}
 	stepStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepQuota, StepCut, StepInterrupted}

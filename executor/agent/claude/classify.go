@@ -23,9 +23,12 @@ type result struct {
 	TerminalReason   string          `json:"terminal_reason"`
 	APIErrorStatus   *int            `json:"api_error_status"`
 	APIErrorType     string          `json:"api_error_type"`
-	Errors           []string        `json:"errors"`
-	Usage            *usageJSON      `json:"usage"`
-	NumTurns         int             `json:"num_turns"`
+	// APIError is "connection_failed" when no HTTP answer came.
+	APIError   string                    `json:"api_error"`
+	ModelUsage map[string]modelUsageJSON `json:"modelUsage"`
+	Errors     []string                  `json:"errors"`
+	Usage      *usageJSON                `json:"usage"`
+	NumTurns   int                       `json:"num_turns"`
 }
 
 // Ended is what Classify reads: how the process ended and what it printed.
@@ -59,7 +62,7 @@ func Classify(e Ended) agent.Outcome {
 	parsed := len(e.Result) > 0 && json.Unmarshal(e.Result, &r) == nil && r.Type == "result"
 	var o agent.Outcome
 	if parsed {
-		o.Usage = r.Usage.usage()
+		o.Usage = r.usage()
 		o.CostMicros = int64(r.TotalCostUSD*1e6 + 0.5)
 	}
 	switch {
@@ -84,7 +87,7 @@ func Classify(e Ended) agent.Outcome {
 		o.Status, o.Cause = state.StepQuota, r.Result
 		o.ResetAt = quotaResetOf(e, r.Result)
 	case r.IsError:
-		o.Status, o.Cause = state.StepFailed, failCause(r)
+		o.Status, o.Cause, o.API = state.StepFailed, failCause(r), apiFailure(r)
 	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
 		o.Status, o.Cause = state.StepFailed, agent.CauseNoReport
 	default:

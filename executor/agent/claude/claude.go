@@ -106,6 +106,10 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	} else {
 		args = append(args, "--session-id", s.SessionID)
 	}
+	if s.FallbackModel != "" && s.FallbackModel != s.Model {
+		// The CLI refuses a fallback equal to the main model.
+		args = append(args, "--fallback-model", s.FallbackModel)
+	}
 	if a.PermissionMode != "" {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
@@ -298,7 +302,10 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		if out.CostMicros == 0 && out.Usage != (state.Usage{}) {
 			out.CostMicros, out.CostEstimated = t.costMicros(), true
 		}
+		return out
 	}
+	// A result that leaves out a turn the stream saw (sessionUsage).
+	out.Usage = sessionUsage(out.Usage, watch.seen())
 	return out
 }
 
@@ -318,8 +325,9 @@ func (*Adapter) Recount(sessionID, dir, logPrefix string, env []string) (agent.S
 		f.Close()
 		var r result
 		if b := w.lastResult(); b != nil && json.Unmarshal(b, &r) == nil && r.Type == "result" && r.Usage != nil {
-			// It ended before its cadence: the CLI's own count.
-			return agent.Spent{Usage: r.Usage.usage(), CostMicros: int64(r.TotalCostUSD*1e6 + 0.5)}, true
+			// It ended before its cadence: the CLI's own count, with the
+			// turns its usage leaves out (sessionUsage).
+			return agent.Spent{Usage: sessionUsage(r.usage(), w.turns), CostMicros: int64(r.TotalCostUSD*1e6 + 0.5)}, true
 		}
 		t.merge(w.turns)
 	}

@@ -74,3 +74,14 @@ func (t *turns) costMicros() int64 {
 	}
 	return int64(math.Round(micros))
 }
+
+// sessionUsage is a session's usage from its result's figures u and the
+// turns its stream and transcript saw, field by field the larger: every
+// source is a lower bound. The CLI 2.1.328's result usage leaves out the
+// last turn when it gives up on the report schema
+// (error_max_structured_output_retries); the stream has each turn.
+func sessionUsage(u state.Usage, t *turns) state.Usage {
+	s := t.total()
+	return state.Usage{Input: max(u.Input, s.Input), CacheWrite: max(u.CacheWrite, s.CacheWrite),
+		CacheRead: max(u.CacheRead, s.CacheRead), Output: max(u.Output, s.Output)}
+}
