@@ -70,6 +70,12 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	if f.BaseSHA != "" {
 		out.Gitmodules = gitint.BaseHasGitmodules(m.ctx, r.Path, r.Base)
 	}
+	if f.IsGit && err == nil {
+		out.Branches, err = gitint.LotBranches(m.ctx, r.Path)
+		if err != nil {
+			out.Err = err
+		}
+	}
 	if f.Exists {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 		tc, err := toolchain.Repo(r.Path, toolchain.Options{NVMDir: m.getenv("NVM_DIR"), Home: m.getenv("HOME"),
