@@ -125,7 +125,9 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	}()
 	setup := context.WithoutCancel(ctx)
 	used := usedRepos(p)
-	holder := flock.Holder{PID: os.Getpid(), Wave: cfg.Wave.Name, File: o.Layout.File(), Since: now()}
+	// The wave file's absolute path: what tells this wave from another
+	// of its name (in another folder) that holds a repository.
+	holder := flock.Holder{PID: os.Getpid(), Wave: cfg.Wave.Name, File: o.Layout.Abs().File(), Since: now()}
 	for _, r := range cfg.Repos {
 		if !used[r.Name] {
 			continue

@@ -147,7 +147,7 @@ func (r *runner) settleIntent(n *node) (bool, error) {
 		return true, nil
 	}
 	ctx := context.Background()
-	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: BranchName(r.o.Config.Wave.Name, n.lot.ID)}
+	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: r.lotBranch(n)}
 	_, lr.dirs, _ = r.worktreesOf(n.lot)
 	moved, cause := lr.completeIntent(ctx, in)
 	now := r.now().UTC()

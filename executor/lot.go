@@ -74,9 +74,9 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	})
 	var made map[*spec.Repo]bool
 	if repo := n.lot.Repo; repo != nil {
-		lr.branch = BranchName(r.o.Config.Wave.Name, lr.id)
+		lr.branch = r.lotBranch(n)
 		var err error
-		if lr.dir, lr.dirs, err = r.lotWorktrees(n.lot); err != nil {
+		if lr.dir, lr.dirs, err = r.lotWorktrees(n.lot, lr.branch); err != nil {
 			return "", err
 		}
 		if integrated {
@@ -136,8 +136,26 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 	return lr.run(ctx)
 }
 
-// BranchName is the branch of a lot: cadence/<wave>/<lot>.
-func BranchName(wave, lot string) string { return "cadence/" + wave + "/" + lot }
+// lotBranch is the branch of a lot that has a repository: the one the
+// state records for it, else the plan's (planner.LotPlan.Branch), else
+// (a plan that names none) <planner.Namespace>/<lot>. The state's is the
+// truth once recorded (lotWorktrees records it before the branch is made):
+// a resumed lot keeps its branch whatever the repositories hold since.
+func (r *runner) lotBranch(n *node) string {
+	var b string
+	r.o.Store.View(func(st *state.State) {
+		if l := st.Lots[n.lot.ID]; l != nil {
+			b = l.Branch
+		}
+	})
+	switch {
+	case b != "":
+		return b
+	case n.plan.Branch != "":
+		return n.plan.Branch
+	}
+	return planner.LotBranch(planner.Namespace(r.o.Config.Wave.Name), n.lot.ID)
+}
 
 // runCommand runs a command lot's run step in its folder and records what
 // it committed. A replayed run starts from the commit the lot started

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -11,18 +12,19 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// Lot branches (refs/heads/cadence/<wave>/<lot>) during a step: only the
-// stepping lot's own branch, and the branches of lots that are active at
-// the same time, may move. Each lot has an activity generation, bumped
-// when any step of the lot starts or ends and when cadence itself works on
-// the lot's branch (making its worktree, the replay's reset, the
-// integration's rebase). After a step, another lot's branch that moved
-// while that lot had nothing running (no step at the step's start, the
-// same generation at its end) moved foreignly. The stepping lot's own
-// branch must be where its worktree's git left it: a move of it that its
-// worktree's HEAD reflog does not show (made from another worktree, or by
-// writing the ref file) is foreign too. Foreign moves are put back like
-// those of guarded refs (gitint.RestoreRefs), an incident naming the lots.
+// Lot branches (refs/heads/<namespace>/<lot>, planner.LotBranch) during a
+// step: only the stepping lot's own branch, and the branches of lots that
+// are active at the same time, may move. Each lot has an activity
+// generation, bumped when any step of the lot starts or ends and when
+// cadence itself works on the lot's branch (making its worktree, the
+// replay's reset, the integration's rebase). After a step, another lot's
+// branch that moved while that lot had nothing running (no step at the
+// step's start, the same generation at its end) moved foreignly. The
+// stepping lot's own branch must be where its worktree's git left it: a
+// move of it that its worktree's HEAD reflog does not show (made from
+// another worktree, or by writing the ref file) is foreign too. Foreign
+// moves are put back like those of guarded refs (gitint.RestoreRefs), an
+// incident naming the lots.
 
 // lotActivity counts, per lot, the steps (and cadence's own works on the
 // lot's branch) running, and their generation.
@@ -67,9 +69,11 @@ func (a *lotActivity) snapshot() map[string]lotGen {
 	return out
 }
 
-// lotRefPrefix is the prefix of the wave's lot branches.
+// lotRefPrefix is the prefix of the wave's lot branches: the folder of
+// the lot's own, refs/heads/<namespace>/ (every lot of a wave has its
+// branch in one namespace: planner's branches.go).
 func (lr *lotRun) lotRefPrefix() string {
-	return "refs/heads/" + BranchName(lr.r.o.Config.Wave.Name, "")
+	return "refs/heads/" + path.Dir(lr.branch) + "/"
 }
 
 // readRefs reads a repository's refs (one git call) and splits them: the

@@ -77,7 +77,7 @@ func (r *runner) settleStack(n *node) (bool, error) {
 		return true, nil
 	}
 	ctx := context.Background()
-	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: BranchName(r.o.Config.Wave.Name, n.lot.ID)}
+	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: r.lotBranch(n)}
 	if n.plan.Action == planner.ActionReplace {
 		// -replace sets the branch aside and starts afresh (recover).
 		return true, lr.setStacked(nil)

@@ -63,7 +63,7 @@ func (r *runner) replace(n *node) error {
 	var backups []string
 	if n.lot.Repo != nil {
 		ctx := context.Background()
-		branch := BranchName(r.o.Config.Wave.Name, id)
+		branch := r.lotBranch(n)
 		_, dirs, _ := r.worktreesOf(n.lot)
 		for _, rp := range n.lot.Repos() {
 			ref, err := r.o.Git.SetAside(ctx, rp, dirs[rp], branch, r.o.Config.Wave.Name, id)
@@ -77,6 +77,9 @@ func (r *runner) replace(n *node) error {
 		}
 	}
 	return r.o.Store.UpdateLot(id, func(l *state.Lot) {
-		*l = state.Lot{Status: state.LotQueued, PatchID: l.PatchID, Backups: append(l.Backups, backups...)}
+		// The branch name stays the lot's: a replaced lot starts afresh
+		// on the branch its wave's namespace gives it (planner's
+		// branches.go), the earlier one set aside above.
+		*l = state.Lot{Status: state.LotQueued, Branch: l.Branch, PatchID: l.PatchID, Backups: append(l.Backups, backups...)}
 	})
 }

@@ -29,14 +29,17 @@ func (r *runner) worktreesOf(lot *spec.Lot) (own string, dirs map[*spec.Repo]str
 	return own, dirs, recorded
 }
 
-// lotWorktrees is worktreesOf for a lot about to run: a worktree the state
-// has no record of is recorded before it is made, so that a cadence killed
-// while making it (or before recording it) finds it again from the state
-// whatever the home is then. Only a failure to record state is an error.
-func (r *runner) lotWorktrees(lot *spec.Lot) (string, map[*spec.Repo]string, error) {
+// lotWorktrees is worktreesOf for a lot about to run on branch: a worktree
+// or branch the state has no record of is recorded before it is made, so
+// that a cadence killed while making it (or before recording it) finds it
+// again from the state whatever the home, or the branches in the
+// repositories, are then. Only a failure to record state is an error.
+func (r *runner) lotWorktrees(lot *spec.Lot, branch string) (string, map[*spec.Repo]string, error) {
 	own, dirs, recorded := r.worktreesOf(lot)
-	if !recorded {
-		if err := r.o.Store.UpdateLot(lot.ID, func(l *state.Lot) { l.Worktree = own }); err != nil {
+	var known bool
+	r.o.Store.View(func(st *state.State) { known = st.Lots[lot.ID] != nil && st.Lots[lot.ID].Branch == branch })
+	if !recorded || !known {
+		if err := r.o.Store.UpdateLot(lot.ID, func(l *state.Lot) { l.Worktree, l.Branch = own, branch }); err != nil {
 			return "", nil, err
 		}
 	}

@@ -32,18 +32,21 @@ type Leftover struct {
 }
 
 // Leftovers lists, in one repository, a wave's worktrees (those on its
-// branches cadence/<wave>/* for which known(path) is true: the state records
+// lot branches <branches>/* for which known(path) is true: the state records
 // them, or they are where the wave's layout puts them; and those whose
 // folder is gone and whose lock reason names cadence and the lot), its
-// branches cadence/<wave>/*, its backup refs (always kept), cadence's guard
+// lot branches <branches>/*, its backup refs (always kept), cadence's guard
 // (kept while a wave holds the repository) and a pre-push hook of an older
 // cadence, each with the reason it must be kept, if any: a branch
 // holding commits that are not in the base, or checked out in a worktree
 // that stays (any worktree of the repository but a wave's worktree that
 // clean removes); a worktree with uncommitted changes or on a branch that
-// must stay. git runs in the repository, and in a worktree only when its
-// folder is there.
-func Leftovers(ctx context.Context, repo *spec.Repo, wave string, known func(path string) bool) ([]Leftover, error) {
+// must stay. branches is the namespace of the wave's lot branches, the one
+// its state records (cadence/<wave>, or cadence/<wave>-<key> beside another
+// wave of its name; planner.RecordedNamespace): the branches of another
+// wave of the same name are never listed. git runs in the repository, and
+// in a worktree only when its folder is there.
+func Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, known func(path string) bool) ([]Leftover, error) {
 	var out []Leftover
 	base := "refs/heads/" + repo.Base
 	list, err := worktreeList(ctx, repo.Path)
@@ -54,7 +57,7 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave string, known func(pat
 	// they have checked out.
 	staying := map[string]string{}
 	for _, e := range list {
-		mine := strings.HasPrefix(e.Branch, "cadence/"+wave+"/")
+		mine := strings.HasPrefix(e.Branch, branches+"/")
 		switch {
 		case mine && e.gone() && (known(e.Path) || (e.Locked && ownLock(e.Reason, e.Branch))):
 			l := Leftover{Kind: "worktree", Path: e.Path, Gone: true}
@@ -74,9 +77,9 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave string, known func(pat
 			staying[e.Branch] = e.Path
 		}
 	}
-	refs, err := Run(ctx, repo.Path, "for-each-ref", "--format=%(refname)", "refs/heads/cadence/"+wave+"/")
+	refs, err := Run(ctx, repo.Path, "for-each-ref", "--format=%(refname)", "refs/heads/"+branches+"/")
 	if err != nil {
-		return nil, fmt.Errorf("list the branches of wave %s: %w", wave, err)
+		return nil, fmt.Errorf("list the branches %s/… of wave %s: %w", branches, wave, err)
 	}
 	for _, ref := range strings.Fields(refs) {
 		l := Leftover{Kind: "branch", Path: strings.TrimPrefix(ref, "refs/heads/")}

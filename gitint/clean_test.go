@@ -39,7 +39,7 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 	g := NewRepos()
 	a := startLot(t, g, repo, "a")
 	os.WriteFile(filepath.Join(a, "notes.txt"), []byte("draft\n"), 0o644)
-	ls, err := Leftovers(ctx, repo, "w", all)
+	ls, err := Leftovers(ctx, repo, "w", "cadence/w", all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 
 	// A worktree on the wave's branch that is not the wave's (known says
 	// no) is not listed, and its branch stays too.
-	ls, err = Leftovers(ctx, repo, "w", func(string) bool { return false })
+	ls, err = Leftovers(ctx, repo, "w", "cadence/w", func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 
 	// Once the file is gone, both go.
 	os.Remove(filepath.Join(a, "notes.txt"))
-	ls, _ = Leftovers(ctx, repo, "w", all)
+	ls, _ = Leftovers(ctx, repo, "w", "cadence/w", all)
 	for _, kind := range []string{"worktree", "branch"} {
 		for _, l := range ls {
 			if l.Kind != kind {
@@ -104,7 +104,7 @@ func TestCleanGoneWorktree(t *testing.T) {
 	if err := os.RemoveAll(a); err != nil {
 		t.Fatal(err)
 	}
-	ls, err := Leftovers(ctx, repo, "w", func(string) bool { return false })
+	ls, err := Leftovers(ctx, repo, "w", "cadence/w", func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}

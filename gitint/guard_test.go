@@ -139,7 +139,7 @@ func TestGuardLeftovers(t *testing.T) {
 	if n := strings.Count(gittest.Git(t, repo, "config", "--list"), "cadence/guard/lots.config"); n != 1 {
 		t.Errorf("%d include entries", n)
 	}
-	lefts, err := Leftovers(ctx, spec, "w", func(string) bool { return false })
+	lefts, err := Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestGuardLeftovers(t *testing.T) {
 	if err := NewRepos().RemoveLeftover(ctx, spec, *guard); err == nil {
 		t.Error("removed the guard of a running wave")
 	}
-	lefts, _ = Leftovers(ctx, spec, "w", func(string) bool { return false })
+	lefts, _ = Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
 	if len(lefts) == 0 || !strings.Contains(lefts[len(lefts)-1].Keep, "used by a running wave") {
 		t.Errorf("leftovers while held = %+v", lefts)
 	}
@@ -172,7 +172,7 @@ func TestGuardLeftovers(t *testing.T) {
 	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
 		t.Errorf("the config is not back:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
-	if lefts, _ := Leftovers(ctx, spec, "w", func(string) bool { return false }); len(lefts) != 0 {
+	if lefts, _ := Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false }); len(lefts) != 0 {
 		t.Errorf("leftovers after clean = %+v", lefts)
 	}
 }

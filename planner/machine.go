@@ -32,6 +32,10 @@ type RepoFacts struct {
 	Dirty []string
 	// HeldBy describes another live wave holding the repository ("" if none).
 	HeldBy string
+	// Branches are the repository's branches named cadence or under
+	// cadence/ (names without refs/heads/; nil for none): what the lot
+	// branches are checked against (branches.go).
+	Branches []string
 	// ForeignPrePush is the path of a pre-push hook that is not cadence's
 	// (informational: cadence's guard chains a repository's hooks and
 	// refuses no repository for one).

@@ -135,6 +135,10 @@ type LotPlan struct {
 	// BlockedBy are the lots that block this one (ActionBlocked).
 	BlockedBy []string
 	Repo      string
+	// Branch is the lot's branch, of one name in its repository and its
+	// also repositories (branches.go: the one the state records, else
+	// <namespace>/<lot>); "" for a lot without a repository.
+	Branch    string
 	Also      []string
 	DependsOn []string
 	Steps     []Step

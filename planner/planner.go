@@ -107,6 +107,9 @@ type builder struct {
 	// gitmodules says per inspected repository whether its base has a
 	// .gitmodules (RepoFacts.Gitmodules); nil offline.
 	gitmodules map[*spec.Repo]bool
+	// branch is the branch of each selected lot with a repository
+	// (lotBranches).
+	branch map[*spec.Lot]string
 }
 
 // idSet checks lot ids given on the command line.
@@ -269,6 +272,7 @@ func (b *builder) planLots() {
 		lp.Budget, lp.Estimate, lp.EstimateSet = l.Budget, l.Estimate, l.EstimateSet
 		lp.Env, lp.PathPrepend = lotEnv(l)
 		lp.Bootstrap = bootstraps(l, b.gitmodules)
+		lp.Branch = b.branch[l]
 		if lp.Action.Pending() {
 			lp.Remaining = time.Duration(remaining[l])
 		}

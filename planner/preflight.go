@@ -30,6 +30,10 @@ func (b *builder) preflight(m Machine) {
 		}
 	}
 	unresolved := map[*spec.Repo]string{}
+	var branches map[*spec.Repo][]string // nil offline
+	if m != nil {
+		branches = map[*spec.Repo][]string{}
+	}
 	for _, r := range b.cfg.Repos {
 		rp := RepoPlan{Name: r.Name, Path: r.Sensitive.Show("path", r.Path), Base: r.Sensitive.Show("base", r.Base),
 			Test: r.Sensitive.Show("test", r.Test), Parallel: r.Parallel, Lots: lots[r]}
@@ -40,6 +44,7 @@ func (b *builder) preflight(m Machine) {
 				b.gitmodules = map[*spec.Repo]bool{}
 			}
 			b.gitmodules[r] = f.Gitmodules
+			branches[r] = f.Branches
 			rp.BaseSHA, rp.ProbableTest = f.BaseSHA, f.ProbableTest
 			rp.Toolchain, rp.ToolchainPath, rp.ToolchainEnv = f.Toolchain, f.ToolchainPath, f.ToolchainEnv
 			if cause := toolchainCause(r, f); cause != "" {
@@ -55,6 +60,7 @@ func (b *builder) preflight(m Machine) {
 		}
 		b.plan.Repos = append(b.plan.Repos, rp)
 	}
+	b.lotBranches(branches)
 	b.refuseToolchains(unresolved)
 	b.checkCopies(m)
 	// The agents of the lots that still run (not those refused above).

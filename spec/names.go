@@ -33,7 +33,9 @@ const NameReserve = 5
 
 // WaveNameReserve is what cadence appends to a wave's name in one file
 // name: the folder of the wave's worktrees is <wave>-<8 hex digits>
-// (internal/layout's worktree key), so a wave name has at most
+// (internal/layout's worktree key), and so is the folder of its lot
+// branches beside another wave of its name (refs/heads/cadence/<wave>-<key>/,
+// the planner's keyed namespace), so a wave name has at most
 // NameMax - WaveNameReserve bytes.
 const WaveNameReserve = 9
 

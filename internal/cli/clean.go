@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -39,10 +40,17 @@ func runClean(e *env, args []string) int {
 	}
 	defer l.Release()
 	ctx := context.Background()
-	known, err := waveWorktrees(lay.WithWorktrees(w.cfg.Wave.Worktrees), w.cfg.Repos)
-	if err != nil {
+	st, _, err := state.Read(lay.StateFile())
+	if err != nil && !errors.Is(err, state.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "cadence clean: %v\n", err)
 		return ExitError
+	}
+	known := waveWorktrees(lay.WithWorktrees(w.cfg.Wave.Worktrees), st, w.cfg.Repos)
+	// The wave's lot branches are where its state records them; a wave
+	// that recorded none (or has no state) has the plain namespace.
+	branches := planner.RecordedNamespace(st)
+	if branches == "" {
+		branches = planner.Namespace(w.cfg.Wave.Name)
 	}
 	g := gitint.NewRepos()
 	status := ExitOK
@@ -70,7 +78,7 @@ func runClean(e *env, args []string) int {
 			continue
 		}
 		gitint.Prune(ctx, repo.Path)
-		lefts, err := gitint.Leftovers(ctx, repo, w.cfg.Wave.Name, known)
+		lefts, err := gitint.Leftovers(ctx, repo, w.cfg.Wave.Name, branches, known)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "cadence clean: repo %s: %v\n", repo.Name, err)
 			status = ExitError
@@ -160,25 +168,20 @@ func goneNote(lo gitint.Leftover, what string) string {
 }
 
 // waveWorktrees says which worktree folders are the wave's (for
-// gitint.Leftovers): those its state records (a lot's own worktree, and
+// gitint.Leftovers): those its state st records (a lot's own worktree, and
 // its neighbour worktrees beside it, layout.AlsoWorktree), and those where
 // lay puts the wave's worktrees (lay.HoldsWorktree: the current scheme and
-// the old .cadence/worktrees/<wave>). A wave with no state yet has only
-// the latter.
-func waveWorktrees(lay layout.Wave, repos []*spec.Repo) (func(string) bool, error) {
+// the old .cadence/worktrees/<wave>). A wave with no state yet (st nil) has
+// only the latter.
+func waveWorktrees(lay layout.Wave, st *state.State, repos []*spec.Repo) func(string) bool {
 	recorded := map[string]bool{}
-	st, _, err := state.Read(lay.StateFile())
-	switch {
-	case errors.Is(err, state.ErrNotExist):
-	case err != nil:
-		return nil, err
-	default:
-		add := func(p string) {
-			recorded[filepath.Clean(p)] = true
-			if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-				recorded[filepath.Join(r, filepath.Base(p))] = true
-			}
+	add := func(p string) {
+		recorded[filepath.Clean(p)] = true
+		if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			recorded[filepath.Join(r, filepath.Base(p))] = true
 		}
+	}
+	if st != nil {
 		for _, l := range st.Lots {
 			if l.Worktree == "" {
 				continue
@@ -189,5 +192,5 @@ func waveWorktrees(lay layout.Wave, repos []*spec.Repo) (func(string) bool, erro
 			}
 		}
 	}
-	return func(p string) bool { return recorded[filepath.Clean(p)] || lay.HoldsWorktree(p) }, nil
+	return func(p string) bool { return recorded[filepath.Clean(p)] || lay.HoldsWorktree(p) }
 }

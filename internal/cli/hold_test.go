@@ -78,13 +78,13 @@ func TestMachineLiveHolds(t *testing.T) {
 	home := t.TempDir()
 	dir := filepath.Join(home, "slots")
 	e, _, _ := testEnv(map[string]string{"CADENCE_HOME": home}, false)
-	if n := e.machine("w").LiveHolds(); n != 0 {
+	if n := e.machine("w", "wave.hcl").LiveHolds(); n != 0 {
 		t.Fatalf("no holds: %d", n)
 	}
 	now := time.Now()
 	_, _, _ = slots.TakeHold(dir, "a", time.Hour, now)
 	_, _, _ = slots.TakeHold(dir, "b", time.Hour, now.Add(-2*time.Hour))
-	if n := e.machine("w").LiveHolds(); n != 1 {
+	if n := e.machine("w", "wave.hcl").LiveHolds(); n != 1 {
 		t.Fatalf("one live, one expired: %d", n)
 	}
 }

@@ -29,9 +29,10 @@ import (
 type machine struct {
 	ctx    context.Context
 	getenv func(string) string
-	// wave is the wave being planned: its own repository locks (an apply
-	// of it running now) are not "another wave".
-	wave string
+	// wave is the name of the wave being planned and file its wave file
+	// (absolute): its own repository locks (an apply of it running now)
+	// are not "another wave" (own).
+	wave, file string
 	// lockTimeout is how long a repository lock held by another wave is
 	// waited for before it is reported held (apply -lock-timeout; 0: not
 	// waited for); onHeld says once what is waited for.
@@ -41,10 +42,14 @@ type machine struct {
 	slotsDir string
 }
 
-// machine is the preflight of the wave named wave on this machine, waiting
-// for held repository locks as apply -lock-timeout says.
-func (e *env) machine(wave string) machine {
-	return machine{ctx: context.Background(), getenv: e.getenv, wave: wave, lockTimeout: e.lockTimeout, onHeld: e.waitingFor,
+// machine is the preflight of the wave named wave, of the wave file file,
+// on this machine, waiting for held repository locks as apply
+// -lock-timeout says.
+func (e *env) machine(wave, file string) machine {
+	if a, err := filepath.Abs(file); err == nil {
+		file = a
+	}
+	return machine{ctx: context.Background(), getenv: e.getenv, wave: wave, file: file, lockTimeout: e.lockTimeout, onHeld: e.waitingFor,
 		slotsDir: e.layoutOf("", "").SlotsDir()}
 }
 
@@ -70,6 +75,12 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	if f.BaseSHA != "" {
 		out.Gitmodules = gitint.BaseHasGitmodules(m.ctx, r.Path, r.Base)
 	}
+	if f.IsGit && err == nil {
+		out.Branches, err = gitint.LotBranches(m.ctx, r.Path)
+		if err != nil {
+			out.Err = err
+		}
+	}
 	if f.Exists {
 		out.ProbableTest = planner.ProbableTestCommand(os.DirFS(r.Path))
 		tc, err := toolchain.Repo(r.Path, toolchain.Options{NVMDir: m.getenv("NVM_DIR"), Home: m.getenv("HOME"),
@@ -85,7 +96,7 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 	}
 	if f.CommonDir != "" {
 		path := layout.RepoLock(f.CommonDir)
-		if h := lockHolder(path); h != nil && h.Wave != m.wave {
+		if h := lockHolder(path); h != nil && !m.own(h) {
 			waited := ""
 			if m.lockTimeout > 0 {
 				h, waited = m.waitRepo(r.Name, path)
@@ -96,6 +107,17 @@ func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
 		}
 	}
 	return out
+}
+
+// own reports whether the holder h of a repository lock is the wave being
+// planned: its name, and its wave file when h names one by its absolute
+// path (executor.Apply's holder does); a wave of that name in another
+// folder is another wave.
+func (m machine) own(h *flock.Holder) bool {
+	if h.Wave != m.wave {
+		return false
+	}
+	return h.File == "" || !filepath.IsAbs(h.File) || filepath.Clean(h.File) == filepath.Clean(m.file)
 }
 
 // CheckCopy implements planner.CopyMachine (gitint.CheckCopy).

@@ -102,7 +102,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 		if !odiags.HasErrors() {
 			in := planner.Input{Config: w.cfg, State: w.state, StateDigest: w.stateDigest, Options: opts}
 			if !f.offline {
-				in.Machine = e.machine(w.cfg.Wave.Name)
+				in.Machine = e.machine(w.cfg.Wave.Name, file)
 			}
 			var pdiags hcl.Diagnostics
 			p, pdiags = planner.Build(in)

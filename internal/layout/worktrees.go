@@ -76,8 +76,15 @@ func (w Wave) HoldsWorktree(path string) bool {
 }
 
 // waveKey is the name of the wave's folder in a repository's worktrees
-// folder: <wave>-<h(absolute state file)>.
-func (w Wave) waveKey() string { return w.name + "-" + key(abs(w.StateFile())) }
+// folder: <wave>-<StateKey>.
+func (w Wave) waveKey() string { return w.name + "-" + w.StateKey() }
+
+// StateKey is the wave's key: h(absolute state file), 8 hex digits (see
+// the package doc). It tells apart two waves of one name in two folders:
+// it names the folder of the wave's worktrees, and the lot branches of a
+// wave whose plain branch names another wave of its name has
+// (planner.KeyedNamespace).
+func (w Wave) StateKey() string { return key(abs(w.StateFile())) }
 
 // key is the first keyLen hex digits of the SHA-256 of p.
 func key(p string) string {
