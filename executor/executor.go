@@ -261,6 +261,11 @@ type Result struct {
 	// Stopped says why the wave stopped at the lead's request (cadence
 	// stop, StopCause), if it did: the wave is interrupted, to resume.
 	Stopped string
+	// Machine is the machine error that stopped the wave, if one did: a
+	// write that failed (a full disk: "disk full: <path>: <error> (<free>
+	// free on <mount>)"). The wave is interrupted, to resume once the
+	// machine is mended.
+	Machine string
 	// State is a copy of the state at the end; Apply sets it (Run does not).
 	State *state.State
 }

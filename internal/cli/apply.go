@@ -16,6 +16,7 @@ import (
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/diskspace"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
@@ -239,14 +240,23 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		}
 		return exitRefused
 	}
-	if err != nil {
+	// A write of cadence's that failed for a full disk (the state, the
+	// journal) is the machine's error: said with the free space, and the
+	// apply is interrupted, to resume once there is room.
+	full := diskspace.Full(err, "")
+	switch {
+	case full != nil:
+		fmt.Fprintf(e.stderr, "cadence apply: %v\n", full)
+	case err != nil:
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
+	case res.Machine != "":
+		fmt.Fprintf(e.stderr, "cadence apply: %s\n", res.Machine)
 	}
-	if !f.json {
+	if !f.json && res.State != nil {
 		e.summary(w, p, res.State, res)
 	}
 	switch {
-	case sig.hard():
+	case sig.hard(), full != nil, res.Machine != "":
 		return exitInterrupted
 	case res.Incident != "":
 		return exitNeedsLead
