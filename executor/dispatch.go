@@ -254,6 +254,10 @@ func (r *runner) loop(ctx context.Context) error {
 				if n == nil {
 					break
 				}
+				if !r.roomToStart() {
+					r.ready.push(n)
+					break
+				}
 				if n.lot.Kind == spec.AgentLot {
 					// A new agent lot starts with its first session's unit,
 					// so lots take sessions in priority order.

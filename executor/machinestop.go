@@ -6,8 +6,8 @@ import (
 	"github.com/cadence-run/cadence/internal/diskspace"
 )
 
-// A write of cadence's own that fails (a step's log, an agent session's
-// stream, a report: a full disk, most often) is a machine error that stops
+// A write of cadence's own that fails (a step's log: a full disk, most
+// often) is a machine error that stops
 // the wave: the step that wrote is ended with its process tree and
 // recorded interrupted, no new lot starts, the running lots' steps are
 // stopped (recorded interrupted), and apply ends with the error (Result.
@@ -48,4 +48,25 @@ func writeFailure(err error, path string) string {
 		return fe.Error()
 	}
 	return fmt.Sprintf("cannot write %s: %v", path, err)
+}
+
+// roomToStart says whether a lot may start: the free space of every
+// Options.FreePlaces is at least Options.MinFree. Below it, the wave stops
+// starting lots (machineStop without ending the running steps: they may
+// finish in what is left).
+func (r *runner) roomToStart() bool {
+	if r.o.MinFree == 0 || len(r.o.FreePlaces) == 0 {
+		return true
+	}
+	_, low := diskspace.Check(r.o.FreePlaces, 0, r.o.MinFree)
+	if len(low) == 0 {
+		return true
+	}
+	r.machineMu.Lock()
+	if r.machineMsg == "" {
+		r.machineMsg = fmt.Sprintf("too little free space to start a lot: %s, below the floor of %s (CADENCE_MIN_FREE)", low[0], diskspace.Bytes(r.o.MinFree))
+		r.emit(Event{Kind: EvOutput, Message: r.machineMsg + "; no new lot starts"})
+	}
+	r.machineMu.Unlock()
+	return false
 }

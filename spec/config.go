@@ -266,9 +266,9 @@ type Lot struct {
 	Small bool
 	// OnConflict is what integration does on a rebase conflict.
 	OnConflict OnConflict
-	// LogLimit bounds each of the lot's steps' captured output (a step's
-	// log, an agent session's stream, stderr and report, a test gate's
-	// output): the lot's log_limit, else its repo's, else the wave's, else
+	// LogLimit bounds each of the lot's steps' captured output (a
+	// command's, a test gate's or a worktree setup's log): the lot's
+	// log_limit, else its repo's, else the wave's, else
 	// DefaultLogLimit.
 	LogLimit Bytes
 	// Env is the environment of the lot's child processes (sessions, test

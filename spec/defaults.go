@@ -23,8 +23,8 @@ const (
 	DefaultAgentEstimate = time.Hour
 	// DefaultCommandEstimate is a command lot's estimate when none is written.
 	DefaultCommandEstimate = time.Minute
-	// DefaultLogLimit is what a step's captured output keeps (a log, an
-	// agent session's stream, stderr and report): its first half and its
+	// DefaultLogLimit is what a step's captured output keeps (a
+	// command's, a test gate's or a setup's log): its first half and its
 	// last half, with one line for what was dropped between.
 	DefaultLogLimit Bytes = 4 << 20
 	// MinLogLimit is the smallest log_limit accepted.

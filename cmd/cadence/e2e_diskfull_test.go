@@ -42,6 +42,9 @@ echo $? >"$OUT/rc2"
 cp wave.state.json "$OUT/state.json" 2>/dev/null
 wc -c < .cadence/w/a/1-run.log >"$OUT/log1" 2>/dev/null
 ls -R .cadence >"$OUT/files" 2>&1
+mkdir floor && cp "$SRC/floor.hcl" floor/wave.hcl && cd floor
+CADENCE_MIN_FREE=32MiB timeout 120 cadence apply -auto-approve -no-color wave.hcl >"$OUT/apply3" 2>&1
+echo $? >"$OUT/rc3"
 exit 0
 `
 
@@ -66,11 +69,18 @@ func TestE2EDiskFullStopsAndResumes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "wave.hcl"), []byte(wave), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Then, on the 64 MiB tmpfs with a floor of 32 MiB: lot f leaves
+	// about 20 MiB free, so lot g (after it) must not start.
+	floor := "wave \"f\" {}\nlot \"f\" {\n  run = \"head -c 40000000 /dev/zero > fill\"\n}\nlot \"g\" {\n  run        = \"true\"\n  depends_on = [lot.f]\n}\n"
+	if err := os.WriteFile(filepath.Join(src, "floor.hcl"), []byte(floor), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-m", "sh", "-c", diskFullScript)
 	cmd.Env = append(os.Environ(), "SRC="+src, "SMALL="+small, "OUT="+out,
-		"CADENCE_HOME="+t.TempDir(), "NO_COLOR=1", noRaceExitSleep)
+		"CADENCE_HOME="+t.TempDir(), "NO_COLOR=1", noRaceExitSleep,
+		"CADENCE_MIN_FREE=0", "CADENCE_WARN_FREE=0")
 	start := time.Now()
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the scenario: %v\n%s", err, b)
@@ -111,5 +121,12 @@ func TestE2EDiskFullStopsAndResumes(t *testing.T) {
 	}
 	if n := read("log1"); n != "3000000" {
 		t.Errorf("the resumed run's log is %s bytes, want the whole 3000000", n)
+	}
+	apply3 := read("apply3")
+	if rc := read("rc3"); rc != "130" || !regexp.MustCompile(`too little free space to start a lot: [0-9.]+ MiB free on \S+ \(the wave's folder\), below the floor of 32 MiB`).MatchString(apply3) {
+		t.Fatalf("apply below the floor after a lot: exit %s, want 130 and the free space\n%s", rc, apply3)
+	}
+	if !regexp.MustCompile(`(?m)^\s*f\s+done`).MatchString(apply3) || !regexp.MustCompile(`(?m)^\s*g\s+queued`).MatchString(apply3) {
+		t.Errorf("below the floor, f must be done and g never started:\n%s", apply3)
 	}
 }

@@ -218,10 +218,12 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	if e.lockTimeout > 0 {
 		host = waitingHost{ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
+	_, minFree, _ := e.freeThresholds() // checked by the plan
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest, Host: host,
 		CadenceVersion: e.cadenceVersion(), AgentVersion: p.Agent.Version, Upgrade: f.upgrade,
 		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil,
+		FreePlaces: e.freePlaces(w), MinFree: minFree,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
 		// Test only: CADENCE_FAILPOINT makes cadence kill itself at a named
