@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"github.com/cadence-run/cadence/internal/diskspace"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,6 +37,10 @@ type ApplyOptions struct {
 	Env []string
 	// Jobs caps command lots in this process.
 	Jobs int
+	// FreePlaces and MinFree are the free-space floor checked before each
+	// lot starts (Options.MinFree).
+	FreePlaces []diskspace.Place
+	MinFree    uint64
 	// QuotaUntil, when set, is a recorded usage limit's reset time that
 	// sessions wait for (on_quota = "wait"; Options.QuotaUntil).
 	QuotaUntil *time.Time
@@ -214,7 +219,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	res, err = run(ctx, Options{
 		Config: cfg, Plan: p, Store: store, Git: g, Briefs: bs, Agent: o.Agent,
 		Slots: pool, Env: o.Env, Layout: o.Layout,
-		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs,
+		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs, FreePlaces: o.FreePlaces, MinFree: o.MinFree,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
 		QuotaUntil: o.QuotaUntil, APIBackoff: o.APIBackoff, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,
 	})

@@ -109,13 +109,14 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 		name = "setup-" + label + ".log"
 	}
 	path := filepath.Join(lr.r.o.Layout.LotDir(lr.id), name)
-	tail := &tailBuffer{max: 4096}
-	f := &lazyLog{lr: lr, path: path, tail: tail}
+	sctx, stopSetup := context.WithCancel(ctx)
+	defer stopSetup()
+	f := newStepLog(lr, path, func(error) { stopSetup() })
+	tail := f.tail
 	defer f.Close()
-	sctx := ctx
 	if t := lr.n.lot.Timeout; t > 0 {
 		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(ctx, t)
+		sctx, cancel = context.WithTimeout(sctx, t)
 		defer cancel()
 	}
 	head, _ := lr.r.o.Git.Head(ctx, dir)
@@ -132,10 +133,17 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 		Marks:  lr.r.stepMarks(lr.id),
 		Stdout: f, Stderr: f,
 	})
-	_ = f.Close()
+	werr := f.Close()
 	logged := ""
 	if _, err := os.Stat(path); err == nil {
 		logged = path
+	}
+	if werr != nil {
+		// The log could not be written: the machine's error, which stops
+		// the wave (machinestop.go); the setup's tree is ended already.
+		cause := fmt.Sprintf("%s: %s", what, writeFailure(werr, path))
+		lr.r.machineStop(cause)
+		return state.StepInterrupted, cause, logged
 	}
 	if cause := lr.checkRefs(ctx, watch); cause != "" {
 		return state.StepFailed, cause, logged
@@ -150,13 +158,13 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 	case res.Stopped && ctx.Err() != nil:
 		return state.StepInterrupted, what + ": stopped by cadence", logged
 	case res.Stopped:
-		return state.StepTimedOut, fmt.Sprintf("%s: the setup command timed out after %s%s", what, lr.n.lot.Timeout, last), logged
+		return state.StepTimedOut, fmt.Sprintf("%s: the setup command timed out after %s%s%s", what, lr.n.lot.Timeout, cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
 	case res.ExitCode != 0 || res.Signal != 0:
 		how := fmt.Sprintf("exit %d", res.ExitCode)
 		if res.Signal != 0 {
 			how = "killed by signal " + res.Signal.String()
 		}
-		return state.StepFailed, fmt.Sprintf("%s: the setup command failed (%s)%s", what, how, last), logged
+		return state.StepFailed, fmt.Sprintf("%s: the setup command failed (%s)%s%s", what, how, cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
 	}
 	if now, _ := lr.r.o.Git.Head(ctx, dir); now != head {
 		return state.StepFailed, fmt.Sprintf("%s: the setup command moved HEAD from %s to %s; a setup must leave the branch as it found it", what, short(head), shortOr(now, "nothing")), logged

@@ -96,6 +96,11 @@ type runner struct {
 	inQueue chan *node
 	// api is the API failure that stopped the wave, if any (apifail.go).
 	api apiStop
+	// machineMsg, once set, is the machine error that stops the wave (a
+	// full disk: machinestop.go); halt cancels the running lots' steps.
+	machineMu  sync.Mutex
+	machineMsg string
+	halt       context.CancelFunc
 }
 
 // incident records what stops the wave (a push, a foreign ref move): no
@@ -232,6 +237,11 @@ func (r *runner) build() error {
 // loop starts ready lots while they fit and collects their ends, until no
 // lot is running and none can start.
 func (r *runner) loop(ctx context.Context) error {
+	ctx, halt := context.WithCancel(ctx)
+	defer halt()
+	r.machineMu.Lock()
+	r.halt = halt
+	r.machineMu.Unlock()
 	g, gctx := errgroup.WithContext(ctx)
 	r.loopCtx = gctx
 	running := 0
@@ -242,10 +252,14 @@ func (r *runner) loop(ctx context.Context) error {
 	defer watcher.Wait()
 	defer close(done)
 	for {
-		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() && !r.hasIncident() && r.stopping() == "" {
+		if ctx.Err() == nil && loopErr == nil && !r.budget.stopped() && !r.hasIncident() && r.stopping() == "" && r.machineStopped() == "" {
 			for {
 				n := r.ready.popFitting(r.fits)
 				if n == nil {
+					break
+				}
+				if !r.roomToStart() {
+					r.ready.push(n)
 					break
 				}
 				if n.lot.Kind == spec.AgentLot {
@@ -391,7 +405,8 @@ func (r *runner) take(n *node, d int) {
 func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 	res := Result{Lots: map[state.LotStatus]int{}}
 	res.Stopped = r.stopping()
-	interrupted := ctx.Err() != nil || r.hasIncident() || res.Stopped != ""
+	res.Machine = r.machineStopped()
+	interrupted := ctx.Err() != nil || r.hasIncident() || res.Stopped != "" || res.Machine != ""
 	suspendAs := r.budget.suspendStatus()
 	res.Incident = r.incidentMsg
 	res.API = r.apiStopped()

@@ -7,6 +7,7 @@ package executor
 
 import (
 	"context"
+	"github.com/cadence-run/cadence/internal/diskspace"
 	"os"
 	"time"
 
@@ -218,8 +219,13 @@ type Options struct {
 	// process; Budget is the wave budget in counted tokens (0: none),
 	// BudgetUSDMicros its dollar ceiling in millionths of a dollar (0: none).
 	MaxSessions, Jobs int
-	Budget            int64
-	BudgetUSDMicros   int64
+	// FreePlaces are the folders the run writes in; below MinFree bytes
+	// free on any of them (0: no check) no new lot starts: the wave stops,
+	// interrupted, with the free space (Result.Machine).
+	FreePlaces      []diskspace.Place
+	MinFree         uint64
+	Budget          int64
+	BudgetUSDMicros int64
 	// QuotaUntil, when set, is the reset time of a usage limit recorded by
 	// an earlier run: no session starts before it (the run waits, as with
 	// on_quota = "wait"; ctx ends the wait), and the state keeps it while
@@ -270,6 +276,11 @@ type Result struct {
 	// Stopped says why the wave stopped at the lead's request (cadence
 	// stop, StopCause), if it did: the wave is interrupted, to resume.
 	Stopped string
+	// Machine is the machine error that stopped the wave, if one did: a
+	// write that failed (a full disk: "disk full: <path>: <error> (<free>
+	// free on <mount>)"). The wave is interrupted, to resume once the
+	// machine is mended.
+	Machine string
 	// State is a copy of the state at the end; Apply sets it (Run does not).
 	State *state.State
 }

@@ -67,37 +67,6 @@ func (lr *lotRun) ensureLogDir() error {
 	return nil
 }
 
-// lazyLog is a step's log: the file is created on the first write. It
-// keeps the last lines in tail. Writes come from one goroutine (the
-// command's stdout and stderr share it).
-type lazyLog struct {
-	lr   *lotRun
-	path string
-	f    *os.File
-	err  error
-	tail *tailBuffer
-}
-
-func (l *lazyLog) Write(p []byte) (int, error) {
-	if l.f == nil && l.err == nil {
-		if l.err = l.lr.ensureLogDir(); l.err == nil {
-			l.f, l.err = os.Create(l.path)
-		}
-	}
-	if l.f != nil {
-		_, _ = l.f.Write(p)
-	}
-	return l.tail.Write(p)
-}
-
-// Close closes the file if one was made.
-func (l *lazyLog) Close() error {
-	if l.f == nil {
-		return nil
-	}
-	return l.f.Close()
-}
-
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
 	mu  sync.Mutex

@@ -294,14 +294,15 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	}
 	// The log file (and the lot's log folder) is made when the command
 	// first writes: a silent command costs no file, which on a busy disk is
-	// most of what a small command lot costs.
-	tail := &tailBuffer{max: 4096}
-	f := &lazyLog{lr: lr, path: lr.logPath(i, kind, ".log"), tail: tail}
+	// most of what a small command lot costs. A write that fails ends the
+	// step at once (machinestop.go).
+	sctx, stopStep := context.WithCancel(ctx)
+	defer stopStep()
+	f := newStepLog(lr, lr.logPath(i, kind, ".log"), func(error) { stopStep() })
 	defer f.Close()
-	sctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(ctx, timeout)
+		sctx, cancel = context.WithTimeout(sctx, timeout)
 		defer cancel()
 	}
 	// A test gate is run on the commit checked out when it starts: that is
@@ -323,10 +324,31 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
 		},
 	})
+	werr := f.Close()
 	if pidErr != nil {
 		return false, "", pidErr
 	}
-	if out := tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
+	if werr != nil {
+		// The log could not be written: the machine's error, which stops
+		// the wave; the step's tree is ended already (stopStep).
+		cause := fmt.Sprintf("%s step: %s", kind, writeFailure(werr, f.path))
+		lr.r.machineStop(cause)
+		if err := lr.endStep(i, state.StepInterrupted, cause, nil); err != nil {
+			return false, "", err
+		}
+		return false, cause, &interruptedErr{Cause: cause}
+	}
+	// A cut output is said in the step's cause and recorded (OutputCut).
+	cut := cutNote(f.Cut(), lr.n.lot.LogLimit)
+	endStep := func(st state.StepStatus, cause string, fn func(*state.Step)) error {
+		return lr.endStep(i, st, joinCause(cause, cut), func(s *state.Step) {
+			s.OutputCut = f.Cut()
+			if fn != nil {
+				fn(s)
+			}
+		})
+	}
+	if out := f.tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
 		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: out})
 	}
 	if err := lr.checkStep(ctx, watch, i); err != nil {
@@ -350,25 +372,36 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		}
 		return false, cause, &interruptedErr{Cause: cause}
 	case res.Stopped && ctx.Err() != nil:
-		return false, "", lr.endStep(i, state.StepInterrupted, "stopped by cadence", nil)
+		return false, "", endStep(state.StepInterrupted, "stopped by cadence", nil)
 	case res.Stopped:
-		msg := "timed out; last output:\n" + tail.String()
-		return false, msg, lr.endStep(i, state.StepTimedOut, "timed out", nil)
+		msg := joinCause("timed out", cut) + "; last output:\n" + f.tail.String()
+		return false, msg, endStep(state.StepTimedOut, "timed out", nil)
 	case res.ExitCode != 0 || res.Signal != 0:
 		how := fmt.Sprintf("exit %d", res.ExitCode)
 		if res.Signal != 0 {
 			how = "killed by signal " + res.Signal.String()
 		}
-		return false, how + "; last output:\n" + tail.String(), lr.endStep(i, state.StepFailed, how, nil)
+		return false, joinCause(how, cut) + "; last output:\n" + f.tail.String(), endStep(state.StepFailed, how, nil)
 	}
 	if kind == state.StepTest {
 		if head, _ := lr.r.o.Git.Head(ctx, dir); head != tested {
 			cause := fmt.Sprintf("the test gate moved HEAD from %s to %s (it committed, reset or checked out): a test gate must leave the branch as it found it", short(tested), shortOr(head, "nothing"))
 			cause += lr.putBackAfterGate(ctx, repo, dir, tested)
-			return false, cause, lr.endStep(i, state.StepFailed, cause, nil)
+			return false, cause, endStep(state.StepFailed, cause, nil)
 		}
 	}
-	return true, "", lr.endStep(i, state.StepOK, "", func(s *state.Step) { s.HeadAfter = tested })
+	return true, "", endStep(state.StepOK, "", func(s *state.Step) { s.HeadAfter = tested })
+}
+
+// joinCause is cause followed by note ("; "-joined), either maybe empty.
+func joinCause(cause, note string) string {
+	switch {
+	case note == "":
+		return cause
+	case cause == "":
+		return note
+	}
+	return cause + "; " + note
 }
 
 // interrupted ends the run of a lot whose step did not end by itself

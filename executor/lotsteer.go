@@ -103,6 +103,9 @@ func (lr *lotRun) conclude(st state.LotStatus, cause string) (state.LotStatus, e
 		if stop := lr.r.stopping(); st == state.LotInterrupted && stop != "" && cause == "stopped by cadence" && !lr.r.hasIncident() {
 			cause = stop
 		}
+		if m := lr.r.machineStopped(); st == state.LotInterrupted && m != "" && cause == "stopped by cadence" {
+			cause = "stopped by cadence: " + m
+		}
 		return lr.record(st, cause)
 	}
 	why := s.dropped

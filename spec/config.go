@@ -108,6 +108,9 @@ type Wave struct {
 	// empty: the default, $CADENCE_HOME/worktrees). It should be outside
 	// every repository (DESIGN.md §5).
 	Worktrees string
+	// LogLimit is the wave's log_limit (0: not written; lots then keep
+	// DefaultLogLimit unless their repo or they set one).
+	LogLimit Bytes
 	// DeclRange is the range of the block header.
 	DeclRange hcl.Range
 	// BudgetRange is the range of the budget attribute's value, if set.
@@ -174,6 +177,8 @@ type Repo struct {
 	Base string
 	// Test is the test gate command; empty when none is configured.
 	Test string
+	// LogLimit is the repo's log_limit for its lots (0: not written).
+	LogLimit Bytes
 	// Parallel is the number of this repo's lots at once.
 	Parallel int
 	// Changelog is the changelog file whose [Unreleased] additions merge by
@@ -268,6 +273,11 @@ type Lot struct {
 	Small bool
 	// OnConflict is what integration does on a rebase conflict.
 	OnConflict OnConflict
+	// LogLimit bounds each of the lot's steps' captured output (a
+	// command's, a test gate's or a worktree setup's log): the lot's
+	// log_limit, else its repo's, else the wave's, else
+	// DefaultLogLimit.
+	LogLimit Bytes
 	// Env is the environment of the lot's child processes (sessions, test
 	// gates, its run command): its own env over its repo's over the
 	// defaults block's, per name; path_prepend entries the lot's, then the

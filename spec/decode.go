@@ -35,7 +35,7 @@ var rootSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: Schema
 
 var waveSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "budget"}, {Name: "budget_usd"}, {Name: "max_sessions"}, {Name: "on_quota"}, {Name: "templates"},
-	{Name: "worktrees"},
+	{Name: "worktrees"}, {Name: "log_limit"},
 }}
 
 // lotSettings are the attributes a lot shares with the defaults block.
@@ -50,11 +50,12 @@ var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
 
 var lotSchema = &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{
 	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
+	{Name: "log_limit"},
 }, lotSettings...), bootstrapAttrs...)}
 
 var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
-	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"},
+	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"}, {Name: "log_limit"},
 }, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
@@ -80,6 +81,9 @@ type decoder struct {
 	// lotBoot are each lot's own submodules, copy and setup, merged over
 	// its repository's by mergeBootstraps.
 	lotBoot map[*Lot]lotBootstrap
+	// lotLogLimit are each lot's own log_limit, nil when it wrote none,
+	// merged by mergeLogLimits.
+	lotLogLimit map[*Lot]*Bytes
 	// lotCase and repoCase find names that differ only in case.
 	lotCase, repoCase caseFold
 }
@@ -137,12 +141,31 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.lotBudget = make(map[*Lot]hcl.Range, len(byType["lot"]))
 	d.lotEnv = make(map[*Lot]Env, len(byType["lot"]))
 	d.lotBoot = make(map[*Lot]lotBootstrap, len(byType["lot"]))
+	d.lotLogLimit = make(map[*Lot]*Bytes, len(byType["lot"]))
 	for _, b := range byType["lot"] {
 		d.decodeLot(b)
 	}
 	d.resolve()
 	d.mergeEnvs()
 	d.mergeBootstraps()
+	d.mergeLogLimits()
+}
+
+// mergeLogLimits fills every lot's LogLimit: its own, else its
+// repository's, else the wave's, else DefaultLogLimit.
+func (d *decoder) mergeLogLimits() {
+	for _, l := range d.cfg.Lots {
+		switch {
+		case d.lotLogLimit[l] != nil:
+			l.LogLimit = *d.lotLogLimit[l]
+		case l.Repo != nil && l.Repo.LogLimit > 0:
+			l.LogLimit = l.Repo.LogLimit
+		case d.cfg.Wave.LogLimit > 0:
+			l.LogLimit = d.cfg.Wave.LogLimit
+		default:
+			l.LogLimit = DefaultLogLimit
+		}
+	}
 }
 
 func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
@@ -185,6 +208,9 @@ func (d *decoder) decodeWave(blocks hcl.Blocks, body hcl.Body) {
 	}
 	if s, ok := d.str(c.Attributes["worktrees"]); ok && s != "" {
 		w.Worktrees = d.abs(s)
+	}
+	if b, ok := d.size(c.Attributes["log_limit"], MinLogLimit); ok {
+		w.LogLimit = b
 	}
 }
 
@@ -233,6 +259,9 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	}
 	if on, ok := d.boolean(c.Attributes["merge_queue"]); ok {
 		r.NoMergeQueue = !on
+	}
+	if b, ok := d.size(c.Attributes["log_limit"], MinLogLimit); ok {
+		r.LogLimit = b
 	}
 	r.Bootstrap, _ = d.decodeBootstrap(c.Attributes, fmt.Sprintf("repo %q", name))
 	var names Fields
@@ -291,6 +320,7 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 		d.errorf(b.DefRange, "Empty lot", "Lot %q has an empty %s.", id, map[bool]string{true: "brief", false: "run command"}[hasBrief])
 	}
 	d.applySettings(l, d.decodeSettings(c.Attributes))
+	d.lotLogLimit[l] = ptr(d.size(c.Attributes["log_limit"], MinLogLimit))
 	var inherited Fields
 	if l.Kind == AgentLot {
 		inherited = d.defaultsSensitive

@@ -23,6 +23,12 @@ const (
 	DefaultAgentEstimate = time.Hour
 	// DefaultCommandEstimate is a command lot's estimate when none is written.
 	DefaultCommandEstimate = time.Minute
+	// DefaultLogLimit is what a step's captured output keeps (a
+	// command's, a test gate's or a setup's log): its first half and its
+	// last half, with one line for what was dropped between.
+	DefaultLogLimit Bytes = 4 << 20
+	// MinLogLimit is the smallest log_limit accepted.
+	MinLogLimit Bytes = 1 << 10
 	// DefaultAgentMaxRetries bounds the agent CLI's own API retries
 	// (CLAUDE_CODE_MAX_RETRIES): its default of 10 turns a dead API into a
 	// wait of about three minutes.

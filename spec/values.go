@@ -190,6 +190,36 @@ func (v *values) tokens(attr *hcl.Attribute) (Tokens, bool) {
 	return t, true
 }
 
+// size reads a size in bytes (ParseBytes), from a number or a string, of
+// at least least bytes.
+func (v *values) size(attr *hcl.Attribute, least Bytes) (Bytes, bool) {
+	val, ok := v.eval(attr, cty.DynamicPseudoType, "")
+	if !ok {
+		return 0, false
+	}
+	var s string
+	switch val.Type() {
+	case cty.Number:
+		s = val.AsBigFloat().Text('f', -1)
+	case cty.String:
+		s = val.AsString()
+	default:
+		v.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+			"Inappropriate value for attribute %q: a size is required (\"16MiB\", \"512KiB\" or a number of bytes), but got %s.", attr.Name, friendlyType(val.Type()))
+		return 0, false
+	}
+	b, err := ParseBytes(s)
+	if err != nil {
+		v.invalid(attr, "Invalid size", "%s.", capitalize(err.Error()))
+		return 0, false
+	}
+	if b < least {
+		v.errorf(attr.Expr.Range(), "Invalid size", "%q must be at least %s (it is %s).", attr.Name, least, b)
+		return 0, false
+	}
+	return b, true
+}
+
 // usd reads a dollar amount exactly, from a number or a string.
 func (v *values) usd(attr *hcl.Attribute) (USD, bool) {
 	val, ok := v.eval(attr, cty.DynamicPseudoType, "")

@@ -16,6 +16,7 @@ import (
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/diskspace"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
@@ -221,11 +222,13 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	if e.lockTimeout > 0 {
 		host = waitingHost{ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
-	apiBackoff, _ := e.apiBackoff() // checked before the confirmation
+	apiBackoff, _ := e.apiBackoff()     // checked before the confirmation
+	_, minFree, _ := e.freeThresholds() // checked by the plan
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest, Host: host,
 		CadenceVersion: e.cadenceVersion(), AgentVersion: p.Agent.Version, Upgrade: f.upgrade,
 		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil, APIBackoff: apiBackoff,
+		FreePlaces: e.freePlaces(w), MinFree: minFree,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
 		// Test only: CADENCE_FAILPOINT makes cadence kill itself at a named
@@ -244,14 +247,23 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		}
 		return exitRefused
 	}
-	if err != nil {
+	// A write of cadence's that failed for a full disk (the state, the
+	// journal) is the machine's error: said with the free space, and the
+	// apply is interrupted, to resume once there is room.
+	full := diskspace.Full(err, "")
+	switch {
+	case full != nil:
+		fmt.Fprintf(e.stderr, "cadence apply: %v\n", full)
+	case err != nil:
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
+	case res.Machine != "":
+		fmt.Fprintf(e.stderr, "cadence apply: %s\n", res.Machine)
 	}
-	if !f.json {
+	if !f.json && res.State != nil {
 		e.summary(w, p, res.State, res)
 	}
 	switch {
-	case sig.hard():
+	case sig.hard(), full != nil, res.Machine != "":
 		return exitInterrupted
 	case res.Incident != "":
 		return exitNeedsLead

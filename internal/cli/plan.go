@@ -107,6 +107,9 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 			var pdiags hcl.Diagnostics
 			p, pdiags = planner.Build(in)
 			diags = append(diags, pdiags...)
+			if !f.offline {
+				diags = append(diags, e.freeSpaceDiags(w)...)
+			}
 		}
 	}
 	if diags.HasErrors() || !f.json {

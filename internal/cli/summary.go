@@ -54,9 +54,12 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remotes and the refs it names before you apply again.\n", res.Incident)
 			break
 		}
-		if res.Stopped != "" {
+		switch {
+		case res.Machine != "":
+			fmt.Fprintf(e.stdout, "Stopped: %s.\nThe running steps ended; once there is room, cadence apply %s resumes.\n", res.Machine, w.file)
+		case res.Stopped != "":
 			fmt.Fprintf(e.stdout, "Stopped by the lead (cadence stop): the running steps ended; cadence apply %s resumes.\n", w.file)
-		} else {
+		default:
 			fmt.Fprintf(e.stdout, "Interrupted: cadence apply %s resumes.\n", w.file)
 		}
 		if res.Lots[state.LotQuestion] > 0 {

@@ -156,6 +156,10 @@ type Step struct {
 	// CostEstimated says CostMicros was computed from Usage at list prices:
 	// the session was stopped before the CLI reported its cost.
 	CostEstimated bool `json:"cost_estimated,omitempty"`
+	// OutputCut is the number of bytes of the step's captured output (a
+	// command's or a test gate's log) dropped by the lot's log_limit: the files keep the head and the tail around one line
+	// that says so (internal/boundedlog). 0: nothing was cut.
+	OutputCut int64 `json:"output_cut,omitempty"`
 }
 
 // CommitCount is the number of commits the step added, in every

@@ -48,10 +48,25 @@ type Store struct {
 	path     string
 	mu       sync.Mutex
 	st       *State
-	journal  *os.File
+	journal  journalFile
 	jsize    int64
 	ssize    int64
 	lastSync time.Time
+	// failed is the journal's first failed write or sync: the journal is
+	// cut back to its last whole record, and every later update is applied
+	// in memory only and returns failed (a write is never retried: space
+	// another process frees is not taken back). Close still tries the
+	// state file once.
+	failed error
+}
+
+// journalFile is the open journal (an *os.File opened O_APPEND; tests put
+// a full disk in its place).
+type journalFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
 }
 
 // SyncInterval bounds how often the journal is fsynced.
@@ -134,12 +149,21 @@ func (s *Store) appendLocked(r record) error {
 		return fmt.Errorf("encode state record: %w", err)
 	}
 	b = append(b, '\n')
-	if _, err := s.journal.Write(b); err != nil {
-		return fmt.Errorf("write state journal: %w", err)
+	if s.failed != nil {
+		return s.failed
+	}
+	if n, err := s.journal.Write(b); err != nil {
+		if n > 0 {
+			// A torn record would make the next one unreadable.
+			_ = s.journal.Truncate(s.jsize)
+		}
+		s.failed = fmt.Errorf("write state journal %s: %w", s.path+JournalSuffix, err)
+		return s.failed
 	}
 	if now := time.Now(); now.Sub(s.lastSync) >= SyncInterval {
 		if err := s.journal.Sync(); err != nil {
-			return fmt.Errorf("sync state journal: %w", err)
+			s.failed = fmt.Errorf("sync state journal %s: %w", s.path+JournalSuffix, err)
+			return s.failed
 		}
 		s.lastSync = now
 	}

@@ -66,7 +66,7 @@ func Validate(s *State) error {
 			if !slices.Contains(stepStatuses, st.Status) {
 				bad("lot %q step %d: status %q is not a step status", id, i, st.Status)
 			}
-			if st.Pass < 0 || st.CostMicros < 0 || st.Usage.Input < 0 || st.Usage.CacheWrite < 0 || st.Usage.CacheRead < 0 || st.Usage.Output < 0 {
+			if st.Pass < 0 || st.CostMicros < 0 || st.OutputCut < 0 || st.Usage.Input < 0 || st.Usage.CacheWrite < 0 || st.Usage.CacheRead < 0 || st.Usage.Output < 0 {
 				bad("lot %q step %d: pass, usage and cost must not be negative", id, i)
 			}
 			for repo := range st.AlsoCommits {
