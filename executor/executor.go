@@ -116,9 +116,12 @@ type Git interface {
 	// the lot's next rescue ref first (gitint.RestoreRefs).
 	RestoreRefs(ctx context.Context, repo *spec.Repo, wave, lot string, moves []gitint.RefMove) []gitint.PutBack
 	// OutsideMoves are the updates of guarded refs made outside the wave
-	// (by the lead) since the given time, as the guard's hook recorded
+	// (by the lead) since the given time, as the guard's witness recorded
 	// them, oldest first (gitint.OutsideMoves).
 	OutsideMoves(ctx context.Context, repo *spec.Repo, since time.Time) []gitint.OutsideMove
+	// Refusals takes the reports the guard's witness refused since last
+	// asked: a step's process that posed as the lead (gitint.Refusals).
+	Refusals(ctx context.Context, repo *spec.Repo) []gitint.Refusal
 	// CheckoutStatus is the status of the repository's own checkout (the
 	// lead's): tracked changes, the index, untracked files, one git
 	// status (gitint.ReadCheckoutStatus).

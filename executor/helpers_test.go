@@ -163,6 +163,7 @@ func (g *fakeGit) Refs(_ context.Context, _ *spec.Repo, skip string) (gitint.Ref
 func (g *fakeGit) OutsideMoves(context.Context, *spec.Repo, time.Time) []gitint.OutsideMove {
 	return nil
 }
+func (g *fakeGit) Refusals(context.Context, *spec.Repo) []gitint.Refusal { return nil }
 func (g *fakeGit) CheckoutStatus(context.Context, *spec.Repo) (gitint.CheckoutStatus, error) {
 	return gitint.CheckoutStatus{}, nil
 }

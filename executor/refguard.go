@@ -272,6 +272,9 @@ func (lr *lotRun) checkRefs(ctx context.Context, w *stepWatch) string {
 			found = append(found, what)
 		}
 		found = append(found, lr.checkLotRefs(ctx, rp, w, lots, headMoved[rp])...)
+		for _, rf := range lr.r.o.Git.Refusals(ctx, rp) {
+			found = append(found, "in repo "+rp.Name+", "+rf.String())
+		}
 	}
 	lr.checkCheckouts(ctx, w)
 	if len(found) == 0 {

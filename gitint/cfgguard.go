@@ -250,8 +250,9 @@ func GuardIntact(common string) string {
 
 // RepairGuard reinstalls the guard of the repository at repo when
 // GuardIntact finds it damaged, keeping the lot worktrees' entries that
-// are left and the log of outside moves (InstallGuard makes the folder
-// afresh), and says what was wrong ("" when it was intact).
+// are left (InstallGuard makes the folder afresh; the witness this process
+// runs keeps listening, with what it recorded), and says what was wrong
+// ("" when it was intact).
 func RepairGuard(ctx context.Context, repo string) (string, error) {
 	common, err := commonDir(ctx, repo)
 	if err != nil {
@@ -269,23 +270,12 @@ func RepairGuard(ctx context.Context, repo string) (string, error) {
 			entries[de.Name()] = b
 		}
 	}
-	logs := map[string][]byte{}
-	for _, name := range []string{outsideLog, outsideLog + ".1"} {
-		if b, err := os.ReadFile(filepath.Join(guard, name)); err == nil {
-			logs[name] = b
-		}
-	}
 	if _, err := InstallGuard(ctx, repo); err != nil {
 		return what, err
 	}
 	m := guardLock(common)
 	m.Lock()
 	defer m.Unlock()
-	for name, b := range logs {
-		if err := os.WriteFile(filepath.Join(guard, name), b, 0o644); err != nil {
-			return what, err
-		}
-	}
 	for name, b := range entries {
 		if err := os.WriteFile(filepath.Join(guard, "worktrees", name), b, 0o644); err != nil {
 			return what, err

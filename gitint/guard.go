@@ -111,11 +111,19 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 		return nil, err
 	}
 	removeStaleNew(filepath.Dir(guard))
+	if _, err := startWitness(common, guardOwner()); err != nil {
+		_ = os.RemoveAll(guard)
+		return nil, fmt.Errorf("start the witness of the lead's moves in %s: %w", repo, err)
+	}
 	if err := addInclude(ctx, common); err != nil {
+		stopWitness(common)
 		_ = os.RemoveAll(guard)
 		return nil, fmt.Errorf("include the guard in the config of %s: %w", repo, err)
 	}
-	return func() error { return RemoveGuardDir(context.WithoutCancel(ctx), common) }, nil
+	return func() error {
+		stopWitness(common)
+		return RemoveGuardDir(context.WithoutCancel(ctx), common)
+	}, nil
 }
 
 // ownHooksPath is the last core.hooksPath git reports for the repository
@@ -179,8 +187,9 @@ func removeStaleNew(dir string) {
 }
 
 // RemoveGuardDir removes cadence's guard of the repository whose git common
-// dir is common: the include entry in its config, then the guard folder.
-// Nothing there is no error.
+// dir is common: the include entry in its config, then the guard folder,
+// and the witness's socket file unless this process's witness listens
+// there. Nothing there is no error.
 func RemoveGuardDir(ctx context.Context, common string) error {
 	m := guardLock(common)
 	m.Lock()
@@ -188,6 +197,9 @@ func RemoveGuardDir(ctx context.Context, common string) error {
 	err := removeInclude(ctx, common)
 	if rerr := os.RemoveAll(layout.RepoGuard(common)); rerr != nil {
 		err = errors.Join(err, rerr)
+	}
+	if serr := removeStaleSocket(common); serr != nil {
+		err = errors.Join(err, serr)
 	}
 	removeStaleNew(filepath.Dir(layout.RepoGuard(common)))
 	return err

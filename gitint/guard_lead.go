@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -24,24 +23,15 @@ import (
 //   - reference-transaction tells a step's process from the lead's
 //     (stepCheck): a step's update of a ref it may not move is refused as
 //     in a lot worktree; an update of a guarded ref (refs/heads/*,
-//     refs/tags/*) by anyone else is committed and recorded, once git has
-//     made it, in <guard>/outside.log (OutsideMoves reads it);
+//     refs/tags/*) by anyone else is committed and, once git has made it,
+//     reported to the witness of the apply (witness.go), which checks
+//     itself who sent it and records it (OutsideMoves);
 //   - pre-push refuses a step's push and chains for the lead's.
 //
 // lead.config is included by the repository's config for its main
 // worktree (includeIf gitdir:<common>) and by lots.config for every linked
 // worktree, before the lot worktrees' own entries (which set cadence's lot
 // hooks instead).
-
-// outsideLog is the file, in the guard folder, where the lead-side hook
-// records the updates of guarded refs made outside the wave, one a line:
-// "<unix seconds> <old> <new> <ref>" (a created ref has old 0…0, a deleted
-// one new 0…0). At outsideLogMax lines it is renamed to outsideLog+".1"
-// (the one before is dropped): the log is bounded.
-const outsideLog = "outside.log"
-
-// outsideLogMax bounds the lines of outsideLog.
-const outsideLogMax = 1000
 
 // ownerFile, in the guard folder, names the cadence process that owns the
 // wave, three lines: its pid, its name as /proc/<pid>/status says
@@ -83,9 +73,14 @@ const stepCheck = `is_step() {
 }
 `
 
-// leadRefTxHook is the lead-side reference-transaction hook (see above).
-func leadRefTxHook(guard, common, ownHooks string) string {
-	return hookPrelude(guard, common, ownHooks, "reference-transaction") + stepCheck + `input=$(cat; echo .)
+// leadRefTxHook is the lead-side reference-transaction hook (see above):
+// client is the witness client ("" reports nothing), sock the witness's
+// socket (reported to only while it exists: a hook that runs after
+// cadence ended returns at once).
+func leadRefTxHook(guard, common, ownHooks, client string) string {
+	return hookPrelude(guard, common, ownHooks, "reference-transaction") + stepCheck + `client=` + shQuote(client) + `
+sock=` + shQuote(witnessPath(common)) + `
+input=$(cat; echo .)
 input=${input%.}
 case $1 in
 prepared)
@@ -118,15 +113,8 @@ committed)
 	done <<EOF
 $input
 EOF
-	if [ -n "$lines" ] && ! is_step; then
-		log="$guard/` + outsideLog + `"
-		n=0
-		if [ -f "$log" ]; then
-			while IFS= read -r _; do n=$((n+1)); done < "$log"
-		fi
-		[ "$n" -lt ` + strconv.Itoa(outsideLogMax) + ` ] || mv -f "$log" "$log.1"
-		now=$(date +%s)
-		printf '%s' "$lines" | while IFS= read -r l; do printf '%s %s\n' "$now" "$l"; done >> "$log"
+	if [ -n "$lines" ] && [ -S "$sock" ] && [ -x "$client" ] && ! is_step; then
+		printf '%s' "$lines" | "$client" ` + WitnessCommand + ` "$sock" || :
 	fi
 	;;
 esac
@@ -145,13 +133,14 @@ chain "$@"
 `
 }
 
-// leadHookScript returns the script of the named hook in lead-hooks.
-func leadHookScript(guard, common, ownHooks, name string) string {
+// leadHookScript returns the script of the named hook in lead-hooks
+// (client: the witness client, leadRefTxHook).
+func leadHookScript(guard, common, ownHooks, client, name string) string {
 	switch name {
 	case "pre-push":
 		return leadPrePushHook(guard, common, ownHooks)
 	case "reference-transaction":
-		return leadRefTxHook(guard, common, ownHooks)
+		return leadRefTxHook(guard, common, ownHooks, client)
 	}
 	return shimHook(guard, common, ownHooks, name)
 }
@@ -172,11 +161,12 @@ func leadIncludeKey(common string) string {
 // writeLeadSide writes lead-hooks, lead.config and the owner file (this
 // process) into dir, for the guard folder's final place guard.
 func writeLeadSide(dir, guard, common, ownHooks string) error {
+	client := getWitnessClient()
 	if err := os.MkdirAll(filepath.Join(dir, "lead-hooks"), 0o755); err != nil {
 		return err
 	}
 	for _, name := range hookNames {
-		if err := os.WriteFile(filepath.Join(dir, "lead-hooks", name), []byte(leadHookScript(guard, common, ownHooks, name)), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "lead-hooks", name), []byte(leadHookScript(guard, common, ownHooks, client, name)), 0o755); err != nil {
 			return err
 		}
 	}
@@ -214,46 +204,29 @@ func ownerLines() string {
 // zeroOID is git's object name for "no object" in a ref transaction.
 func zeroOID(s string) bool { return strings.Trim(s, "0") == "" }
 
-// OutsideMove is a guarded ref update the guard's hook saw made outside
-// the wave (by the lead): when (Unix seconds), and the move (Old "" for a
+// OutsideMove is a guarded ref update the witness saw made outside the
+// wave (by the lead): when it was received, and the move (Old "" for a
 // created ref, New "" for a deleted one).
 type OutsideMove struct {
 	When time.Time
 	RefMove
 }
 
-// OutsideMoves reads the updates of guarded refs the lead-side hook
-// recorded in the guard folder of the repository whose git common dir is
-// common, oldest first, those made at since or later (to the second). No
-// log is no move; lines that do not parse are skipped.
+// OutsideMoves are the updates of guarded refs that the witness of the
+// repository whose git common dir is common (run by this process)
+// recorded as the lead's, oldest first, those received at since or later.
+// No witness is no move.
 func OutsideMoves(common string, since time.Time) []OutsideMove {
-	guard := layout.RepoGuard(common)
-	var out []OutsideMove
-	for _, name := range []string{outsideLog + ".1", outsideLog} {
-		b, err := os.ReadFile(filepath.Join(guard, name))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) != 4 {
-				continue
-			}
-			sec, err := strconv.ParseInt(f[0], 10, 64)
-			if err != nil || sec < since.Unix() {
-				continue
-			}
-			m := RefMove{Ref: f[3], Old: f[1], New: f[2]}
-			if zeroOID(m.Old) {
-				m.Old = ""
-			}
-			if zeroOID(m.New) {
-				m.New = ""
-			}
-			out = append(out, OutsideMove{When: time.Unix(sec, 0), RefMove: m})
-		}
-	}
-	return out
+	moves, _ := witnessed(common, since, false)
+	return moves
+}
+
+// Refusals takes the reports the witness of the repository whose git
+// common dir is common refused (a step posing as the lead), each handed
+// out once, oldest first.
+func Refusals(common string) []Refusal {
+	_, refused := witnessed(common, time.Time{}, true)
+	return refused
 }
 
 // LeadValue follows the outside moves of m.Ref from m.Old, in order, and
@@ -278,4 +251,13 @@ func (g *Repos) OutsideMoves(ctx context.Context, repo *spec.Repo, since time.Ti
 		return nil
 	}
 	return OutsideMoves(common, since)
+}
+
+// Refusals implements the executor's view (Refusals).
+func (g *Repos) Refusals(ctx context.Context, repo *spec.Repo) []Refusal {
+	common, err := commonDir(ctx, repo.Path)
+	if err != nil {
+		return nil
+	}
+	return Refusals(common)
 }

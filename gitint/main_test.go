@@ -1,6 +1,7 @@
 package gitint
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -8,6 +9,19 @@ import (
 // TestMain gives git the test process's environment, as internal/cli does
 // for cadence.
 func TestMain(m *testing.M) {
+	// The test binary is the witness client of the guards it installs,
+	// as the cadence binary is cadence's.
+	if len(os.Args) == 3 && os.Args[1] == WitnessCommand {
+		answer, err := ReportToWitness(os.Args[2], os.Stdin)
+		fmt.Println(answer)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(0)
+	}
+	if exe, err := os.Executable(); err == nil {
+		SetWitnessClient(exe)
+	}
 	SetEnviron(os.Environ)
 	// The tests run git as the lead: the guard's owner is no process
 	// (pid 0), so the test binary's children are not a wave's steps.

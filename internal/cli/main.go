@@ -90,7 +90,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.SupervisorCommand {
 		return superviseMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == gitint.WitnessCommand {
+		return witnessMain(args[1:], stdin, stderr)
+	}
 	setSupervisor()
+	setWitnessClient()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	if e.completing() {
 		e.log = hclog.NewNullLogger()

@@ -84,3 +84,34 @@ func hasEnv(pid int, marks []string) bool {
 	}
 	return true
 }
+
+// maxAncestry bounds Below's walk up a process's parents.
+const maxAncestry = 64
+
+// Below reports whether the process pid descends from the process
+// ancestor (or is it), walking the parents /proc shows, at most
+// maxAncestry of them. known is false when /proc cannot tell: pid is not
+// a process of this PID namespace (0), it or a parent is gone before the
+// walk ends, or the chain is longer than the bound. A chain that reaches
+// init (pid 1) or a parent outside the namespace (0) without meeting
+// ancestor is known not to descend from it. An ancestor of 0 or less is
+// no process: nothing is below it.
+func Below(pid, ancestor int) (below, known bool) {
+	if pid <= 0 {
+		return false, false
+	}
+	for range maxAncestry {
+		if ancestor > 0 && pid == ancestor {
+			return true, true
+		}
+		if pid <= 1 {
+			return false, true
+		}
+		s, ok := readStat(pid)
+		if !ok || s.dead() {
+			return false, false
+		}
+		pid = s.ppid
+	}
+	return false, false
+}
