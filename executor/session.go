@@ -156,6 +156,11 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 			return out, state.Outcome{}, err, false
 		}
 	}
+	if len(commits) > 0 || len(alsoCommits) > 0 {
+		if err := lr.flagAgentConfig(ctx); err != nil { // agentconfig.go
+			return out, state.Outcome{}, err, false
+		}
+	}
 	switch status {
 	case state.StepOK:
 		return out, okOutcome, nil, false
