@@ -329,6 +329,7 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 	lr.r.o.Store.View(func(st *state.State) {
 		l := st.Lots[lr.id]
 		base = l.BaseSHA
+		d.AgentConfig = append(d.AgentConfig, l.AgentConfig...)
 		d.Findings = append(d.Findings, l.Findings...)
 		for _, q := range l.Questions {
 			if q.Answer != "" {

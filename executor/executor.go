@@ -59,6 +59,9 @@ type Git interface {
 	Dirty(ctx context.Context, dir string) ([]string, error)
 	// Commits lists the commits in from..to, oldest first, as "sha subject".
 	Commits(ctx context.Context, dir, from, to string) ([]string, error)
+	// Changed lists the files from..to adds or changes, as paths from the
+	// repository's root (gitint.Repos.Changed).
+	Changed(ctx context.Context, dir, from, to string) ([]string, error)
 	// LockIntegration serialises integrations into one repository.
 	LockIntegration(ctx context.Context, repo *spec.Repo, wave string) (func(), error)
 	// Rebase brings the branch checked out in dir onto the repo's base

@@ -100,6 +100,9 @@ func (g *fakeGit) Commits(_ context.Context, dir, from, to string) ([]string, er
 	return []string{to + " commit (" + filepath.Base(dir) + ")"}, nil
 }
 func (g *fakeGit) Base(context.Context, *spec.Repo) (string, error) { return fakeBase, nil }
+func (g *fakeGit) Changed(context.Context, string, string, string) ([]string, error) {
+	return nil, nil
+}
 
 // fakeBase is the fake git's base commit; its HEADs are "a" and 39 hex
 // digits of a counter: object ids, as the state's checks want them.

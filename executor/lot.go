@@ -171,6 +171,9 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.recordCommits()
 	}
+	if err == nil && lr.n.lot.Repo != nil {
+		err = lr.flagAgentConfig(context.WithoutCancel(ctx)) // agentconfig.go
+	}
 	if err != nil || ctx.Err() != nil {
 		return stopOutcome(ctx, err)
 	}

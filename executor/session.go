@@ -170,6 +170,11 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 			return out, state.Outcome{}, err, false
 		}
 	}
+	if len(commits) > 0 || len(alsoCommits) > 0 {
+		if err := lr.flagAgentConfig(ctx); err != nil { // agentconfig.go
+			return out, state.Outcome{}, err, false
+		}
+	}
 	if apiFail && ctx.Err() == nil {
 		o, retry := lr.apiOutcome(kind, out, tries, sess.Timeout)
 		return out, o, nil, retry

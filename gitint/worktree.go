@@ -359,6 +359,24 @@ func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
 	return parsePorcelainZ(out), nil
 }
 
+// Changed lists the files the commits from..to add or change (not those
+// they only delete) in the repository of the worktree at dir, as git
+// names them: slash-separated paths from the repository's root. A rename
+// counts as an addition of the new path.
+func (g *Repos) Changed(ctx context.Context, dir, from, to string) ([]string, error) {
+	out, err := Run(ctx, dir, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", "--no-ext-diff", from, to, "--")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
 // Commits lists from..to, oldest first, as "sha subject": read from the
 // loose object files when they say (commitsFromFiles: the commits a command
 // just made), else `git log`.

@@ -1,7 +1,9 @@
 // Package briefs renders the prompts of agent sessions from templates
 // embedded in the binary (precheck, implement, fix, fix-minors, review,
 // review-recheck, and neighbours.tmpl, the blocks that name a lot's
-// neighbour repositories), which a wave's templates folder may override
+// neighbour repositories, and agentconfig.tmpl, the block that names the
+// agent configuration files its commits change), which a wave's
+// templates folder may override
 // file by file (same names, .tmpl). They are parsed once per run.
 package briefs
 
@@ -29,6 +31,10 @@ type Data struct {
 	Pass int
 	// Commits are the lot's commits so far ("sha subject"), oldest first.
 	Commits []string
+	// AgentConfig are the files the lot's commits add or change that an
+	// agent CLI loads as configuration and can run as commands
+	// (state.Lot.AgentConfig: "path", or "<repo>: path" in a neighbour).
+	AgentConfig []string
 	// Findings are the open findings a fix pass addresses.
 	Findings []state.Finding
 	// Answers are the lead's answers to the lot's questions.

@@ -28,6 +28,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 	fmt.Fprintf(e.stdout, " (%s).\n\n", res.Status)
 	agents := planHasAgents(p, st)
 	lotTable(e.stdout, p, st, agents)
+	agentConfigLines(e.stdout, p, st)
 	if agents || p.Totals.Budget > 0 || p.Totals.BudgetUSD > 0 {
 		fmt.Fprintln(e.stdout)
 		budgetLine(e.stdout, st.Consumed, int64(p.Totals.Budget), int64(p.Totals.BudgetUSD))
@@ -108,6 +109,18 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 				}
 				fmt.Fprintln(e.stdout)
 			}
+		}
+	}
+}
+
+// agentConfigLines prints, under the lot table, one line per lot whose
+// commits add or change files an agent CLI loads as its configuration
+// (state.Lot.AgentConfig): "a changes what the agent CLI loads:
+// .mcp.json, web: .claude/settings.json".
+func agentConfigLines(w io.Writer, p *planner.Plan, st *state.State) {
+	for _, lp := range p.Lots {
+		if l := st.Lots[lp.ID]; l != nil && len(l.AgentConfig) > 0 {
+			fmt.Fprintf(w, "%s changes what the agent CLI loads: %s (check before you run it there)\n", lp.ID, strings.Join(l.AgentConfig, ", "))
 		}
 	}
 }

@@ -204,17 +204,24 @@ type Question struct {
 
 // Lot is the recorded progress of one lot.
 type Lot struct {
-	Status        LotStatus  `json:"status"`
-	Branch        string     `json:"branch,omitempty"`
-	Worktree      string     `json:"worktree,omitempty"`
-	BaseSHA       string     `json:"base_sha,omitempty"`
-	Steps         []Step     `json:"steps,omitempty"`
-	Findings      []Finding  `json:"findings,omitempty"`
-	Questions     []Question `json:"questions,omitempty"`
-	Warnings      []string   `json:"warnings,omitempty"`
-	IntegratedSHA string     `json:"integrated_sha,omitempty"`
-	PatchID       string     `json:"patch_id,omitempty"`
-	BlockedBy     string     `json:"blocked_by,omitempty"`
+	Status    LotStatus  `json:"status"`
+	Branch    string     `json:"branch,omitempty"`
+	Worktree  string     `json:"worktree,omitempty"`
+	BaseSHA   string     `json:"base_sha,omitempty"`
+	Steps     []Step     `json:"steps,omitempty"`
+	Findings  []Finding  `json:"findings,omitempty"`
+	Questions []Question `json:"questions,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+	// AgentConfig are the files the lot's commits add or change that an
+	// agent CLI loads as its configuration and can run as commands
+	// (agent.ConfigFiles: .mcp.json, .claude/settings.json, …), as
+	// paths in the repository ("web: .mcp.json" for a neighbour
+	// repository's), sorted; set by the executor after each step that
+	// made commits.
+	AgentConfig   []string `json:"agent_config,omitempty"`
+	IntegratedSHA string   `json:"integrated_sha,omitempty"`
+	PatchID       string   `json:"patch_id,omitempty"`
+	BlockedBy     string   `json:"blocked_by,omitempty"`
 	// Dropped is set when the lead dropped the lot (cadence drop): what it
 	// was doing. It is recorded before the drop is acknowledged, while a
 	// step of the lot may still run; the lot is handed back when that step

@@ -89,6 +89,8 @@ type Sandbox struct {
 // NotebookEdit, which run outside the sandbox) is allowed in the session's
 // worktrees only. A read-only session (s.ReadOnly) gets no file tool and
 // no git command that writes, whatever the agent allows (readonly.go).
+// Every session loads the user's settings and cadence's only, no MCP
+// server, and of the repository only its CLAUDE.md (projectconfig.go).
 func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	schema := SchemaFor(s.Step)
 	b, err := schemas.FS.ReadFile(schema)
@@ -110,6 +112,7 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 		// The CLI refuses a fallback equal to the main model.
 		args = append(args, "--fallback-model", s.FallbackModel)
 	}
+	args = append(args, isolationArgs(s.Dir)...)
 	if a.PermissionMode != "" {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
@@ -219,7 +222,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		return agent.Outcome{Status: state.StepFailed, Cause: err.Error()}
 	}
 	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
-		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1",
+		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1", claudeMDEnv,
 		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
 	var sandbox *Sandbox
 	if r.sandboxed(ctx, s, env) {

@@ -31,8 +31,9 @@ type settings struct {
 		AutoAllowBashIfSandboxed bool `json:"autoAllowBashIfSandboxed"`
 		// AllowUnsandboxedCommands false makes the CLI ignore the Bash
 		// tool's dangerouslyDisableSandbox parameter, and (in --settings)
-		// ignore the sandbox values of the project's .claude/settings.json
-		// (excludedCommands, allowWrite, …), which an agent could commit.
+		// ignore the sandbox values of the other settings sources
+		// (excludedCommands, allowWrite, …); the project's are not
+		// loaded at all (projectconfig.go).
 		AllowUnsandboxedCommands bool `json:"allowUnsandboxedCommands"`
 		Network                  struct {
 			AllowedDomains []string `json:"allowedDomains"`
