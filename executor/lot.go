@@ -300,6 +300,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
 		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.childEnv(repo)...),
 		Marks:  lr.r.stepMarks(lr.id),
+		Limits: stepLimits(lr.n.lot.Limits),
 		Stdout: f, Stderr: f,
 		Started: func(pid int) {
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
@@ -334,8 +335,13 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	case res.Stopped && ctx.Err() != nil:
 		return false, "", lr.endStep(i, state.StepInterrupted, "stopped by cadence", nil)
 	case res.Stopped:
-		msg := "timed out; last output:\n" + tail.String()
-		return false, msg, lr.endStep(i, state.StepTimedOut, "timed out", nil)
+		cause := timeoutCause(string(kind)+" step", timeout)
+		noteInLog(f, cause)
+		return false, cause + "; last output:\n" + tail.String(), lr.endStep(i, state.StepTimedOut, cause, nil)
+	case res.LimitHit != "":
+		cause := limitCause(string(kind)+" step", lr.n.lot.Limits, res.LimitHit)
+		noteInLog(f, cause)
+		return false, cause + "; last output:\n" + tail.String(), lr.endStep(i, state.StepFailed, cause, nil)
 	case res.ExitCode != 0 || res.Signal != 0:
 		how := fmt.Sprintf("exit %d", res.ExitCode)
 		if res.Signal != 0 {
