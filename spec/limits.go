@@ -22,8 +22,8 @@ const (
 	DefaultTestTimeout = 30 * time.Minute
 )
 
-// Limits bound each step of a lot (its run command, setup, test gates,
-// agent sessions), as the limits attribute of a lot, its repo and the
+// Limits bound each command step of a lot (its run command, setup, test
+// gates; not its agent sessions), as the limits attribute of a lot, its repo and the
 // defaults block write them, merged per limit (the lot's over the repo's
 // over the defaults block's). A zero field sets no limit.
 type Limits struct {
