@@ -162,7 +162,7 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 			lr.comingUp()
 		}
 		began, tree := time.Now(), lr.treeOf(ctx, rp)
-		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, 0, lr.dirs[rp], name)
+		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, rp.TestTimeout, lr.dirs[rp], name)
 		if err == nil && ctx.Err() == nil {
 			lr.r.queueOf(rp).noteGate(time.Since(began))
 			if green && tree != "" {

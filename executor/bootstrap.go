@@ -131,8 +131,15 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 		Path: "/bin/sh", Args: []string{"-c", b.Setup}, Dir: dir,
 		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.childEnv(label)...),
 		Marks:  lr.r.stepMarks(lr.id),
+		Limits: stepLimits(lr.n.lot.Limits),
 		Stdout: f, Stderr: f,
 	})
+	switch {
+	case rerr == nil && res.Stopped && ctx.Err() == nil:
+		noteInLog(f, timeoutCause("the setup command", lr.n.lot.Timeout))
+	case res.LimitHit != "":
+		noteInLog(f, limitCause("the setup command", lr.n.lot.Limits, res.LimitHit))
+	}
 	werr := f.Close()
 	logged := ""
 	if _, err := os.Stat(path); err == nil {
@@ -158,7 +165,9 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 	case res.Stopped && ctx.Err() != nil:
 		return state.StepInterrupted, what + ": stopped by cadence", logged
 	case res.Stopped:
-		return state.StepTimedOut, fmt.Sprintf("%s: the setup command timed out after %s%s%s", what, lr.n.lot.Timeout, cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
+		return state.StepTimedOut, fmt.Sprintf("%s: %s%s%s", what, timeoutCause("the setup command", lr.n.lot.Timeout), cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
+	case res.LimitHit != "":
+		return state.StepFailed, fmt.Sprintf("%s: %s%s%s", what, limitCause("the setup command", lr.n.lot.Limits, res.LimitHit), cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
 	case res.ExitCode != 0 || res.Signal != 0:
 		how := fmt.Sprintf("exit %d", res.ExitCode)
 		if res.Signal != 0 {

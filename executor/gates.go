@@ -106,7 +106,7 @@ func (r *runner) gateOn(ctx context.Context, rp *spec.Repo, prefix []*queued) ga
 		return gateRun{green: g.Green, msg: "red on this tree earlier in this run (lot " + g.Lot + "'s log)"}
 	}
 	began := time.Now()
-	green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, dir, "")
+	green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, rp.TestTimeout, dir, "")
 	if err == nil && ctx.Err() == nil {
 		r.queueOf(rp).noteGate(time.Since(began))
 	}

@@ -112,7 +112,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			return wait("rebase: " + err.Error())
 		}
 		if rp.Test != "" && (rebased || !lr.tested(ctx, rp)) {
-			green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, 0, lr.dirs[rp], lr.repoLabel(rp))
+			green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, rp.TestTimeout, lr.dirs[rp], lr.repoLabel(rp))
 			if o, ok := incidentOutcome(err); ok {
 				// The gate moved a guarded ref: the lot fails, nothing is
 				// integrated.

@@ -322,11 +322,19 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
 		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.childEnv(repo)...),
 		Marks:  lr.r.stepMarks(lr.id),
+		Limits: stepLimits(lr.n.lot.Limits),
 		Stdout: f, Stderr: f,
 		Started: func(pid int) {
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
 		},
 	})
+	// The log's last line says why cadence ended the step, if it did.
+	switch {
+	case rerr == nil && res.Stopped && ctx.Err() == nil:
+		noteInLog(f, timeoutCause(string(kind)+" step", timeout))
+	case res.LimitHit != "":
+		noteInLog(f, limitCause(string(kind)+" step", lr.n.lot.Limits, res.LimitHit))
+	}
 	werr := f.Close()
 	if pidErr != nil {
 		return false, "", pidErr
@@ -377,8 +385,11 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 	case res.Stopped && ctx.Err() != nil:
 		return false, "", endStep(state.StepInterrupted, "stopped by cadence", nil)
 	case res.Stopped:
-		msg := joinCause("timed out", cut) + "; last output:\n" + f.tail.String()
-		return false, msg, endStep(state.StepTimedOut, "timed out", nil)
+		cause := timeoutCause(string(kind)+" step", timeout)
+		return false, joinCause(cause, cut) + "; last output:\n" + f.tail.String(), endStep(state.StepTimedOut, cause, nil)
+	case res.LimitHit != "":
+		cause := limitCause(string(kind)+" step", lr.n.lot.Limits, res.LimitHit)
+		return false, joinCause(cause, cut) + "; last output:\n" + f.tail.String(), endStep(state.StepFailed, cause, nil)
 	case res.ExitCode != 0 || res.Signal != 0:
 		how := fmt.Sprintf("exit %d", res.ExitCode)
 		if res.Signal != 0 {

@@ -8,6 +8,7 @@ package planner
 import (
 	"time"
 
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -146,6 +147,11 @@ type LotPlan struct {
 	Estimate  time.Duration
 	// EstimateSet is false when Estimate is the built-in default.
 	EstimateSet bool
+	// Timeout and ReviewTimeout are the lot's effective step timeouts
+	// (spec.Lot: a command lot's run step has Timeout); 0 means none.
+	Timeout, ReviewTimeout time.Duration
+	// Limits are the lot's effective step limits.
+	Limits spec.Limits
 	// Remaining is the longest path of pending work starting at this lot.
 	Remaining time.Duration
 	// Spent are the counted tokens the lot has used so far.
@@ -170,7 +176,9 @@ type RepoPlan struct {
 	Test    string
 	// ProbableTest is the likely test command when Test is empty.
 	ProbableTest string
-	Parallel     int
+	// TestTimeout is the test gate's timeout; 0 means none.
+	TestTimeout time.Duration
+	Parallel    int
 	// Lots is the number of lots whose own repo this is.
 	Lots int
 	// Pushes says whether a push from the repository's pending lots is
@@ -222,6 +230,10 @@ type Totals struct {
 	// MaxSessions is the session cap; Sessions the most that can run at once
 	// (the cap less Holds, and no more than the lots allow).
 	MaxSessions, Sessions int
+	// LimitsEnforced says how each limit the pending lots set is enforced
+	// on this machine (LimitsMachine); nil for an offline plan or when no
+	// lot sets one.
+	LimitsEnforced []proc.Enforcement `json:"-"`
 	// Holds is the number of live holds on the machine (HoldsMachine), each
 	// one session slot fewer for the wave; 0 offline.
 	Holds int

@@ -89,6 +89,9 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 		b.holds = max(0, hm.LiveHolds())
 	}
 	b.totals()
+	if lm, ok := in.Machine.(LimitsMachine); ok {
+		b.plan.Totals.LimitsEnforced = lm.Limits(b.plan.limitsSet())
+	}
 	b.warnings()
 	b.pinned()
 	return b.plan, b.diags
@@ -160,7 +163,8 @@ func (b *builder) decideActions() {
 	for _, l := range b.selected {
 		// A plan is shown (and posted on pull requests): it holds
 		// spec.Redacted for a sensitive value, never the value.
-		lp := &LotPlan{ID: l.ID, Title: l.Sensitive.Show("title", l.Title), Kind: l.Kind}
+		lp := &LotPlan{ID: l.ID, Title: l.Sensitive.Show("title", l.Title), Kind: l.Kind,
+			Timeout: l.Timeout, ReviewTimeout: l.ReviewTimeout, Limits: l.Limits}
 		b.actions[l] = lp
 		sl := b.st.Lots[l.ID]
 		if sl != nil {

@@ -36,7 +36,7 @@ func (b *builder) preflight(m Machine) {
 	}
 	for _, r := range b.cfg.Repos {
 		rp := RepoPlan{Name: r.Name, Path: r.Sensitive.Show("path", r.Path), Base: r.Sensitive.Show("base", r.Base),
-			Test: r.Sensitive.Show("test", r.Test), Parallel: r.Parallel, Lots: lots[r]}
+			Test: r.Sensitive.Show("test", r.Test), TestTimeout: r.TestTimeout, Parallel: r.Parallel, Lots: lots[r]}
 		if m != nil && used[r] {
 			f := m.Repo(r)
 			b.checkRepo(r, f)

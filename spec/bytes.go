@@ -10,11 +10,11 @@ import (
 type Bytes int64
 
 // byteUnits are the suffixes ParseBytes reads, longest first: binary
-// (KiB, MiB, GiB) and decimal (KB, MB, GB) as written by IEC 80000-13.
+// (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) as written by IEC 80000-13.
 var byteUnits = []struct {
 	suffix string
 	mult   int64
-}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
 
 // ParseBytes reads a size: a whole number of bytes ("1048576"), or a
 // number with a unit ("16MiB", "512KiB", "1.5GiB", "4MB", "100B"; a space
@@ -53,6 +53,8 @@ func ParseBytes(s string) (Bytes, error) {
 // ("16MiB", "1536KiB", "100B").
 func (b Bytes) String() string {
 	switch {
+	case b >= 1<<40 && b%(1<<40) == 0:
+		return strconv.FormatInt(int64(b>>40), 10) + "TiB"
 	case b >= 1<<30 && b%(1<<30) == 0:
 		return strconv.FormatInt(int64(b>>30), 10) + "GiB"
 	case b >= 1<<20 && b%(1<<20) == 0:

@@ -192,6 +192,11 @@ type Repo struct {
 	NoMergeQueue bool
 	// Env is the repo's own env and path_prepend (Lot.Env merges them).
 	Env Env
+	// TestTimeout is the test gate's timeout (DefaultTestTimeout unless
+	// written); 0 means none (test_timeout = "0").
+	TestTimeout time.Duration
+	// Limits are the repo's own limits (Lot.Limits merges them).
+	Limits Limits
 	// Bootstrap is what each new worktree of the repository gets (its
 	// submodules, copy and setup attributes): a neighbour's worktree gets
 	// this; a lot's own worktree gets Lot.Bootstrap.
@@ -257,10 +262,14 @@ type Lot struct {
 	FallbackModel string
 	// FixPasses is the most fix passes after a non-conform review.
 	FixPasses int
-	// Timeout is the write step timeout.
+	// Timeout is the write step timeout (agent lots), or the run step's
+	// and the worktree setup's (command lots); 0 means none.
 	Timeout time.Duration
-	// ReviewTimeout is the read-only step timeout.
+	// ReviewTimeout is the read-only step timeout; 0 means none.
 	ReviewTimeout time.Duration
+	// Limits bound each step of the lot: its own limits over its repo's
+	// over the defaults block's, per limit.
+	Limits Limits
 	// Budget is the lot's ceiling in counted tokens; 0 means none.
 	Budget Tokens
 	// Estimate is the expected duration, for critical-path ordering.

@@ -43,7 +43,7 @@ var lotSettings = []hcl.AttributeSchema{
 	{Name: "agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fallback_model"}, {Name: "fix_passes"},
 	{Name: "timeout"}, {Name: "review_timeout"}, {Name: "estimate"}, {Name: "budget"},
 	{Name: "precheck"}, {Name: "small"}, {Name: "on_conflict"},
-	{Name: "env"}, {Name: "path_prepend"},
+	{Name: "env"}, {Name: "path_prepend"}, {Name: "limits"},
 }
 
 var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
@@ -55,7 +55,7 @@ var lotSchema = &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{
 
 var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
-	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"}, {Name: "log_limit"},
+	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"}, {Name: "log_limit"}, {Name: "test_timeout"}, {Name: "limits"},
 }, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
@@ -75,9 +75,12 @@ type decoder struct {
 	// block and of each lot, merged by mergeEnvs once repos are resolved.
 	defaultsEnv Env
 	lotEnv      map[*Lot]Env
-	lotAttrs    map[*Lot]hcl.Attributes
-	lotAgent    map[*Lot]*hcl.Attribute
-	lotBudget   map[*Lot]hcl.Range
+	// defaultsLimits are the defaults block's limits, merged by
+	// mergeLimits under each lot's and its repo's.
+	defaultsLimits Limits
+	lotAttrs       map[*Lot]hcl.Attributes
+	lotAgent       map[*Lot]*hcl.Attribute
+	lotBudget      map[*Lot]hcl.Range
 	// lotBoot are each lot's own submodules, copy and setup, merged over
 	// its repository's by mergeBootstraps.
 	lotBoot map[*Lot]lotBootstrap
@@ -117,6 +120,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		d.defaults = d.decodeSettings(c.Attributes)
 		var names Fields
 		d.defaultsEnv = d.decodeEnv(c.Attributes, "the defaults block", &names)
+		d.defaultsLimits, _ = d.limits(c.Attributes["limits"])
 		d.defaultsSensitive = d.fields(c.Attributes, nil).with(names)
 	}
 	d.agentKinds = opts.AgentKinds
@@ -147,6 +151,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	}
 	d.resolve()
 	d.mergeEnvs()
+	d.mergeLimits()
 	d.mergeBootstraps()
 	d.mergeLogLimits()
 }
@@ -232,7 +237,7 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 		return
 	}
 	d.repoCase.check(d, "repo name", name, b.LabelRanges[0])
-	r := &Repo{Name: name, Base: DefaultBase, Parallel: 1, DeclRange: b.DefRange}
+	r := &Repo{Name: name, Base: DefaultBase, Parallel: 1, TestTimeout: DefaultTestTimeout, DeclRange: b.DefRange}
 	d.cfg.Repos = append(d.cfg.Repos, r)
 	d.cfg.reposByName[name] = r
 	c, diags := b.Body.Content(repoSchema)
@@ -251,6 +256,10 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 		r.Test = commandLineEnds(s)
 		d.warnLongCommand(c.Attributes["test"], fmt.Sprintf("Repo %q's test", name), r.Test)
 	}
+	if t, ok := d.timeout(c.Attributes["test_timeout"]); ok {
+		r.TestTimeout = t
+	}
+	r.Limits, _ = d.limits(c.Attributes["limits"])
 	if n, ok := d.whole(c.Attributes["parallel"], 1); ok {
 		r.Parallel = n
 	}
@@ -321,6 +330,7 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	}
 	d.applySettings(l, d.decodeSettings(c.Attributes))
 	d.lotLogLimit[l] = ptr(d.size(c.Attributes["log_limit"], MinLogLimit))
+	l.Limits, _ = d.limits(c.Attributes["limits"])
 	var inherited Fields
 	if l.Kind == AgentLot {
 		inherited = d.defaultsSensitive
@@ -359,8 +369,8 @@ func (d *decoder) decodeSettings(attrs hcl.Attributes) settings {
 	s.reviewModel = ptr(d.str(attrs["review_model"]))
 	s.fallback = ptr(d.fallbackModel(attrs["fallback_model"]))
 	s.fixPasses = ptr(d.whole(attrs["fix_passes"], 0))
-	s.timeout = ptr(d.duration(attrs["timeout"]))
-	s.reviewTimeout = ptr(d.duration(attrs["review_timeout"]))
+	s.timeout = ptr(d.timeout(attrs["timeout"]))
+	s.reviewTimeout = ptr(d.timeout(attrs["review_timeout"]))
 	s.estimate = ptr(d.duration(attrs["estimate"]))
 	s.budget = ptr(d.tokens(attrs["budget"]))
 	if s.budget != nil {
@@ -425,8 +435,8 @@ func (d *decoder) applySettings(l *Lot, own settings) {
 	s := own.over(d.defaults)
 	if l.Kind == CommandLot {
 		// Of the settings, only timeout and estimate mean something for a
-		// command lot; it has no built-in timeout.
-		l.Estimate = DefaultCommandEstimate
+		// command lot.
+		l.Timeout, l.Estimate = DefaultCommandTimeout, DefaultCommandEstimate
 		set(&l.Timeout, s.timeout)
 		set(&l.Estimate, s.estimate)
 		l.EstimateSet = s.estimate != nil

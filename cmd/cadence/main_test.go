@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,19 @@ func TestScripts(t *testing.T) {
 			k, v, _ := strings.Cut(noRaceExitSleep, "=")
 			env.Setenv(k, v)
 			return nil
+		},
+		// [limits:NAME]: this machine enforces the step limit NAME
+		// (proc.Enforced), e.g. limits:memory.
+		Condition: func(cond string) (bool, error) {
+			name, ok := strings.CutPrefix(cond, "limits:")
+			if !ok {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			l := map[string]proc.Limits{"memory": {Memory: 1 << 30}, "processes": {Processes: 100}}[name]
+			for _, e := range proc.Enforced(l) {
+				return e.Mechanism != proc.MechanismNone, nil
+			}
+			return false, fmt.Errorf("unknown limit %q", name)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// expect-exit N PROGRAM ARGS...: runs the program and checks its

@@ -60,6 +60,15 @@ func (m machine) LiveHolds() int {
 	return n
 }
 
+// Limits implements planner.LimitsMachine: how this machine enforces the
+// step limits l sets (proc.Enforced).
+func (m machine) Limits(l proc.Limits) []proc.Enforcement {
+	if l.IsZero() {
+		return nil
+	}
+	return proc.Enforced(l)
+}
+
 // waitingFor returns the note said once on stderr when apply waits for a
 // held lock (what: "the wave lock", "repo app's lock"), naming its holder.
 func (e *env) waitingFor(what string) func(*flock.HeldError) {

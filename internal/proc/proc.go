@@ -72,6 +72,10 @@ type Cmd struct {
 	// not outlive the step. A process that also dropped the marks and left
 	// the group is out of reach (README "Signals").
 	Marks []string
+	// Limits bound the step's tree (see Limits): applied by the
+	// supervisor, so a Direct step, or one run where there is no
+	// supervisor, runs without them.
+	Limits Limits
 	// Direct runs the process without the supervisor: for short calls
 	// whose kill halfway would do more harm than their running on for a
 	// moment after cadence died (git: a killed git leaves index.lock).
@@ -89,6 +93,10 @@ type Result struct {
 	Stopped bool
 	// Duration is the wall time from start to end.
 	Duration time.Duration
+	// LimitHit names the limit of Cmd.Limits the step reached, if the
+	// supervisor saw one: its tree was then ended (memory, processes), or
+	// the kernel's signal ended the process (cpu_time, file_size).
+	LimitHit Limit
 }
 
 // Run starts c and waits for it. When ctx ends first, the step gets

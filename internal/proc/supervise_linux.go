@@ -68,14 +68,15 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 			fmt.Fprintf(status, format+"\n", a...)
 		}
 	}
-	if len(args) < 4 {
+	if len(args) < 5 {
 		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": missing arguments (it is cadence's own)")
 		return 2
 	}
 	ppid, err1 := strconv.Atoi(args[0])
 	grace, err2 := time.ParseDuration(args[1])
 	nhold, err3 := strconv.Atoi(args[2])
-	if err1 != nil || err2 != nil || err3 != nil || nhold < 0 {
+	limits, err4 := decodeLimits(args[3])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || nhold < 0 {
 		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": bad arguments (it is cadence's own)")
 		return 2
 	}
@@ -97,19 +98,47 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 		report("error cadence is gone")
 		return 1
 	}
-	path, argv := args[3], args[3:]
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env: env, Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setpgid: true},
-	})
+	path, argv := args[4], args[4:]
+	cg, warnings := makeStepCgroup(limits)
+	for _, w := range warnings {
+		report("warn %s", w)
+	}
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if cg != nil && cg.v2fd >= 0 {
+		sys.UseCgroupFD, sys.CgroupFD = true, cg.v2fd
+	}
+	if err := cg.enter(); err != nil {
+		cg.leave()
+		cg.remove()
+		report("error cannot apply the step's limits: %v", err)
+		return 1
+	}
+	if err := setRlimits(limits); err != nil {
+		cg.leave()
+		cg.remove()
+		report("error cannot apply the step's limits: %v", err)
+		return 1
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
+	cg.leave()
 	if err != nil {
+		cg.remove()
 		report("error %s", (&os.PathError{Op: "fork/exec", Path: path, Err: err}).Error())
 		return 1
 	}
 	report("pid %d", pid)
-	ws := superviseTree(pid, grace, sigs)
+	ws := superviseTree(pid, grace, sigs, cg)
 	code, sig := ws.ExitStatus(), 0
 	if ws.Signaled() {
 		code, sig = -1, int(ws.Signal())
+	}
+	hit := cg.hit()
+	if hit == "" {
+		hit = rlimitHit(limits, ws)
+	}
+	cg.remove()
+	if hit != "" {
+		report("limit %s", hit)
 	}
 	report("exit %d %d", code, sig)
 	// Nothing is left to flush or undo: exit at once. (os.Exit would run
@@ -118,16 +147,28 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 	return 0
 }
 
+// limitPoll is how often a supervisor whose step has a cgroup looks for a
+// limit the tree reached (stepCgroup.hit).
+const limitPoll = 100 * time.Millisecond
+
 // superviseTree waits for the step pid and the rest of its tree, acting
 // on sigs as Supervise says, and returns the step's wait status once no
-// child is left.
-func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal) syscall.WaitStatus {
+// child is left. A tree that reaches a limit of its cgroup cg (nil for
+// none) is killed at once: a fork refused or a process killed for memory
+// leaves a tree that would otherwise run on crippled.
+func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cg *stepCgroup) syscall.WaitStatus {
 	var (
 		ws                syscall.WaitStatus
 		stepDone, killing bool
 		graceC            <-chan time.Time
 		tick              *time.Ticker
+		pollC             <-chan time.Time
 	)
+	if cg != nil && (cg.memDir != "" || cg.pidsDir != "") {
+		poll := time.NewTicker(limitPoll)
+		defer poll.Stop()
+		pollC = poll.C
+	}
 	for {
 		children := true
 		for {
@@ -180,6 +221,10 @@ func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal) syscall.
 		case <-graceC:
 			killing = true
 		case <-tickC:
+		case <-pollC:
+			if !killing && cg.hit() != "" {
+				killing = true
+			}
 		}
 	}
 }

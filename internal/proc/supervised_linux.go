@@ -72,7 +72,7 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 	defer sr.Close()
 	cmd := exec.Command(s.exe)
 	cmd.Args = append([]string{s.argv0, SupervisorCommand, strconv.Itoa(os.Getpid()), grace.String(),
-		strconv.Itoa(len(c.Hold)), look.Path}, c.Args...)
+		strconv.Itoa(len(c.Hold)), c.Limits.encode(), look.Path}, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
 	if cmd.Env == nil {
@@ -109,8 +109,13 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 	go func() { waited <- cmd.Wait() }()
 	supPid := cmd.Process.Pid
 
-	// The first line is the step's pid, or why it could not start.
+	// The first line is the step's pid, or why it could not start, after
+	// what the supervisor warns of (limits it could not enforce).
 	first, ok := <-lines
+	for ok && strings.HasPrefix(first, "warn ") {
+		log.Warn("step limits", "argv", argv(c), "warning", strings.TrimPrefix(first, "warn "))
+		first, ok = <-lines
+	}
 	pid := 0
 	if p, found := strings.CutPrefix(first, "pid "); found {
 		pid, _ = strconv.Atoi(p)
@@ -147,7 +152,9 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 	res := Result{ExitCode: -1, Stopped: stopped, Duration: time.Since(start)}
 	reported := false
 	for l := range lines {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "exit" {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "limit" {
+			res.LimitHit = Limit(f[1])
+		} else if len(f) == 3 && f[0] == "exit" {
 			code, _ := strconv.Atoi(f[1])
 			sig, _ := strconv.Atoi(f[2])
 			res.ExitCode, res.Signal, reported = code, syscall.Signal(sig), true

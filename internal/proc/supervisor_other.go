@@ -25,3 +25,13 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
 	return Result{ExitCode: -1}, errors.New("proc: no supervisor on this system")
 }
+
+// Enforced says no limit is enforced off Linux: steps run without the
+// supervisor that applies them.
+func Enforced(l Limits) []Enforcement {
+	var out []Enforcement
+	for _, k := range l.Set() {
+		out = append(out, Enforcement{Limit: k, Why: "step limits need Linux"})
+	}
+	return out
+}

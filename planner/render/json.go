@@ -72,8 +72,12 @@ type jsonLot struct {
 	EstimateSeconds  int64       `json:"estimate_seconds"`
 	EstimateSet      bool        `json:"estimate_set"`
 	RemainingSeconds int64       `json:"remaining_seconds"`
-	Env              []string    `json:"env"`
-	PathPrepend      []string    `json:"path_prepend"`
+	// TimeoutSeconds and ReviewTimeoutSeconds are planner.LotPlan's
+	// Timeout and ReviewTimeout; 0 for none.
+	TimeoutSeconds       int64    `json:"timeout_seconds"`
+	ReviewTimeoutSeconds int64    `json:"review_timeout_seconds"`
+	Env                  []string `json:"env"`
+	PathPrepend          []string `json:"path_prepend"`
 	// Bootstrap is planner.LotPlan.Bootstrap; absent when the lot's
 	// worktrees get nothing.
 	Bootstrap []jsonBootstrap `json:"bootstrap,omitempty"`
@@ -105,9 +109,11 @@ type jsonRepo struct {
 	Test         string `json:"test"`
 	ProbableTest string `json:"probable_test"`
 	Parallel     int    `json:"parallel"`
-	Lots         int    `json:"lots"`
-	Pushes       string `json:"pushes"`
-	PushesReason string `json:"pushes_reason"`
+	// TestTimeoutSeconds is planner.RepoPlan.TestTimeout; 0 for none.
+	TestTimeoutSeconds int64  `json:"test_timeout_seconds"`
+	Lots               int    `json:"lots"`
+	Pushes             string `json:"pushes"`
+	PushesReason       string `json:"pushes_reason"`
 	// Toolchain, ToolchainPath and ToolchainErr: RepoPlan's;
 	// ToolchainEnv the names of RepoPlan.ToolchainEnv, sorted (never the
 	// values).
@@ -223,6 +229,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 			DependsOn: list(lp.DependsOn), Steps: make([]jsonStep, len(lp.Steps)),
 			BudgetTokens: int64(lp.Budget), SpentTokens: lp.Spent,
 			EstimateSeconds: seconds(lp.Estimate), EstimateSet: lp.EstimateSet,
+			TimeoutSeconds: seconds(lp.Timeout), ReviewTimeoutSeconds: seconds(lp.ReviewTimeout),
 			RemainingSeconds: seconds(lp.Remaining),
 			Env:              list(lp.Env), PathPrepend: list(lp.PathPrepend),
 		}
@@ -239,7 +246,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 	}
 	for i, r := range p.Repos {
 		out.Repos[i] = jsonRepo{Name: r.Name, Path: repoPath(p, r.Path), Base: r.Base, BaseSHA: r.BaseSHA,
-			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots,
+			Test: r.Test, ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots, TestTimeoutSeconds: seconds(r.TestTimeout),
 			Pushes: string(r.Pushes), PushesReason: r.PushesReason,
 			Toolchain: r.Toolchain, ToolchainPath: list(r.ToolchainPath),
 			ToolchainEnv: list(envNames(r.ToolchainEnv)), ToolchainErr: r.ToolchainErr}

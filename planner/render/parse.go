@@ -50,6 +50,7 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 			BlockedBy: nilIfEmpty(l.BlockedBy), Repo: l.Repo, Also: nilIfEmpty(l.Also), DependsOn: nilIfEmpty(l.DependsOn),
 			Steps: make([]planner.Step, len(l.Steps)), Budget: spec.Tokens(l.BudgetTokens), Spent: l.SpentTokens,
 			Estimate: secs(l.EstimateSeconds), EstimateSet: l.EstimateSet, Remaining: secs(l.RemainingSeconds),
+			Timeout: secs(l.TimeoutSeconds), ReviewTimeout: secs(l.ReviewTimeoutSeconds),
 			Env: nilIfEmpty(l.Env), PathPrepend: nilIfEmpty(l.PathPrepend),
 		}
 		if l.ResumeAt != nil {
@@ -65,7 +66,7 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 	}
 	for i, r := range j.Repos {
 		p.Repos[i] = planner.RepoPlan{Name: r.Name, Path: r.Path, Base: r.Base, BaseSHA: r.BaseSHA, Test: r.Test,
-			ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots,
+			ProbableTest: r.ProbableTest, Parallel: r.Parallel, Lots: r.Lots, TestTimeout: secs(r.TestTimeoutSeconds),
 			Pushes: planner.Pushes(r.Pushes), PushesReason: r.PushesReason,
 			Toolchain: r.Toolchain, ToolchainPath: nilIfEmpty(r.ToolchainPath), ToolchainErr: r.ToolchainErr}
 		if len(r.ToolchainEnv) > 0 {

@@ -290,6 +290,12 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	if env := envSummary(p); env != "" {
 		out = append(out, totalsLine{"Env", env})
 	}
+	if t := timeoutsSummary(p); t != "" {
+		out = append(out, totalsLine{"Timeouts", t})
+	}
+	if l := limitsSummary(p); l != "" {
+		out = append(out, totalsLine{"Limits", l})
+	}
 	if setup := setupSummary(p); setup != "" {
 		out = append(out, totalsLine{"Setup", setup})
 	}

@@ -93,7 +93,7 @@ func TestDurationPattern(t *testing.T) {
 	}
 	looser := []any{"0.1ns", "9999999999h"}
 	agree(t, `{`+head+`, "lot": {"a": {"run": "true", "estimate": %s}}}`, valid, invalid, looser)
-	agree(t, `{"wave": {"w": {}}, "defaults": {"timeout": %s, "review_timeout": "25m"}}`, []any{"45m", "2d"}, []any{"45", "0s"}, nil)
+	agree(t, `{"wave": {"w": {}}, "defaults": {"timeout": %s, "review_timeout": "25m"}}`, []any{"45m", "2d", "0", "0s", "0m0s"}, []any{"45", "-5m", "0d"}, nil)
 }
 
 // TestUSDPattern checks the schema's dollar amount against spec.ParseUSD.
