@@ -51,6 +51,10 @@ type Ended struct {
 	// RateLimitReset is the reset time of the stream's rejected
 	// rate_limit_event, if any (quota.go).
 	RateLimitReset *time.Time
+	// Resumed says the CLI ran with --resume: its result's modelUsage
+	// then covers the whole session, earlier invocations included
+	// (measured, 2.1.328), so only its usage counts for this one.
+	Resumed bool
 }
 
 // Classify turns a finished session into an outcome. The exit code alone
@@ -63,6 +67,9 @@ func Classify(e Ended) agent.Outcome {
 	var o agent.Outcome
 	if parsed {
 		o.Usage = r.usage()
+		if e.Resumed {
+			o.Usage = r.Usage.usage()
+		}
 		o.CostMicros = int64(r.TotalCostUSD*1e6 + 0.5)
 	}
 	switch {

@@ -289,7 +289,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	fired, extended := timeout()
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
 		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock(),
-		RateLimitReset: watch.rateLimitReset()})
+		RateLimitReset: watch.rateLimitReset(), Resumed: resume})
 	out.PushAttempts = watch.pushAttempts()
 	out.Denials = watch.deniedCalls()
 	if out.Status == state.StepQuota && out.ResetAt == nil {
