@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -71,6 +74,16 @@ func runClean(e *env, args []string) int {
 			say(it, fmt.Sprintf("remove  %s %s %s", it.Repo, it.Kind, it.Path))
 		} else {
 			say(it, fmt.Sprintf("removed %s %s %s", it.Repo, it.Kind, it.Path))
+		}
+	}
+	for _, it := range tidyCgroups(st, *dry) {
+		switch it.Action {
+		case cleanKeep:
+			say(it, fmt.Sprintf("keep    %s %s: %s", it.Kind, it.Path, it.Reason))
+		case cleanRemove:
+			say(it, fmt.Sprintf("remove  %s %s", it.Kind, it.Path))
+		default:
+			say(it, fmt.Sprintf("removed %s %s", it.Kind, it.Path))
 		}
 	}
 	for _, repo := range w.cfg.Repos {
@@ -144,9 +157,10 @@ const (
 // cleanItem is one leftover (gitint.Leftover) and what clean did with it.
 type cleanItem struct {
 	Repo string `json:"repo"`
-	// Kind is "worktree", "guard", "hook", "branch", "backup" or
+	// Kind is "worktree", "guard", "hook", "branch", "backup",
 	// "placeholder" (a file or empty folder a killed agent session left,
-	// agent.Tidier).
+	// agent.Tidier) or "cgroup" (a step cgroup a killed supervisor left,
+	// proc.TidyStepCgroups; Repo is "").
 	Kind string `json:"kind"`
 	// Path is the worktree folder, branch or ref name, or file.
 	Path string `json:"path"`
@@ -193,4 +207,32 @@ func waveWorktrees(lay layout.Wave, st *state.State, repos []*spec.Repo) func(st
 		}
 	}
 	return func(p string) bool { return recorded[filepath.Clean(p)] || lay.HoldsWorktree(p) }
+}
+
+// tidyCgroups removes (unless dry) the step cgroups that supervisors
+// killed with SIGKILL left on this machine (proc.TidyStepCgroups): the
+// empty ones, and those whose processes all carry the wave's mark (its
+// state's lineage; st may be nil), after ending them. The others are kept
+// with why.
+func tidyCgroups(st *state.State, dry bool) []cleanItem {
+	var items []cleanItem
+	if dry {
+		for _, d := range proc.LeftStepCgroups() {
+			items = append(items, cleanItem{Kind: "cgroup", Path: d, Action: cleanRemove})
+		}
+		return items
+	}
+	var marks []string
+	if st != nil && st.Lineage != "" {
+		marks = []string{agent.WaveMark + "=" + st.Lineage}
+	}
+	removed, kept := proc.TidyStepCgroups(marks)
+	for _, d := range removed {
+		items = append(items, cleanItem{Kind: "cgroup", Path: d, Action: cleanRemoved})
+	}
+	for _, k := range kept {
+		path, why, _ := strings.Cut(k, ": ")
+		items = append(items, cleanItem{Kind: "cgroup", Path: path, Action: cleanKeep, Reason: why})
+	}
+	return items
 }
