@@ -59,10 +59,16 @@ func TestSessionWriteErrorStopsTheWave(t *testing.T) {
 	if len(h.agent.spans) != 1 {
 		t.Errorf("%d sessions ran, want the one whose files failed (never retried)", len(h.agent.spans))
 	}
+	if st := h.state(); st.Stopped != res.Machine {
+		t.Errorf("the state's stopped is %q, want the machine error %q", st.Stopped, res.Machine)
+	}
 	full = false
 	res, err = h.run(context.Background(), planner.Options{})
 	if err != nil || res.Status != state.WaveDone || res.Machine != "" {
 		t.Fatalf("the next run: %+v, %v; want done", res, err)
+	}
+	if st := h.state(); st.Stopped != "" {
+		t.Errorf("the state's stopped is %q after an apply that ended done", st.Stopped)
 	}
 }
 
@@ -148,3 +154,4 @@ func TestAckWriteErrorStopsTheWave(t *testing.T) {
 		t.Errorf("lot b after the drop: %+v, want handed back", b)
 	}
 }
+
