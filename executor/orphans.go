@@ -104,7 +104,7 @@ func (r *runner) liveStep(id string) string {
 // processes all carry marks (this wave's), after ending them. One that
 // holds another's processes is named and kept.
 func (r *runner) tidyCgroups(marks []string) {
-	removed, kept := proc.TidyStepCgroups(marks)
+	removed, kept := proc.TidyStepCgroups(marks, false)
 	if len(removed) > 0 {
 		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("removed %d step cgroups that killed supervisors left", len(removed))})
 	}

@@ -154,4 +154,3 @@ func TestAckWriteErrorStopsTheWave(t *testing.T) {
 		t.Errorf("lot b after the drop: %+v, want handed back", b)
 	}
 }
-

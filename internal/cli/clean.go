@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
@@ -20,7 +19,7 @@ import (
 )
 
 func runClean(e *env, args []string) int {
-	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, and a leftover\npush guard. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
+	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, a leftover\npush guard, and the step cgroups killed supervisors left. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
 	dry := fs.Bool("dry-run", true, "only show what would be removed")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
@@ -77,12 +76,9 @@ func runClean(e *env, args []string) int {
 		}
 	}
 	for _, it := range tidyCgroups(st, *dry) {
-		switch it.Action {
-		case cleanKeep:
-			say(it, fmt.Sprintf("keep    %s %s: %s", it.Kind, it.Path, it.Reason))
-		case cleanRemove:
+		if *dry {
 			say(it, fmt.Sprintf("remove  %s %s", it.Kind, it.Path))
-		default:
+		} else {
 			say(it, fmt.Sprintf("removed %s %s", it.Kind, it.Path))
 		}
 	}
@@ -212,27 +208,21 @@ func waveWorktrees(lay layout.Wave, st *state.State, repos []*spec.Repo) func(st
 // tidyCgroups removes (unless dry) the step cgroups that supervisors
 // killed with SIGKILL left on this machine (proc.TidyStepCgroups): the
 // empty ones, and those whose processes all carry the wave's mark (its
-// state's lineage; st may be nil), after ending them. The others are kept
-// with why.
+// state's lineage; st may be nil), after ending them. Those holding
+// another's processes are not the wave's: left alone, unlisted.
 func tidyCgroups(st *state.State, dry bool) []cleanItem {
-	var items []cleanItem
-	if dry {
-		for _, d := range proc.LeftStepCgroups() {
-			items = append(items, cleanItem{Kind: "cgroup", Path: d, Action: cleanRemove})
-		}
-		return items
-	}
 	var marks []string
 	if st != nil && st.Lineage != "" {
 		marks = []string{agent.WaveMark + "=" + st.Lineage}
 	}
-	removed, kept := proc.TidyStepCgroups(marks)
-	for _, d := range removed {
-		items = append(items, cleanItem{Kind: "cgroup", Path: d, Action: cleanRemoved})
+	removed, _ := proc.TidyStepCgroups(marks, dry)
+	action := cleanRemoved
+	if dry {
+		action = cleanRemove
 	}
-	for _, k := range kept {
-		path, why, _ := strings.Cut(k, ": ")
-		items = append(items, cleanItem{Kind: "cgroup", Path: path, Action: cleanKeep, Reason: why})
+	var items []cleanItem
+	for _, d := range removed {
+		items = append(items, cleanItem{Kind: "cgroup", Path: d, Action: action})
 	}
 	return items
 }

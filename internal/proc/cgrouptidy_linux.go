@@ -28,11 +28,16 @@ const stepCgroupPrefix = "cadence-step-"
 // every one of them carries every entry of marks (the wave's, "KEY=value",
 // as Marked reads them): they get SIGKILL, and it waits for them (at most
 // 10 s). One with an unmarked process, or any with no marks given, is
-// kept and named in kept with why. removed are the folders removed.
-func TidyStepCgroups(marks []string) (removed, kept []string) {
+// kept and named in kept with why. removed are the folders removed; with
+// dry, those it would remove, and nothing is killed or removed.
+func TidyStepCgroups(marks []string, dry bool) (removed, kept []string) {
 	for _, dir := range LeftStepCgroups() {
-		if why := emptyCgroup(dir, marks); why != "" {
+		if why := emptyCgroup(dir, marks, dry); why != "" {
 			kept = append(kept, dir+": "+why)
+			continue
+		}
+		if dry {
+			removed = append(removed, dir)
 			continue
 		}
 		if err := rmdirBusy(dir); err != nil {
@@ -84,8 +89,9 @@ func isSupervisor(pid int) bool {
 }
 
 // emptyCgroup ends the processes of the cgroup dir when they all carry
-// marks, and says why it cannot ("" once it is empty).
-func emptyCgroup(dir string, marks []string) string {
+// marks (unless dry), and says why it cannot ("" once it is empty, or
+// with dry, when it could be emptied).
+func emptyCgroup(dir string, marks []string, dry bool) string {
 	procs := cgroupProcs(dir)
 	if len(procs) == 0 {
 		return ""
@@ -97,6 +103,9 @@ func emptyCgroup(dir string, marks []string) string {
 		if !hasEnv(pid, marks) {
 			return fmt.Sprintf("it holds processes %v, not all of them marked %v", procs, marks)
 		}
+	}
+	if dry {
+		return ""
 	}
 	deadline := time.Now().Add(endDeadline)
 	for len(procs) > 0 {

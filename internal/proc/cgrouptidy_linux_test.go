@@ -63,7 +63,7 @@ func TestTidyStepCgroupsAfterSupervisorKilled(t *testing.T) {
 	if _, err := os.Stat(cg); err != nil {
 		t.Fatalf("the killed supervisor left no cgroup (%v): nothing to test", err)
 	}
-	removed, kept := TidyStepCgroups([]string{mark})
+	removed, kept := TidyStepCgroups([]string{mark}, false)
 	if !slices.Contains(removed, cg) {
 		t.Fatalf("removed %v, kept %v; want %s removed", removed, kept, cg)
 	}
@@ -111,7 +111,7 @@ func TestTidyStepCgroupsKeepsUnmarked(t *testing.T) {
 	empty, _ := left(pid, nil)
 	marked, _ := left(pid+"1", []string{"PATH=/usr/bin:/bin", mark})
 	unmarked, other := left(pid+"2", []string{"PATH=/usr/bin:/bin"})
-	removed, kept := TidyStepCgroups([]string{mark})
+	removed, kept := TidyStepCgroups([]string{mark}, false)
 	slices.Sort(removed)
 	if want := []string{empty, marked}; !slices.Equal(removed, want) {
 		t.Errorf("removed %v, want %v", removed, want)

@@ -4,7 +4,7 @@ package proc
 
 // TidyStepCgroups removes the step cgroups supervisors left; off Linux
 // there are none.
-func TidyStepCgroups(marks []string) (removed, kept []string) { return nil, nil }
+func TidyStepCgroups(marks []string, dry bool) (removed, kept []string) { return nil, nil }
 
 // LeftStepCgroups lists the step cgroups supervisors left; off Linux
 // there are none.
