@@ -40,12 +40,15 @@ func (r *runner) stepMarks(lot string) []string {
 // step supervisor there are none once the supervisors have seen their
 // cadence die (a few milliseconds); without it (other systems, a
 // supervisor killed with cadence) this is what ends them. A process that
-// cannot be ended keeps its lot from running (liveStep).
+// cannot be ended keeps its lot from running (liveStep). Then the step
+// cgroups killed supervisors left go (tidyCgroups).
 func (r *runner) endLeftovers() {
 	id := r.waveID()
 	if id == "" {
+		r.tidyCgroups(nil)
 		return
 	}
+	defer r.tidyCgroups([]string{agent.WaveMark + "=" + id})
 	n, err := proc.EndMarked([]string{agent.WaveMark + "=" + id}, proc.DefaultGrace)
 	// One look at /proc for the wave's mark, so that liveStep looks for a
 	// lot's (a look at every process) only when some are left: a wave of
@@ -94,4 +97,18 @@ func (r *runner) liveStep(id string) string {
 	}
 	r.emit(Event{Kind: EvOutput, Lot: id, Message: fmt.Sprintf("ended the %s step's process %d left running by an earlier apply", s.Kind, s.PID)})
 	return ""
+}
+
+// tidyCgroups removes the step cgroups that supervisors killed with
+// SIGKILL left (proc.TidyStepCgroups): the empty ones, and those whose
+// processes all carry marks (this wave's), after ending them. One that
+// holds another's processes is named and kept.
+func (r *runner) tidyCgroups(marks []string) {
+	removed, kept := proc.TidyStepCgroups(marks, false)
+	if len(removed) > 0 {
+		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("removed %d step cgroups that killed supervisors left", len(removed))})
+	}
+	for _, k := range kept {
+		r.emit(Event{Kind: EvOutput, Message: "kept a step cgroup a killed supervisor left: " + k})
+	}
 }

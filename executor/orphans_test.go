@@ -4,8 +4,11 @@ package executor
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -95,5 +98,80 @@ lot "c" {
 	}
 	if !proc.Alive(other.Process.Pid) {
 		t.Error("a process that is not the lot's was ended")
+	}
+}
+
+// TestLeftCgroupRemovedOnResume: a step supervisor killed with SIGKILL
+// leaves its step cgroup (limits); the next apply of the wave ends what
+// of the step is left in it (the wave's mark) and removes it.
+func TestLeftCgroupRemovedOnResume(t *testing.T) {
+	for _, e := range proc.Enforced(proc.Limits{Processes: 64}) {
+		if e.Mechanism != proc.MechanismCgroup2 && e.Mechanism != proc.MechanismCgroup1 {
+			t.Skipf("the processes limit has no cgroup here: %s", e.Why)
+		}
+	}
+	useSupervisor(t)
+	done := filepath.Join(t.TempDir(), "go")
+	h := newHarness(t, `wave "w" {}
+lot "a" {
+  run     = "[ -e `+done+` ] || sleep 60"
+  timeout = "2m"
+  limits  = { processes = 64 }
+}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = h.run(ctx, planner.Options{})
+	}()
+	var step int
+	for deadline := time.Now().Add(30 * time.Second); step == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the step never recorded its pid")
+		}
+		st, _, err := state.Read(filepath.Join(h.dir, "wave.state.json"))
+		if err == nil && st.Lots["a"] != nil && len(st.Lots["a"].Steps) > 0 {
+			step = st.Lots["a"].Steps[0].PID
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", step))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sup int
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	fmt.Sscan(fields[1], &sup)
+	name := fmt.Sprintf("cadence-step-%d", sup)
+	left := func() string {
+		for _, d := range proc.LeftStepCgroups() {
+			if filepath.Base(d) == name {
+				return d
+			}
+		}
+		return ""
+	}
+	if err := syscall.Kill(sup, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var cg string
+	for deadline := time.Now().Add(10 * time.Second); cg == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed supervisor %d left no cgroup %s: nothing to test", sup, name)
+		}
+		cg = left()
+	}
+	cancel()
+	<-ended
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.run(context.Background(), planner.Options{})
+	if err != nil || res.Status != state.WaveDone {
+		t.Fatalf("the next apply: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(cg); err == nil {
+		t.Fatalf("the next apply left the step cgroup %s", cg)
 	}
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -82,6 +83,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model, FallbackModel: lr.n.lot.FallbackModel,
 		Dir: lr.dir, Brief: brief, ReadOnly: readOnly, SessionID: newUUID(), LogPrefix: lr.logPath(i, kind, ""),
 		Timeout: lr.n.lot.Timeout, AddDirs: data.AlsoDirs, WaveID: r.waveID(), SlotLock: slotLock,
+		LogLimit: int64(lr.n.lot.LogLimit),
 	}
 	if readOnly {
 		sess.Timeout = lr.n.lot.ReviewTimeout
@@ -107,6 +109,13 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	sctx, sessionDone := r.sessionCtx(ctx)
 	out := r.o.Agent.Run(sctx, sess)
 	sessionDone()
+	if out.WriteErr != nil {
+		// The session's files could not be written: the machine's error,
+		// which stops the wave (machinestop.go); the adapter ended the
+		// session already.
+		out.Status, out.Cause = state.StepInterrupted, fmt.Sprintf("%s step: %s", kind, writeFailure(out.WriteErr, sess.LogPrefix+".json"))
+		r.machineStop(out.Cause)
+	}
 	// A session ended by an API failure pauses its step: recorded
 	// interrupted, whatever the adapter's status (apifail.go).
 	apiFail, apiCause := out.API != APINone && out.Status == state.StepFailed, out.Cause
@@ -143,8 +152,13 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	if ctx.Err() != nil && status != state.StepOK {
 		status = state.StepInterrupted
 	}
+	// Files cut by the log_limit are said in the step's cause (OutputCut).
+	if out.OutputCut > 0 {
+		out.Cause = joinCause(out.Cause, "session "+cutNote(out.OutputCut, lr.n.lot.LogLimit))
+	}
 	if err := lr.endStep(i, status, out.Cause, func(s *state.Step) {
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = out.Usage, out.CostMicros, after, commits, sess.LogPrefix+".json"
+		s.OutputCut = out.OutputCut
 		s.AlsoCommits = alsoCommits
 		s.Denied = denied
 		s.CostEstimated = out.CostEstimated

@@ -68,7 +68,9 @@ func (r *runner) takePending(atStart bool) {
 	}
 	ch.Tidy(24*time.Hour, r.now())
 	for _, m := range r.pending(ch) {
-		r.acknowledge(ch, m, r.handle(m, atStart))
+		if !r.acknowledge(ch, m, r.handle(m, atStart)) {
+			return
+		}
 	}
 }
 
@@ -95,12 +97,22 @@ func (r *runner) pending(ch control.Channel) []control.Request {
 	return reqs
 }
 
-// acknowledge writes the acknowledgement of req (its effect is recorded).
-func (r *runner) acknowledge(ch control.Channel, req control.Request, a control.Ack) {
+// ackRequest writes an acknowledgement (control.Channel.Ack); a seam for
+// tests that make the write fail.
+var ackRequest = control.Channel.Ack
+
+// acknowledge writes the acknowledgement of req (its effect is recorded)
+// and reports whether it could. One that cannot be written is a machine
+// error (a full disk, machinestop.go): the wave stops, and the request,
+// still in the channel, is the next apply's to take again (every effect is
+// idempotent); it is never written again by this run.
+func (r *runner) acknowledge(ch control.Channel, req control.Request, a control.Ack) bool {
 	a.PID, a.Taken = os.Getpid(), r.now().UTC()
-	if err := ch.Ack(req, a); err != nil {
-		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("could not acknowledge request %s: %v (its effect is recorded)", req.ID, err)})
+	if err := ackRequest(ch, req, a); err != nil {
+		r.machineStop("request channel: " + writeFailure(err, ch.Dir))
+		return false
 	}
+	return true
 }
 
 // noteOnce emits msg once per run.
@@ -130,7 +142,9 @@ func (r *runner) watchRequests(done <-chan struct{}) {
 			case <-done:
 				return // the run ends: the request stays for whoever comes next
 			}
-			r.acknowledge(ch, req, <-m.reply)
+			if !r.acknowledge(ch, req, <-m.reply) {
+				return // the wave stops (machinestop.go)
+			}
 		}
 	}
 }

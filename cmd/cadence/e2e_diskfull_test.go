@@ -45,6 +45,8 @@ ls -R .cadence >"$OUT/files" 2>&1
 mkdir floor && cp "$SRC/floor.hcl" floor/wave.hcl && cd floor
 CADENCE_MIN_FREE=32MiB timeout 120 cadence apply -auto-approve -no-color wave.hcl >"$OUT/apply3" 2>&1
 echo $? >"$OUT/rc3"
+timeout 60 cadence status -no-color wave.hcl >"$OUT/status3" 2>&1
+timeout 60 cadence logs -no-color wave.hcl g >"$OUT/logs3" 2>&1
 exit 0
 `
 
@@ -108,6 +110,10 @@ func TestE2EDiskFullStopsAndResumes(t *testing.T) {
 	if rc := read("rc-status1"); rc != "0" || !strings.Contains(read("status1"), "interrupted") {
 		t.Errorf("status after the full disk: exit %s, want 0 and the lot interrupted:\n%s", rc, read("status1"))
 	}
+	stopped := regexp.MustCompile(`(?m)^Stopped: run step: disk full: \S*/\.cadence/w/a/0-run\.log: no space left on device \([0-9.]+ [KMG]?i?B free on \S+\)`)
+	if !stopped.MatchString(read("status1")) {
+		t.Errorf("status after the full disk does not say the apply stopped for it, with the free space:\n%s", read("status1"))
+	}
 	apply2 := read("apply2")
 	if rc := read("rc2"); rc != "0" {
 		t.Fatalf("second apply with room: exit %s, want 0\n%s", rc, apply2)
@@ -128,5 +134,12 @@ func TestE2EDiskFullStopsAndResumes(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^\s*f\s+done`).MatchString(apply3) || !regexp.MustCompile(`(?m)^\s*g\s+queued`).MatchString(apply3) {
 		t.Errorf("below the floor, f must be done and g never started:\n%s", apply3)
+	}
+	floorStop := `too little free space to start a lot: [0-9.]+ MiB free on \S+ \(the wave's folder\), below the floor of 32 MiB`
+	if !regexp.MustCompile(`(?m)^Stopped: ` + floorStop).MatchString(read("status3")) {
+		t.Errorf("status after the floor stop does not say why the apply stopped:\n%s", read("status3"))
+	}
+	if !regexp.MustCompile(`(?m)^Lot g: queued\nThe last apply stopped: ` + floorStop).MatchString(read("logs3")) {
+		t.Errorf("logs of the lot that never started do not say why the apply stopped:\n%s", read("logs3"))
 	}
 }

@@ -38,6 +38,12 @@ type Session struct {
 	// LogPrefix is where the session's files go: LogPrefix+".json" (what
 	// the agent printed on stdout), ".err" (its stderr).
 	LogPrefix string
+	// LogLimit bounds each of the session's files, in bytes (the lot's
+	// log_limit; 0: spec.DefaultLogLimit): an adapter keeps its head and
+	// its tail around one line saying what was dropped (internal/
+	// boundedlog), and reads what it needs of the output as it comes,
+	// never from the files.
+	LogLimit int64
 	// Started is called with the agent's pid once it runs.
 	Started func(pid int)
 	// Progress is called with the usage so far, as the session reports it.
@@ -88,6 +94,14 @@ type Outcome struct {
 	// Denials are the session's tool calls the agent CLI refused (a
 	// read-only session's Edit, a denied git command), in order.
 	Denials []Denial
+	// OutputCut is the number of bytes Session.LogLimit kept out of the
+	// session's files (all its runs: a formatting retry's too).
+	OutputCut int64
+	// WriteErr is the first error writing the session's files (a full
+	// disk), an *fs.PathError naming the file: the adapter ended the
+	// session with its processes at once and its status is interrupted;
+	// the caller stops the wave (a machine error, never retried).
+	WriteErr error
 }
 
 // APIFailure classes the API error a session ended with, as its adapter

@@ -8,16 +8,18 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
 func runClean(e *env, args []string) int {
-	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, and a leftover\npush guard. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
+	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, a leftover\npush guard, and the step cgroups killed supervisors left. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
 	dry := fs.Bool("dry-run", true, "only show what would be removed")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
@@ -71,6 +73,13 @@ func runClean(e *env, args []string) int {
 			say(it, fmt.Sprintf("remove  %s %s %s", it.Repo, it.Kind, it.Path))
 		} else {
 			say(it, fmt.Sprintf("removed %s %s %s", it.Repo, it.Kind, it.Path))
+		}
+	}
+	for _, it := range tidyCgroups(st, *dry) {
+		if *dry {
+			say(it, fmt.Sprintf("remove  %s %s", it.Kind, it.Path))
+		} else {
+			say(it, fmt.Sprintf("removed %s %s", it.Kind, it.Path))
 		}
 	}
 	for _, repo := range w.cfg.Repos {
@@ -144,9 +153,10 @@ const (
 // cleanItem is one leftover (gitint.Leftover) and what clean did with it.
 type cleanItem struct {
 	Repo string `json:"repo"`
-	// Kind is "worktree", "guard", "hook", "branch", "backup" or
+	// Kind is "worktree", "guard", "hook", "branch", "backup",
 	// "placeholder" (a file or empty folder a killed agent session left,
-	// agent.Tidier).
+	// agent.Tidier) or "cgroup" (a step cgroup a killed supervisor left,
+	// proc.TidyStepCgroups; Repo is "").
 	Kind string `json:"kind"`
 	// Path is the worktree folder, branch or ref name, or file.
 	Path string `json:"path"`
@@ -193,4 +203,26 @@ func waveWorktrees(lay layout.Wave, st *state.State, repos []*spec.Repo) func(st
 		}
 	}
 	return func(p string) bool { return recorded[filepath.Clean(p)] || lay.HoldsWorktree(p) }
+}
+
+// tidyCgroups removes (unless dry) the step cgroups that supervisors
+// killed with SIGKILL left on this machine (proc.TidyStepCgroups): the
+// empty ones, and those whose processes all carry the wave's mark (its
+// state's lineage; st may be nil), after ending them. Those holding
+// another's processes are not the wave's: left alone, unlisted.
+func tidyCgroups(st *state.State, dry bool) []cleanItem {
+	var marks []string
+	if st != nil && st.Lineage != "" {
+		marks = []string{agent.WaveMark + "=" + st.Lineage}
+	}
+	removed, _ := proc.TidyStepCgroups(marks, dry)
+	action := cleanRemoved
+	if dry {
+		action = cleanRemove
+	}
+	var items []cleanItem
+	for _, d := range removed {
+		items = append(items, cleanItem{Kind: "cgroup", Path: d, Action: action})
+	}
+	return items
 }

@@ -72,6 +72,9 @@ func runLogs(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, " (%s)", firstLine(l.Cause))
 	}
 	fmt.Fprintln(e.stdout)
+	if st.Stopped != "" && l.Status != state.LotDone {
+		fmt.Fprintf(e.stdout, "The last apply stopped: %s\n", st.Stopped)
+	}
 	if l.Branch != "" {
 		fmt.Fprintf(e.stdout, "Branch %s from %.12s", l.Branch, l.BaseSHA)
 		if l.IntegratedSHA != "" {

@@ -111,6 +111,8 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		fmt.Fprintf(w, "Wave %q: %s (serial %d, updated %s)\n", st.Wave, status, st.Serial, st.Updated.Local().Format(time.DateTime))
 		if h != nil {
 			fmt.Fprintf(w, "Running now: pid %d since %s\n", h.PID, h.Since.Local().Format(time.TimeOnly))
+		} else if st.Stopped != "" {
+			fmt.Fprintf(w, "Stopped: %s (cadence apply %s resumes once there is room)\n", st.Stopped, file)
 		}
 		for _, r := range waitingRequests(lay) {
 			fmt.Fprintf(w, "Request waiting for an apply: %s (sent %s by pid %d; cadence apply takes it)\n", describeRequest(r), r.Sent.Local().Format(time.DateTime), r.PID)

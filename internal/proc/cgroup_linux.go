@@ -195,7 +195,7 @@ func makeStepCgroup(l Limits) (c *stepCgroup, warnings []string) {
 		return nil, nil
 	}
 	c = &stepCgroup{v2fd: -1, v1: map[string]string{}, back: map[string]string{}}
-	name := "cadence-step-" + strconv.Itoa(os.Getpid())
+	name := stepCgroupPrefix + strconv.Itoa(os.Getpid())
 	for _, ctrl := range ctrls {
 		dir, err := c.place(ctrl, name)
 		if err == nil {

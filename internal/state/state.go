@@ -310,6 +310,12 @@ type State struct {
 	Updated       time.Time       `json:"updated"`
 	Lots          map[string]*Lot `json:"lots"`
 
+	// Stopped is the machine error that stopped the last apply (a full
+	// disk: the path, the error and the free space then; too little free
+	// space to start a lot), "" when it ended otherwise. The executor
+	// writes it when an apply ends.
+	Stopped string `json:"stopped,omitempty"`
+
 	// CadenceVersion is the cadence the wave's first apply ran (or the
 	// last apply -upgrade): what `cadence version` says of its build, as
 	// the CLI gives it (executor.ApplyOptions.CadenceVersion); "" in a

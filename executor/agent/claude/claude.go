@@ -192,6 +192,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 	case out.Status == state.StepFailed && out.Cause == agent.CauseNoReport:
 		retry := r.once(ctx, s, h, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
 		retry.Usage = retry.Usage.Add(out.Usage)
+		retry.OutputCut += out.OutputCut
 		retry.PushAttempts = append(out.PushAttempts, retry.PushAttempts...)
 		retry.Denials = append(out.Denials, retry.Denials...)
 		if retry.CostEstimated {
@@ -208,6 +209,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		s2.SessionID = h.NewSessionID()
 		again := r.once(ctx, s2, h, s.Brief, false, s.LogPrefix+".relaunch")
 		again.Usage = again.Usage.Add(out.Usage)
+		again.OutputCut += out.OutputCut
 		again.CostMicros += out.CostMicros
 		again.Denials = append(out.Denials, again.Denials...)
 		again.CostEstimated = again.CostEstimated || out.CostEstimated
@@ -238,22 +240,16 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	if err != nil {
 		return fail(err)
 	}
-	stdout, err := os.Create(logPrefix + ".json")
-	if err != nil {
-		return fail(err)
-	}
-	defer stdout.Close()
-	stderr, err := os.Create(logPrefix + ".err")
-	if err != nil {
-		return fail(err)
-	}
-	defer stderr.Close()
 	command := h.Command
 	if command == "" {
 		command = s.Agent.Command
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	files, err := openSessionFiles(logPrefix, s.LogLimit, cancel)
+	if err != nil {
+		return writeFailed(err, 0)
+	}
 	timeout := agent.WatchTimeout(sctx, cancel, s)
 	pr, pw := io.Pipe()
 	// API retries are shown as they happen (a rate-limited session is
@@ -267,7 +263,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watch.consume(pr, stdout)
+		watch.consume(pr, files.stdout())
 	}()
 	var hold []*os.File
 	if s.SlotLock != nil {
@@ -278,38 +274,64 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdin: strings.NewReader(prompt),
-		Stdout: pw, Stderr: stderr, Grace: h.Grace, Started: s.Started, Hold: hold})
+		Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Started: s.Started, Hold: hold})
 	pw.Close()
 	wg.Wait()
 	r.KillLeftovers(s.SessionID)
+	werr, cut := files.close(), files.cut()
+	if werr != nil {
+		// A file could not be written: the session was ended (cancel).
+		out := writeFailed(werr, cut)
+		out.Usage, out.CostMicros, out.CostEstimated = r.spent(watch, env, s)
+		return out
+	}
 	if rerr != nil {
 		return fail(rerr)
 	}
-	errText, _ := os.ReadFile(logPrefix + ".err")
+	errText := errTail(logPrefix, s.LogLimit)
 	fired, extended := timeout()
 	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
 		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock(),
 		RateLimitReset: watch.rateLimitReset(), Resumed: resume})
 	out.PushAttempts = watch.pushAttempts()
 	out.Denials = watch.deniedCalls()
+	out.OutputCut = cut
 	if out.Status == state.StepQuota && out.ResetAt == nil {
 		out.ResetAt = quotaReset(h.Clock(), transcriptQuotaText(transcriptOf(env, s)))
 	}
 	if watch.lastResult() == nil || out.Usage == (state.Usage{}) {
 		// No result line (killed, cut): count what the stream and the
 		// transcript saw.
-		t := watch.seen()
-		tr, _ := transcriptTurns(transcriptOf(env, s))
-		t.merge(tr)
-		out.Usage = t.total()
-		if out.CostMicros == 0 && out.Usage != (state.Usage{}) {
-			out.CostMicros, out.CostEstimated = t.costMicros(), true
+		u, micros, estimated := r.spent(watch, env, s)
+		out.Usage = u
+		if out.CostMicros == 0 && u != (state.Usage{}) {
+			out.CostMicros, out.CostEstimated = micros, estimated
 		}
 		return out
 	}
 	// A result that leaves out a turn the stream saw (sessionUsage).
 	out.Usage = sessionUsage(out.Usage, watch.seen())
 	return out
+}
+
+// spent counts a session that ended without its result line from the
+// turns the stream and the transcript saw, and prices them at list prices
+// (an estimate).
+func (*Adapter) spent(watch *streamWatch, env []string, s agent.Session) (state.Usage, int64, bool) {
+	t := watch.seen()
+	tr, _ := transcriptTurns(transcriptOf(env, s))
+	t.merge(tr)
+	u := t.total()
+	if u == (state.Usage{}) {
+		return u, 0, false
+	}
+	return u, t.costMicros(), true
+}
+
+// writeFailed is the outcome of a session whose files could not be
+// written (err, an *fs.PathError): interrupted, the caller stops the wave.
+func writeFailed(err error, cut int64) agent.Outcome {
+	return agent.Outcome{Status: state.StepInterrupted, Cause: "the session's files could not be written: " + err.Error(), WriteErr: err, OutputCut: cut}
 }
 
 // Recount implements agent.Adapter: the tokens of a session that ran in
