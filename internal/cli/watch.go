@@ -49,6 +49,13 @@ func (e *env) watchStatus(file string, all bool, interval time.Duration) int {
 			fmt.Fprintf(e.stderr, "cadence status: %v\n", err)
 			return ExitError
 		}
+		if !ended {
+			// A wave that ended while the status was read: look again at
+			// once, so that the last block is drawn as the last one.
+			if again, _ := slots.Live(lay.RegistryDir()); len(again) == 0 && (all || lockHolder(lay.Lock()) == nil) {
+				continue
+			}
+		}
 		if block := buf.String(); block != last {
 			last = block
 			e.drawWatch(screen, block, ended, interval)
