@@ -82,6 +82,6 @@ func (lr *lotRun) checkCheckouts(ctx context.Context, w *stepWatch) {
 	if len(found) == 0 {
 		return
 	}
-	lr.r.incident(fmt.Sprintf("lot %s: during its %s step, %s; the files are left as they are (if you made these changes yourself, apply again: nothing was undone)",
+	lr.r.incident(fmt.Sprintf("lot %s: during its %s step, %s; the files are left as they are (if you made these changes yourself, nothing was undone: commit or stash the changes to tracked files, which apply refuses, then apply again)",
 		lr.id, w.kind, strings.Join(found, "; ")))
 }

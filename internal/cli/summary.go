@@ -52,7 +52,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 		fmt.Fprintf(e.stdout, "%s, then cadence apply %s resumes every lot.\n", res.API, w.file)
 	case state.WaveInterrupted:
 		if res.Incident != "" {
-			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check the remotes and the refs it names before you apply again.\n", res.Incident)
+			fmt.Fprintf(e.stdout, "INCIDENT: %s.\nThe wave stopped: check what it names before you apply again.\n", res.Incident)
 			break
 		}
 		switch {
