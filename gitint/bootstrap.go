@@ -183,11 +183,18 @@ func CheckCopy(ctx context.Context, path, base string, copies []string) ([]CopyP
 	if err != nil {
 		return nil, err
 	}
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	for _, p := range copies {
 		if tracked[p] {
 			fail(p, "is tracked in the base "+base+": copy is for files git does not hold (commit a change to it instead)")
 		}
-		st, err := os.Lstat(filepath.Join(path, filepath.FromSlash(p)))
+		// through the root: a folder of the path that links out of the
+		// repository leaves it, as an absolute path would
+		st, err := root.Lstat(filepath.FromSlash(p))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			fail(p, "is not in the repository's folder: create it there, or take it out of copy")
@@ -253,12 +260,26 @@ func ignoredIn(ctx context.Context, path string, paths []string) (map[string]boo
 // be the lot's uncommitted change.
 func CopyIn(ctx context.Context, repo *spec.Repo, dir string, copies []string) error {
 	var made []string
+	// Both ends are opened through an os.Root: a folder of the path
+	// that is a symbolic link out of the checkout or the worktree (a
+	// base that commits conf as a link, a link swapped in since plan)
+	// is refused, never followed.
+	src, err := os.OpenRoot(repo.Path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
 	for _, p := range copies {
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if _, err := os.Lstat(dst); err == nil {
+		rel := filepath.FromSlash(p)
+		if _, err := dst.Lstat(rel); err == nil {
 			continue
 		}
-		if err := copyFile(filepath.Join(repo.Path, filepath.FromSlash(p)), dst); err != nil {
+		if err := copyFile(src, dst, rel); err != nil {
 			return fmt.Errorf("copy %s: %w", p, err)
 		}
 		made = append(made, p)
@@ -284,11 +305,12 @@ func CopyIn(ctx context.Context, repo *spec.Repo, dir string, copies []string) e
 	return nil
 }
 
-// copyFile copies the regular file src to dst (which must not exist),
-// making dst's folders; a source that is no regular file, or is larger
-// than spec.MaxCopyBytes, is refused.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+// copyFile copies the regular file rel of the root src to rel in the
+// root dst (which must not exist there), making its folders; a source
+// that is no regular file, or is larger than spec.MaxCopyBytes, is
+// refused, and so is a path that leaves either root.
+func copyFile(src, dst *os.Root, rel string) error {
+	in, err := src.Open(rel)
 	if err != nil {
 		return err
 	}
@@ -297,16 +319,18 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if lst, err := os.Lstat(src); err != nil || lst.Mode()&fs.ModeSymlink != 0 || !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", src)
+	if lst, err := src.Lstat(rel); err != nil || lst.Mode()&fs.ModeSymlink != 0 || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", rel)
 	}
 	if st.Size() > spec.MaxCopyBytes {
-		return fmt.Errorf("%s is %d bytes, more than copy takes (%d)", src, st.Size(), spec.MaxCopyBytes)
+		return fmt.Errorf("%s is %d bytes, more than copy takes (%d)", rel, st.Size(), spec.MaxCopyBytes)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	if d := filepath.Dir(rel); d != "." {
+		if err := dst.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	out, err := dst.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
 	if err != nil {
 		return err
 	}
