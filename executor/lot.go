@@ -24,6 +24,9 @@ type lotRun struct {
 	dir    string // where steps run: the worktree, or the wave's folder
 	branch string
 	logDir string
+	// noChange says the command lot's run step ended ok without a commit
+	// (noteNoChange): the lot ends done with the note NoChange.
+	noChange bool
 	// dirs are the worktrees of the lot's repositories (own and also).
 	dirs map[*spec.Repo]string
 	// bases are the commits the lot's branches in its neighbour
@@ -167,9 +170,16 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 			return o, err
 		}
 	}
+	var before string
+	if lr.n.lot.Repo != nil {
+		before, _ = lr.r.o.Git.Head(ctx, lr.dir)
+	}
 	green, msg, err := lr.shell(ctx, state.StepRun, 0, lr.n.lot.Run, lr.n.lot.Timeout)
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.recordCommits()
+	}
+	if err == nil && green && before != "" {
+		err = lr.noteNoChange(before)
 	}
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.flagAgentConfig(context.WithoutCancel(ctx)) // agentconfig.go
@@ -181,6 +191,26 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 		return state.Outcome{Kind: state.OutcomeRed, Detail: msg}, nil
 	}
 	return okOutcome, nil
+}
+
+// NoChange is the note of a command lot whose run step ended ok without
+// a commit (its change is on the base already, e.g. a -replace of a done
+// lot): the lot is done with nothing to integrate. It is the run step's
+// cause and the done lot's Cause.
+const NoChange = "no change: the command committed nothing, so there is nothing to integrate"
+
+// noteNoChange records NoChange on the last step and marks the run when
+// the lot's worktree is still at before, the commit the run step started
+// from.
+func (lr *lotRun) noteNoChange(before string) error {
+	head, err := lr.r.o.Git.Head(context.Background(), lr.dir)
+	if err != nil || head != before {
+		return nil
+	}
+	lr.noChange = true
+	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.Steps[len(l.Steps)-1].Cause = NoChange
+	})
 }
 
 // resetForReplay puts the lot's own worktree back to the commit the lot
@@ -432,13 +462,16 @@ func (lr *lotRun) end(_ context.Context, st state.LotStatus, cause string) (stat
 }
 
 // record writes the lot's end for this run: its status and cause (a done
-// lot's cause is cleared; an empty cause keeps the recorded one), and
-// emits it.
+// lot's cause is cleared, or NoChange when its run committed nothing; an
+// empty cause keeps the recorded one), and emits it.
 func (lr *lotRun) record(st state.LotStatus, cause string) (state.LotStatus, error) {
+	if st == state.LotDone && lr.noChange {
+		cause = NoChange
+	}
 	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 		l.Status = st
 		if st == state.LotDone {
-			l.Cause = ""
+			l.Cause = cause // "" or NoChange
 		} else if cause != "" {
 			l.Cause = cause
 		}

@@ -39,10 +39,13 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI scripts in testdata/script: one per command and
 // per class of diagnostic. Each script runs in a fresh folder with a git
-// identity and a scratch HOME; $EXAMPLES is the examples folder.
+// identity and a scratch HOME; $EXAMPLES is a copy of the examples folder
+// without what an apply leaves there (repos/, state files, .cadence/), made
+// once for the run: a script never reads or writes the clone's examples, which
+// the README's try-it applies.
 func TestScripts(t *testing.T) {
-	examples, err := filepath.Abs("../../examples")
-	if err != nil {
+	examples := filepath.Join(t.TempDir(), "examples")
+	if err := copyExamples(filepath.Join("..", "..", "examples"), examples); err != nil {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{

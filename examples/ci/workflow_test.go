@@ -24,6 +24,7 @@ type workflow struct {
 		If          string            `yaml:"if"`
 		Permissions map[string]string `yaml:"permissions"`
 		Steps       []struct {
+			ID   string            `yaml:"id"`
 			Name string            `yaml:"name"`
 			Uses string            `yaml:"uses"`
 			With map[string]string `yaml:"with"`
@@ -57,12 +58,19 @@ var minMajor = map[string]int{
 	"actions/setup-go":          6,
 	"actions/upload-artifact":   7,
 	"actions/download-artifact": 8,
+	"actions/cache":             5,
 }
 
-// checkCommon checks what both workflows must do: current actions, no
-// expression expanded inside a run script (a value from the event, put in
-// the script's text, could inject commands: values go through env), no
-// write permission but those listed.
+// pinnedUse is a uses: line pinned by commit, with the version in a
+// comment (GitHub's security hardening guide: a tag can be moved, a commit
+// cannot).
+var pinnedUse = regexp.MustCompile(`(?m)^\s*(?:- )?uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40}) # v(\d+)\.\d+\.\d+$`)
+
+// checkCommon checks what both workflows must do: current actions, each
+// pinned by commit with its version in a comment, no expression expanded
+// inside a run script (a value from the event, put in the script's text,
+// could inject commands: values go through env), no write permission but
+// those listed, no state file (never committed: README, State and resume).
 func checkCommon(t *testing.T, file string, w *workflow, writes ...string) {
 	t.Helper()
 	allowed := map[string]bool{}
@@ -73,6 +81,17 @@ func checkCommon(t *testing.T, file string, w *workflow, writes ...string) {
 		if v != "read" && v != "none" && !allowed[p] {
 			t.Errorf("%s: permission %s: %s", file, p, v)
 		}
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(src), "state.json") || strings.Contains(string(src), "state file") {
+		t.Errorf("%s: speaks of state files: they are never committed", file)
+	}
+	pinned := map[string]string{} // action@sha → major
+	for _, m := range pinnedUse.FindAllStringSubmatch(string(src), -1) {
+		pinned[m[1]+"@"+m[2]] = m[3]
 	}
 	for name, job := range w.Jobs {
 		if len(job.Permissions) > 0 {
@@ -85,18 +104,18 @@ func checkCommon(t *testing.T, file string, w *workflow, writes ...string) {
 			if s.Uses == "" {
 				continue
 			}
-			action, ref, _ := strings.Cut(s.Uses, "@")
+			action, _, _ := strings.Cut(s.Uses, "@")
 			want, known := minMajor[action]
 			if !known {
 				t.Errorf("%s: step uses %s, an action the test does not know", file, s.Uses)
 				continue
 			}
-			m := regexp.MustCompile(`^v(\d+)$`).FindStringSubmatch(ref)
-			if m == nil {
-				t.Errorf("%s: %s: want a major version tag @vN", file, s.Uses)
+			major, ok := pinned[s.Uses]
+			if !ok {
+				t.Errorf("%s: %s: want it pinned by a full commit SHA with the version in a comment (uses: %s@SHA # vX.Y.Z)", file, s.Uses, action)
 				continue
 			}
-			if n, _ := strconv.Atoi(m[1]); n < want {
+			if n, _ := strconv.Atoi(major); n < want {
 				t.Errorf("%s: %s: the current major is v%d", file, s.Uses, want)
 			}
 		}
@@ -111,7 +130,7 @@ func TestPlanWorkflow(t *testing.T) {
 		t.Errorf("%s: want only the pull_request trigger (never pull_request_target), got %v", file, w.On)
 	}
 	paths, _ := w.On["pull_request"]["paths"].([]any)
-	for _, want := range []string{"**/*.hcl", "**/*.hcl.json", "**/*.state.json"} {
+	for _, want := range []string{"**/*.hcl", "**/*.hcl.json"} {
 		if !containsAny(paths, want) {
 			t.Errorf("%s: pull_request paths lack %q", file, want)
 		}
@@ -130,9 +149,21 @@ func TestPlanWorkflow(t *testing.T) {
 	if strings.Contains(string(src), "@latest") {
 		t.Errorf("%s: installs @latest: a new release would change the check unreviewed", file)
 	}
-	var install, plan, upload, summary bool
+	if n := strings.Count(string(src), "CADENCE_VERSION:"); n != 1 {
+		t.Errorf("%s: CADENCE_VERSION set %d times: want one variable", file, n)
+	}
+	var install, plan, upload, summary, cached bool
+	cacheID := ""
 	for _, s := range w.Jobs["plan"].Steps {
-		install = install || strings.Contains(s.Run, `go install "github.com/cadence-run/cadence/cmd/cadence@${CADENCE_VERSION}"`)
+		if strings.HasPrefix(s.Uses, "actions/cache@") {
+			// The built binary, keyed by the pinned version: a pull request
+			// rebuilds cadence only when the version changes.
+			cacheID = s.ID
+			cached = strings.Contains(s.With["key"], "env.CADENCE_VERSION") && s.With["path"] != ""
+		}
+		if strings.Contains(s.Run, `go install "github.com/cadence-run/cadence/cmd/cadence@${CADENCE_VERSION}"`) {
+			install = cacheID != "" && strings.Contains(s.If, "steps."+cacheID+".outputs.cache-hit != 'true'")
+		}
 		if strings.Contains(s.Run, "cadence plan -offline") {
 			plan = strings.Contains(s.Run, "-format markdown") && strings.Contains(s.Run, `-- "${files[@]}"`)
 			summary = strings.Contains(s.Run, "$GITHUB_STEP_SUMMARY")
@@ -144,9 +175,9 @@ func TestPlanWorkflow(t *testing.T) {
 			t.Errorf("%s: checkout keeps the token in .git/config", file)
 		}
 	}
-	if !install || !plan || !upload || !summary {
-		t.Errorf("%s: install pinned %v, plan the changed files as Markdown %v, write the job summary %v, upload the artifact %v",
-			file, install, plan, summary, upload)
+	if !install || !plan || !upload || !summary || !cached {
+		t.Errorf("%s: install pinned on a cache miss %v, plan the changed files as Markdown %v, write the job summary %v, upload the artifact %v, cache the binary by version %v",
+			file, install, plan, summary, upload, cached)
 	}
 }
 
@@ -170,6 +201,11 @@ func TestCommentWorkflow(t *testing.T) {
 	}
 	if !strings.Contains(w.Concurrency.Group, "github.event.workflow_run.head_branch") {
 		t.Errorf("%s: want a concurrency group per pull request branch, got %q", file, w.Concurrency.Group)
+	}
+	// workflow_run runs the workflow file of the default branch only: until
+	// it is merged there, no comment is posted, and the file says so.
+	if src, _ := os.ReadFile(file); !strings.Contains(string(src), "default branch") || !strings.Contains(string(src), "only once this file is on the default branch") {
+		t.Errorf("%s: does not say that it runs only once it is on the default branch", file)
 	}
 	job, ok := w.Jobs["comment"]
 	if !ok {

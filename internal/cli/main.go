@@ -25,6 +25,10 @@ const (
 	ExitOK      = 0
 	ExitError   = 1
 	ExitPending = 2 // plan -detailed-exitcode: work pending
+	// ExitNeedsLead is plan -detailed-exitcode's answer for a wave with no
+	// work pending whose lots are not all done: some are handed back,
+	// failed, refused, waiting for an answer or blocked by one.
+	ExitNeedsLead = 3
 	// ExitUsage is a usage error of any command (an unknown command or
 	// flag, a bad flag value, a missing or extra argument): refused before
 	// acting, as apply's exit 2 (DESIGN.md §2).

@@ -126,7 +126,7 @@ func runPlan(e *env, args []string) int {
 	f := newPlanFlags(e, "plan", "[FILE|DIR...]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
 	f.offlineFlag()
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
-	detailed := f.Bool("detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when work is pending (and 1 for a usage error)")
+	detailed := f.Bool("detailed-exitcode", false, "exit 0 when every lot is done, 2 when work is pending, 3 when nothing is pending but lots need the lead (and 1 for an error or a usage error)")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")
 	// With -detailed-exitcode, 2 means work pending: a usage error is 1.
 	usageErr := planUsageExit(append([]string{"plan"}, args...))
@@ -184,9 +184,24 @@ func runPlan(e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "\nSaved the plan to %s: cadence apply %s runs exactly this plan.\n", *out, *out)
 		}
 	}
-	pending := p.Totals.PendingAgent + p.Totals.PendingCommand
-	if *detailed && pending > 0 {
+	if *detailed {
+		return detailedCode(p)
+	}
+	return ExitOK
+}
+
+// detailedCode is plan -detailed-exitcode's exit code for the plan p:
+// ExitPending when apply would work on a lot, else ExitNeedsLead when a
+// lot of the plan needs the lead (held, refused, answer, blocked), else
+// ExitOK (every lot done, or left out by -target).
+func detailedCode(p *planner.Plan) int {
+	if p.Totals.PendingAgent+p.Totals.PendingCommand > 0 {
 		return ExitPending
+	}
+	for _, a := range []planner.Action{planner.ActionHeld, planner.ActionRefused, planner.ActionAnswer, planner.ActionBlocked} {
+		if p.Totals.ByAction[a] > 0 {
+			return ExitNeedsLead
+		}
 	}
 	return ExitOK
 }

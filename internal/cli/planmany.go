@@ -160,7 +160,8 @@ func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, in
 // blank line (text) or a rule (markdown). An invalid wave file does not
 // stop the others: its diagnostics go to stderr and, in Markdown, into the
 // document in a code fence. The exit code is ExitError when a file is
-// invalid, else ExitPending with detailed when work is pending, else ExitOK.
+// invalid, else with detailed the first of ExitPending, ExitNeedsLead that
+// some file's plan has (detailedCode), else ExitOK.
 func (f *planFlags) planMany(e *env, files []string, skips []skipped, format string, rend func(io.Writer, *planner.Plan) error, detailed bool, out string) int {
 	md := format == "markdown"
 	code := ExitOK
@@ -195,8 +196,8 @@ func (f *planFlags) planMany(e *env, files []string, skips []skipped, format str
 				return ExitError
 			}
 		}
-		if detailed && code == ExitOK && p.Totals.PendingAgent+p.Totals.PendingCommand > 0 {
-			code = ExitPending
+		if detailed && code != ExitError {
+			code = worseDetailed(code, detailedCode(p))
 		}
 	}
 	if md && len(skips) > 0 {
@@ -269,4 +270,14 @@ func visibleControls(s string, keepLines bool) string {
 		}
 	}
 	return b.String()
+}
+
+// worseDetailed is the exit code of several plans' detailed codes a and
+// b: ExitPending over ExitNeedsLead over ExitOK.
+func worseDetailed(a, b int) int {
+	rank := map[int]int{ExitOK: 0, ExitNeedsLead: 1, ExitPending: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }

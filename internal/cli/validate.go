@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/cadence-run/cadence/spec"
 )
@@ -28,7 +29,15 @@ func runValidate(e *env, args []string) int {
 		return ExitError
 	}
 	if !fs.json {
-		fmt.Fprintf(e.stdout, "%s is valid: wave %q, %d lots, %d repos.\n", file, w.cfg.Wave.Name, len(w.cfg.Lots), len(w.cfg.Repos))
+		fmt.Fprintf(e.stdout, "%s is valid: wave %q, %s, %s.\n", file, w.cfg.Wave.Name, countOf(len(w.cfg.Lots), "lot"), countOf(len(w.cfg.Repos), "repo"))
 	}
 	return ExitOK
+}
+
+// countOf is n and noun, plural unless n is 1: "1 repo", "0 repos".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
