@@ -211,6 +211,11 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	sig := e.onSignals(cancel, out)
 	defer sig.stop()
 
+	// A process of a step whose supervisor died stays below cadence (it
+	// is adopted, and ended), where the guards look for steps' processes.
+	if err := proc.AdoptOrphans(nil); err != nil {
+		fmt.Fprintf(e.stderr, "cadence apply: cannot adopt the processes of steps whose supervisor dies (%v): such a process could pass for the lead's\n", err)
+	}
 	jobs := f.jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()

@@ -36,7 +36,7 @@ func runDirect(ctx context.Context, c Cmd, log hclog.Logger) (Result, error) {
 		grace = DefaultGrace
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd, startPlain); err != nil {
 		if log.IsDebug() {
 			log.Debug("start failed", "argv", argv(c), "dir", c.Dir, "error", err)
 		}
@@ -51,7 +51,7 @@ func runDirect(ctx context.Context, c Cmd, log hclog.Logger) (Result, error) {
 		c.Started(pgid)
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- waitTracked(cmd) }()
 	stopped := false
 	select {
 	case err = <-waited:

@@ -88,7 +88,7 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	start := time.Now()
-	err = startLocked(cmd)
+	err = startTracked(cmd, startLocked)
 	sw.Close()
 	if err != nil {
 		if log.IsDebug() {
@@ -106,7 +106,7 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 		}
 	}()
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- waitTracked(cmd) }()
 	supPid := cmd.Process.Pid
 
 	// The first line is the step's pid, or why it could not start, after

@@ -1,0 +1,64 @@
+package proc
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// reapEvery is how often the reaper of adopted processes looks at /proc.
+const reapEvery = 250 * time.Millisecond
+
+// AdoptOrphans makes this process a child subreaper
+// (PR_SET_CHILD_SUBREAPER): a process of a step whose supervisor died (a
+// step may kill its own supervisor) is re-parented to cadence, not to
+// init, so it stays below cadence, where every check of "is this a step's
+// process" looks (Below, the lead-side hook's is_step). A reaper then
+// looks at /proc every reapEvery for children of this process that Run
+// did not start (kids): an adopted zombie is reaped, an adopted live
+// process is killed (SIGKILL) and reaped next time (logged at debug level).
+// Such a process is a step's that escaped its supervisor (or a daemon a
+// direct process left): nothing cadence starts may outlive its step.
+// Called once, by apply, before any step runs; the reaper lasts as long
+// as the process.
+func AdoptOrphans(log hclog.Logger) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		return e
+	}
+	if log == nil {
+		log = hclog.L().Named("proc")
+	}
+	go func() {
+		t := time.NewTicker(reapEvery)
+		defer t.Stop()
+		for range t.C {
+			reapAdopted(log)
+		}
+	}()
+	return nil
+}
+
+// reapAdopted reaps or kills, once, the children of this process that Run
+// did not start.
+func reapAdopted(log hclog.Logger) {
+	self := os.Getpid()
+	for _, pid := range pids() {
+		s, ok := readStat(pid)
+		if !ok || s.ppid != self {
+			continue
+		}
+		kids.mu.Lock()
+		if !kids.set[pid] {
+			if s.dead() {
+				var ws syscall.WaitStatus
+				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			} else {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				log.Debug("ended an adopted process (its parent died)", "pid", pid)
+			}
+		}
+		kids.mu.Unlock()
+	}
+}
