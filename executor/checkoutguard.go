@@ -11,15 +11,21 @@ import (
 )
 
 // The lead's checkout (README "Guards"): a step outside an OS sandbox (a
-// command, a test gate, a session of an agent with sandbox = false) can
-// write anywhere the user can, the lead's checkout included. Before and
-// after such a step, cadence reads the status of the checkout of each of
-// the lot's repositories (repo.Path: one git status each, tracked
-// changes, the index and untracked files). A change is an incident that
-// names the files: the wave stops, the files are left as they are (never
-// reset) and the lot is not failed. The lead may be editing the checkout
-// at the same time, and nothing tells their change from the step's: the
-// incident says so, and applying again goes on from there.
+// command, a test gate, a worktree's setup, a session of an agent with
+// sandbox = false) can write anywhere the user can, the lead's checkout
+// included. Before and after such a step, cadence reads the status of the
+// checkout of each of the lot's repositories (repo.Path: one git status
+// each, tracked changes, the index and untracked files; editors' scratch
+// files left out, gitint.Changes), under the repository's ref ledger lock,
+// so that cadence's own fast-forward of that checkout is never seen half
+// done. A change is an incident of the lot that ran the step: it is named
+// in the journal and in the lot's warnings, the files are left as they are
+// (never reset), and the lot is held: it ends interrupted at its next step
+// boundary, its work kept and not integrated in this run; the next apply
+// goes on with it. The lead may be editing the checkout at the same time,
+// and nothing tells their change from the step's: so the rest of the wave
+// goes on (a lead's edit costs at most the lots whose steps ran meanwhile
+// an apply again), and the message says so.
 
 // maxNamed bounds the files an incident names.
 const maxNamed = 20
@@ -40,7 +46,10 @@ func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 func (lr *lotRun) readCheckouts(ctx context.Context, when string) map[*spec.Repo]gitint.CheckoutStatus {
 	out := map[*spec.Repo]gitint.CheckoutStatus{}
 	for _, rp := range lr.n.lot.Repos() {
+		rl := lr.r.refs.of(rp)
+		rl.mu.Lock()
 		st, err := lr.r.o.Git.CheckoutStatus(ctx, rp)
+		rl.mu.Unlock()
 		if err != nil {
 			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "cannot read the status of " + rp.Path + " " + when + " the step (it is not checked): " + err.Error()})
 			continue
@@ -82,6 +91,8 @@ func (lr *lotRun) checkCheckouts(ctx context.Context, w *stepWatch) {
 	if len(found) == 0 {
 		return
 	}
-	lr.r.incident(fmt.Sprintf("lot %s: during its %s step, %s; the files are left as they are (if you made these changes yourself, nothing was undone: commit or stash the changes to tracked files, which apply refuses, then apply again)",
-		lr.id, w.kind, strings.Join(found, "; ")))
+	msg := fmt.Sprintf("during its %s step, %s; the files are left as they are", w.kind, strings.Join(found, "; "))
+	lr.held = IncidentCause + msg + "; the lot is held, not integrated in this run (if you made these changes yourself: commit or stash the changes to tracked files, which integration refuses, then apply again; else look at them first)"
+	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "INCIDENT: lot " + lr.id + ": " + msg + "; the lot is held (the other lots go on)"})
+	_ = lr.warn("INCIDENT: " + msg)
 }

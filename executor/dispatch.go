@@ -452,7 +452,7 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 		resetAt = q // stopped while waiting for it: it still holds
 	}
 	err := r.o.Store.UpdateWave(func(st *state.State) {
-		st.Status, st.ResetAt, st.Stopped = res.Status, resetAt, res.Machine
+		st.Status, st.ResetAt, st.Stopped, st.Incident = res.Status, resetAt, res.Machine, res.Incident
 		st.Updated = r.now().UTC()
 	})
 	if loopErr == nil {

@@ -27,6 +27,10 @@ type lotRun struct {
 	// noChange says the command lot's run step ended ok without a commit
 	// (noteNoChange): the lot ends done with the note NoChange.
 	noChange bool
+	// held, once set, is why the lot stops at its next step boundary,
+	// interrupted (a change of the lead's checkout during its step:
+	// checkoutguard.go).
+	held string
 	// dirs are the worktrees of the lot's repositories (own and also).
 	dirs map[*spec.Repo]string
 	// bases are the commits the lot's branches in its neighbour

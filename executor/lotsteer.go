@@ -83,6 +83,9 @@ func (lr *lotRun) beforeStep(at state.StepKind) (st state.LotStatus, stop bool, 
 	case lr.r.stopping() != "":
 		st, err = lr.conclude(state.LotInterrupted, lr.r.stopping())
 		return st, true, err
+	case lr.held != "":
+		st, err = lr.conclude(state.LotInterrupted, lr.held)
+		return st, true, err
 	}
 	return "", false, nil
 }

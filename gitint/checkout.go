@@ -2,6 +2,7 @@ package gitint
 
 import (
 	"context"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -70,16 +71,17 @@ type CheckoutChange struct {
 }
 
 // Changes lists the paths whose entry differs from before to after,
-// sorted by path.
+// sorted by path; an untracked editor's scratch file (editorScratch) that
+// appears or goes is none.
 func (before CheckoutStatus) Changes(after CheckoutStatus) []CheckoutChange {
 	var out []CheckoutChange
 	for p, e := range after {
-		if before[p] != e {
+		if before[p] != e && !(strings.HasPrefix(e, "? ") && editorScratch(p)) {
 			out = append(out, CheckoutChange{p, describeEntry(e)})
 		}
 	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
+	for p, e := range before {
+		if _, ok := after[p]; !ok && !(strings.HasPrefix(e, "? ") && editorScratch(p)) {
 			out = append(out, CheckoutChange{p, "no longer changed"})
 		}
 	}
@@ -126,4 +128,20 @@ func describeEntry(e string) string {
 // repository's checkout (the lead's, at repo.Path).
 func (g *Repos) CheckoutStatus(ctx context.Context, repo *spec.Repo) (CheckoutStatus, error) {
 	return ReadCheckoutStatus(ctx, repo.Path)
+}
+
+// editorScratch says whether path names a file editors write beside the
+// file being edited while it is open or saved: vim's swap files (.swp,
+// .swo, .swn, .swx) and its write probe "4913", backups ending in "~",
+// Emacs' lock (.#name) and auto-save (#name#) files, Kate's .kate-swp and
+// JetBrains' ___jb_tmp___/___jb_old___ files. The lead editing a file of
+// their checkout while a step runs is not the step's change.
+func editorScratch(path string) bool {
+	name := filepath.Base(path)
+	for _, suf := range []string{".swp", ".swo", ".swn", ".swx", ".kate-swp", "~", "___jb_tmp___", "___jb_old___"} {
+		if strings.HasSuffix(name, suf) {
+			return true
+		}
+	}
+	return name == "4913" || strings.HasPrefix(name, ".#") || len(name) > 1 && strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#")
 }

@@ -72,6 +72,9 @@ func runLogs(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, " (%s)", firstLine(l.Cause))
 	}
 	fmt.Fprintln(e.stdout)
+	if st.Incident != "" {
+		fmt.Fprintf(e.stdout, "INCIDENT in the last apply: %s\n", st.Incident)
+	}
 	if st.Stopped != "" && l.Status != state.LotDone {
 		fmt.Fprintf(e.stdout, "The last apply stopped: %s\n", st.Stopped)
 	}

@@ -114,6 +114,9 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		} else if st.Stopped != "" {
 			fmt.Fprintf(w, "Stopped: %s (cadence apply %s resumes once there is room)\n", st.Stopped, file)
 		}
+		if h == nil && st.Incident != "" {
+			fmt.Fprintf(w, "INCIDENT in the last apply: %s\nCheck what it names; then cadence apply %s goes on.\n", st.Incident, file)
+		}
 		for _, r := range waitingRequests(lay) {
 			fmt.Fprintf(w, "Request waiting for an apply: %s (sent %s by pid %d; cadence apply takes it)\n", describeRequest(r), r.Sent.Local().Format(time.DateTime), r.PID)
 		}

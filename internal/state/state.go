@@ -315,6 +315,11 @@ type State struct {
 	// space to start a lot), "" when it ended otherwise. The executor
 	// writes it when an apply ends.
 	Stopped string `json:"stopped,omitempty"`
+	// Incident is the incident that stopped the last apply (a push, a
+	// moved ref, a change of the lead's checkout: what it names and what
+	// was done), "" when there was none. The executor writes it when an
+	// apply ends.
+	Incident string `json:"incident,omitempty"`
 
 	// CadenceVersion is the cadence the wave's first apply ran (or the
 	// last apply -upgrade): what `cadence version` says of its build, as
