@@ -1,6 +1,9 @@
-// Package schemas embeds cadence's seven JSON Schemas (draft 2020-12):
-// wave (the wave file's JSON syntax), plan (plan -json), state, events, and
-// the implement, review and precheck reports asked of the agent. Validation
+// Package schemas embeds cadence's JSON Schemas (draft 2020-12): wave (the
+// wave file's JSON syntax), state, one per family of -json output (plan:
+// plan and show; events: apply; diagnostics: validate, and any command on a
+// wave with errors; graph, list, logs, status, steer: drop, stop and
+// answer; hold: hold and release; clean, fmt, init, version), and the
+// implement, review and precheck reports asked of the agent. Validation
 // lives in schemas/schemacheck, so that the cadence binary does not link (nor pay the
 // start-up cost of) a JSON Schema validator it only needs in tests.
 package schemas

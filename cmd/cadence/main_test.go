@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/internal/cli"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/testagent"
 	"github.com/cadence-run/cadence/schemas/schemacheck"
@@ -32,7 +31,7 @@ var noRaceExitSleep = "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"cadence":     func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"cadence":     func() { os.Exit(cadenceMain(os.Args[1:])) },
 		"fake-claude": func() { os.Exit(testagent.Main()) },
 	})
 }
@@ -70,6 +69,16 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", home)
 			k, v, _ := strings.Cut(noRaceExitSleep, "=")
 			env.Setenv(k, v)
+			// Every -json output of the script validates against its
+			// command's schema (cadenceMain); what does not is in this
+			// file, which fails the script at its end.
+			schemaLog := filepath.Join(env.WorkDir, ".schema-check")
+			env.Setenv(schemaLogEnv, schemaLog)
+			env.Defer(func() {
+				if b, err := os.ReadFile(schemaLog); err == nil && len(b) > 0 {
+					env.T().Fatal("-json output off its schema:\n" + string(b))
+				}
+			})
 			return nil
 		},
 		// [limits:NAME]: this machine enforces the step limit NAME

@@ -36,7 +36,7 @@ func runAnswer(e *env, args []string) int {
 		return ExitError
 	case d.Lock == nil:
 		// A live apply took it (or has not yet: queued).
-		out := steerOutput{File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Results: d.Ack.Results, Note: d.Ack.Note}
+		out := steerOutput{FormatVersion: outputFormatVersion, File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Results: d.Ack.Results, Note: d.Ack.Note}
 		if d.Queued {
 			out.Note = queuedNote(lay, *wait)
 		}
@@ -85,7 +85,7 @@ func runAnswer(e *env, args []string) int {
 		return ExitError
 	}
 	if fs.json {
-		return answerJSON(e, answerOutput{File: file, LotID: id, Question: question, Answer: text})
+		return answerJSON(e, answerOutput{FormatVersion: outputFormatVersion, File: file, LotID: id, Question: question, Answer: text})
 	}
 	fmt.Fprintf(e.stdout, "Answered %s: %q\n  → %q\nThe next cadence apply %s replays the step that asked.\n", id, question, text, file)
 	return ExitOK

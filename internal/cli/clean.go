@@ -56,7 +56,7 @@ func runClean(e *env, args []string) int {
 	}
 	g := gitint.NewRepos()
 	status := ExitOK
-	out := cleanOutput{Wave: w.cfg.Wave.Name, DryRun: *dry, Items: []cleanItem{}}
+	out := cleanOutput{FormatVersion: outputFormatVersion, Wave: w.cfg.Wave.Name, DryRun: *dry, Items: []cleanItem{}}
 	// say prints one item as text (-json prints them all at the end).
 	say := func(it cleanItem, line string) {
 		out.Items = append(out.Items, it)
@@ -137,7 +137,8 @@ func runClean(e *env, args []string) int {
 // cleanOutput is cadence clean -json: what clean found in the wave's
 // repositories and what it did with each.
 type cleanOutput struct {
-	Wave string `json:"wave"`
+	FormatVersion int    `json:"format_version"`
+	Wave          string `json:"wave"`
 	// DryRun is -dry-run: nothing was removed.
 	DryRun bool        `json:"dry_run"`
 	Items  []cleanItem `json:"items"`

@@ -36,7 +36,7 @@ func runDrop(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence drop: %v\n", err)
 		return ExitError
 	}
-	out := steerOutput{File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Results: d.Ack.Results, Note: d.Ack.Note}
+	out := steerOutput{FormatVersion: outputFormatVersion, File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Results: d.Ack.Results, Note: d.Ack.Note}
 	switch {
 	case d.Queued:
 		out.Note = queuedNote(lay, *wait)
@@ -144,7 +144,7 @@ func runStop(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence stop: %v\n", err)
 		return ExitError
 	}
-	out := steerOutput{File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Note: d.Ack.Note}
+	out := steerOutput{FormatVersion: outputFormatVersion, File: file, Live: d.Live, PID: d.Ack.PID, Queued: d.Queued, Note: d.Ack.Note}
 	switch {
 	case d.Queued:
 		out.Note = queuedNote(lay, *wait)

@@ -46,7 +46,7 @@ func runFmt(e *env, args []string) int {
 		files = append(files, found...)
 	}
 	status := ExitOK
-	out := fmtOutput{Check: *check, Files: []fmtFile{}}
+	out := fmtOutput{FormatVersion: outputFormatVersion, Check: *check, Files: []fmtFile{}}
 	for _, name := range files {
 		res := fmtFile{Path: name}
 		fail := func(err string) {
@@ -124,6 +124,7 @@ func runFmt(e *env, args []string) int {
 
 // fmtOutput is cadence fmt -json: every file fmt looked at.
 type fmtOutput struct {
+	FormatVersion int `json:"format_version"`
 	// Check is -check: nothing was written.
 	Check bool      `json:"check"`
 	Files []fmtFile `json:"files"`

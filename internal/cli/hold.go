@@ -42,7 +42,7 @@ func runHold(e *env, args []string) int {
 	}
 	live, _ := slots.LiveHolds(dir, now)
 	if fs.json {
-		_ = writeJSON(e.stdout, map[string]any{"hold": statusHoldOf(h, now), "renewed": renewed, "live_holds": live})
+		_ = writeJSON(e.stdout, map[string]any{"format_version": outputFormatVersion, "hold": statusHoldOf(h, now), "renewed": renewed, "live_holds": live})
 		return ExitOK
 	}
 	verb := "taken"
@@ -77,7 +77,7 @@ func runRelease(e *env, args []string) int {
 	}
 	live, _ := slots.LiveHolds(dir, now)
 	if fs.json {
-		_ = writeJSON(e.stdout, map[string]any{"released": pos[0], "live_holds": live})
+		_ = writeJSON(e.stdout, map[string]any{"format_version": outputFormatVersion, "released": pos[0], "live_holds": live})
 		return ExitOK
 	}
 	fmt.Fprintf(e.stdout, "Hold %q released; %s left on this machine.\n", pos[0], holdsCount(live))

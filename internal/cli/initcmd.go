@@ -45,7 +45,7 @@ func runInit(e *env, args []string) int {
 	}
 	if fs.json {
 		abs, _ := filepath.Abs(file)
-		out := initOutput{Path: file, AbsPath: abs}
+		out := initOutput{FormatVersion: outputFormatVersion, Path: file, AbsPath: abs}
 		if n > 0 {
 			out.GitIgnore, out.GitIgnoreLines = gi, n
 		}
@@ -66,8 +66,9 @@ func runInit(e *env, args []string) int {
 // absolute. (An existing file is an error: nothing is written, stdout is
 // empty.)
 type initOutput struct {
-	Path    string `json:"path"`
-	AbsPath string `json:"abs_path"`
+	FormatVersion int    `json:"format_version"`
+	Path          string `json:"path"`
+	AbsPath       string `json:"abs_path"`
 	// GitIgnore is the .gitignore that got GitIgnoreLines lines (absent
 	// when it had them all).
 	GitIgnore      string `json:"gitignore,omitempty"`

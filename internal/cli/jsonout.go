@@ -11,13 +11,21 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
+// outputFormatVersion is the format_version of every -json document
+// but the plan's, the graph's and the diagnostics' (planner.FormatVersion):
+// list, logs, answer, drop, stop, clean, fmt, init, hold, release, status
+// and version (schemas/*.schema.json). It changes when a key is removed or
+// changes meaning; a new key does not change it.
+const outputFormatVersion = 1
+
 // logsOutput is cadence logs -json: the lot's record in the state file
 // (its journal: steps, questions, findings, warnings, backup refs; the
 // shape of a lot in schemas/state.schema.json) and the files of its steps.
 type logsOutput struct {
-	Wave      string `json:"wave"`
-	StateFile string `json:"state_file"`
-	LotID     string `json:"lot_id"`
+	FormatVersion int    `json:"format_version"`
+	Wave          string `json:"wave"`
+	StateFile     string `json:"state_file"`
+	LotID         string `json:"lot_id"`
 	// Lot is the lot as the state file records it.
 	Lot *state.Lot `json:"lot"`
 	// Worktrees are the lot's worktrees that are there (its own and its
@@ -38,10 +46,11 @@ type stepFiles struct {
 
 // stepOutput is cadence logs -step N -json: the step's files whole.
 type stepOutput struct {
-	Wave  string     `json:"wave"`
-	LotID string     `json:"lot_id"`
-	Step  int        `json:"step"`
-	Files []fileText `json:"files"`
+	FormatVersion int        `json:"format_version"`
+	Wave          string     `json:"wave"`
+	LotID         string     `json:"lot_id"`
+	Step          int        `json:"step"`
+	Files         []fileText `json:"files"`
 }
 
 // fileText is one file and its content (a report is JSON text in a string).
@@ -61,7 +70,7 @@ func writeJSON(w io.Writer, v any) error {
 // logsJSON prints logs -json of lot id of st (lay is the wave's layout).
 func logsJSON(e *env, lay layout.Wave, st *state.State, id string) int {
 	l := st.Lots[id]
-	out := logsOutput{Wave: st.Wave, StateFile: lay.StateFile(), LotID: id, Lot: l,
+	out := logsOutput{FormatVersion: outputFormatVersion, Wave: st.Wave, StateFile: lay.StateFile(), LotID: id, Lot: l,
 		Worktrees: []string{}, StepFiles: []stepFiles{}, Replaced: []string{}}
 	if l.Worktree != "" {
 		if _, err := os.Stat(l.Worktree); err == nil {
@@ -89,7 +98,7 @@ func logsJSON(e *env, lay layout.Wave, st *state.State, id string) int {
 
 // stepJSON prints logs -step N -json: the files (matches) of step n whole.
 func stepJSON(e *env, wave, id string, n int, matches []string) int {
-	out := stepOutput{Wave: wave, LotID: id, Step: n, Files: []fileText{}}
+	out := stepOutput{FormatVersion: outputFormatVersion, Wave: wave, LotID: id, Step: n, Files: []fileText{}}
 	for _, m := range matches {
 		b, err := os.ReadFile(m)
 		if err != nil {
@@ -107,10 +116,11 @@ func stepJSON(e *env, wave, id string, n int, matches []string) int {
 
 // answerOutput is cadence answer -json: the answer recorded.
 type answerOutput struct {
-	File     string `json:"file"`
-	LotID    string `json:"lot_id"`
-	Question string `json:"question"`
-	Answer   string `json:"answer"`
+	FormatVersion int    `json:"format_version"`
+	File          string `json:"file"`
+	LotID         string `json:"lot_id"`
+	Question      string `json:"question"`
+	Answer        string `json:"answer"`
 }
 
 // answerJSON prints answer -json.

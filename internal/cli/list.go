@@ -29,10 +29,11 @@ type listedLot struct {
 
 // listOutput is cadence list -json.
 type listOutput struct {
-	Wave      string      `json:"wave"`
-	File      string      `json:"file"`
-	StateFile string      `json:"state_file,omitempty"`
-	Lots      []listedLot `json:"lots"`
+	FormatVersion int         `json:"format_version"`
+	Wave          string      `json:"wave"`
+	File          string      `json:"file"`
+	StateFile     string      `json:"state_file,omitempty"`
+	Lots          []listedLot `json:"lots"`
 }
 
 func runList(e *env, args []string) int {
@@ -57,7 +58,7 @@ func runList(e *env, args []string) int {
 		e.writeDiags(e.stderr, diags, w.loader.Files, false)
 		return ExitError
 	}
-	out := listOutput{Wave: w.cfg.Wave.Name, File: file, Lots: []listedLot{}}
+	out := listOutput{FormatVersion: outputFormatVersion, Wave: w.cfg.Wave.Name, File: file, Lots: []listedLot{}}
 	stopped := true
 	if w.state != nil {
 		lay := e.layoutOf(file, "")

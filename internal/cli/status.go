@@ -87,7 +87,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		st = s
 	}
 	if asJSON {
-		out := map[string]any{"live_waves": nonNil(live), "slots": jsonSlots(held), "holds": jsonHolds(holds, now)}
+		out := map[string]any{"format_version": outputFormatVersion, "live_waves": nonNil(live), "slots": jsonSlots(held), "holds": jsonHolds(holds, now)}
 		if holdsErr != nil {
 			out["holds_error"] = holdsErr.Error()
 		}

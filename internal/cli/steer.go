@@ -122,7 +122,8 @@ func printResults(e *env, verb string, rs []control.Result) {
 
 // steerOutput is the -json of drop, stop and a live answer.
 type steerOutput struct {
-	File string `json:"file"`
+	FormatVersion int    `json:"format_version"`
+	File          string `json:"file"`
 	// Live says a running apply took the request (its pid); false: the
 	// command recorded it in the state itself (no apply was live), or,
 	// with Queued, nothing took it yet.

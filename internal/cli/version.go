@@ -108,7 +108,7 @@ func runVersion(e *env, args []string) int {
 		ver = v
 	}
 	if fs.json {
-		out := map[string]any{"version": bv.Version, "revision": bv.Revision, "dirty": bv.Dirty, "go": runtime.Version(),
+		out := map[string]any{"format_version": outputFormatVersion, "version": bv.Version, "revision": bv.Revision, "dirty": bv.Dirty, "go": runtime.Version(),
 			"agent": map[string]string{"command": cmd, "path": path, "version": ver, "problem": problem}}
 		if bv.RevisionTime != "" {
 			out["revision_time"] = bv.RevisionTime
