@@ -336,3 +336,65 @@ func TestWaveSchemaDocumented(t *testing.T) {
 		t.Errorf("only %d documented properties: the walk missed some", n)
 	}
 }
+
+// TestWaveSchemaMessages checks that every pattern and enum of the wave
+// schema carries what editors show instead of a raw regular expression or
+// value list (VS Code's JSON language service: patternErrorMessage for a
+// pattern, errorMessage for an enum or a not of a pattern, markdownDescription for the
+// hover, with examples), and that the token count's message gives the
+// forms a person types.
+func TestWaveSchemaMessages(t *testing.T) {
+	b, err := schemas.FS.ReadFile(waveSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	patterns, enums := 0, 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			want := []string{}
+			if _, ok := v["pattern"]; ok {
+				patterns++
+				want = append(want, "patternErrorMessage", "markdownDescription")
+			}
+			if _, ok := v["enum"]; ok {
+				enums++
+				want = append(want, "errorMessage", "markdownDescription")
+			}
+			if not, ok := v["not"].(map[string]any); ok && not["pattern"] != nil {
+				want = append(want, "errorMessage")
+			}
+			for _, k := range want {
+				if s, _ := v[k].(string); strings.TrimSpace(s) == "" {
+					t.Errorf("%s has no %s", path, k)
+				}
+			}
+			if md, ok := v["markdownDescription"].(string); ok && !strings.Contains(md, "`") {
+				t.Errorf("%s: markdownDescription without an example in code: %q", path, md)
+			}
+			for k, c := range v {
+				walk(path+"/"+k, c)
+			}
+		case []any:
+			for i, c := range v {
+				walk(path+"/"+strconv.Itoa(i), c)
+			}
+		}
+	}
+	walk("#", doc)
+	if patterns < 25 || enums < 6 {
+		t.Errorf("found %d patterns and %d enums: the walk missed some", patterns, enums)
+	}
+	tokens := doc["$defs"].(map[string]any)["tokens"].(map[string]any)["else"].(map[string]any)["anyOf"].([]any)[0].(map[string]any)
+	msg, _ := tokens["patternErrorMessage"].(string)
+	for _, form := range []string{"1500000", `"1.5M"`, `"800k"`} {
+		if !strings.Contains(msg, form) {
+			t.Errorf("the token count's message %q does not show %s", msg, form)
+		}
+	}
+}
