@@ -93,6 +93,7 @@ func runClean(e *env, args []string) int {
 			status = ExitError
 			continue
 		}
+		keepUnowned(lefts, lotBranches(st, branches))
 		// Worktrees before branches: a checked-out branch cannot go.
 		for _, kind := range []string{"worktree", "guard", "hook", "branch", "backup"} {
 			for _, lo := range lefts {
@@ -167,6 +168,38 @@ type cleanItem struct {
 	Reason string `json:"reason"`
 	// Gone says a worktree's folder is gone (git only keeps its record).
 	Gone bool `json:"gone"`
+}
+
+// unownedReason is why clean keeps a branch under the wave's namespace
+// that no lot of its state owns.
+const unownedReason = "no lot of the wave's state owns it (not made by cadence for this wave)"
+
+// lotBranches are the branches the lots of st own: each lot's recorded
+// branch, and its branch in namespace ns (planner.LotBranch), in every
+// repository. None when st is nil (no apply has run).
+func lotBranches(st *state.State, ns string) map[string]bool {
+	owned := map[string]bool{}
+	if st == nil {
+		return owned
+	}
+	for id, l := range st.Lots {
+		owned[planner.LotBranch(ns, id)] = true
+		if l != nil && l.Branch != "" {
+			owned[l.Branch] = true
+		}
+	}
+	return owned
+}
+
+// keepUnowned marks kept (unownedReason) every branch of lefts that owned
+// does not hold and that is not kept already: clean removes only the
+// branches of lots the state knows.
+func keepUnowned(lefts []gitint.Leftover, owned map[string]bool) {
+	for i, lo := range lefts {
+		if lo.Kind == "branch" && lo.Keep == "" && !owned[lo.Path] {
+			lefts[i].Keep = unownedReason
+		}
+	}
 }
 
 // goneNote is what clean adds to the line of a worktree whose folder is
