@@ -48,6 +48,9 @@ func runApply(e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
+	if !f.lock {
+		fmt.Fprintln(e.stderr, "cadence apply: -lock=false: ignored: apply always takes the wave's lock (two applies of one wave would run its lots twice and race on its state)")
+	}
 	if e.lockTimeout < 0 {
 		fmt.Fprintln(e.stderr, "cadence apply: -lock-timeout must not be negative")
 		return exitRefused
@@ -123,7 +126,7 @@ func runApply(e *env, args []string) int {
 		}
 	}
 	if !f.json {
-		if err := render.Text(e.stdout, p, render.Options{Color: e.colorOn(e.stdout)}); err != nil {
+		if err := render.Text(e.stdout, p, render.Options{Color: e.colorOn(e.stdout), CompactWarnings: e.compactWarnings}); err != nil {
 			fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
 			return exitRefused
 		}
@@ -154,6 +157,10 @@ func runApply(e *env, args []string) int {
 	}
 	// A saved plan was the review (as Terraform's): apply runs it unasked.
 	if !*auto && saved == nil {
+		if !f.input {
+			fmt.Fprintf(e.stderr, "cadence apply: -input=false: apply would ask to confirm the plan: add -auto-approve, or apply a saved plan (plan -out)\n")
+			return exitRefused
+		}
 		if code := e.confirm(); code >= 0 {
 			return code
 		}

@@ -51,7 +51,7 @@ func TestCompletion(t *testing.T) {
 		{line: "cadence ap", point: -1, want: []string{"apply"}},
 		{line: "cadence ", point: -1, want: commandNames()},
 		{line: "cadence -", point: -1, want: []string{"-chdir", "-help", "-log-level", "-no-color", "-version"}},
-		{line: "cadence apply -lock", point: -1, want: []string{"-lock-timeout"}},
+		{line: "cadence apply -lock", point: -1, want: []string{"-lock", "-lock-timeout"}},
 		{line: "cadence apply -", point: -1, want: []string{"-auto-approve", "-lock-timeout", "-target", "-json", "-var-file"}, some: true},
 		{line: "cadence status -w", point: -1, want: []string{"-watch"}},
 		{line: "cadence plan -format ", point: -1, want: []string{"dot", "json", "markdown", "mermaid", "text"}},

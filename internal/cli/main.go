@@ -77,6 +77,10 @@ type env struct {
 	// lockTimeout is apply's -lock-timeout: how long a held wave or
 	// repository lock is waited for (0: refused at once).
 	lockTimeout time.Duration
+	// compactWarnings is plan's and apply's -compact-warnings: the text
+	// plan sums up the warnings that do not refuse on one line
+	// (render.Options.CompactWarnings).
+	compactWarnings bool
 	// tty says whether a writer is a terminal (nil: term.IsTerminal of an
 	// *os.File; tests fake one).
 	tty func(io.Writer) bool

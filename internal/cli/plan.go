@@ -31,6 +31,10 @@ type planFlags struct {
 	// graph is set for graph's flags (newGraphFlags): no caps are read,
 	// CADENCE_MAX_SESSIONS included.
 	graph bool
+	// input is -input (default true): false, apply never asks and fails
+	// where it would ask to confirm. lock is -lock (default true): false
+	// is accepted and ignored with a note; the wave's lock is always taken.
+	input, lock bool
 }
 
 func newPlanFlags(e *env, name, args, summary string) *planFlags {
@@ -42,6 +46,9 @@ func newPlanFlags(e *env, name, args, summary string) *planFlags {
 	f.StringVar(&f.budgetUSD, "budget-usd", "", "raise the wave's dollar ceiling (budget_usd), e.g. 25 or 12.50")
 	f.IntVar(&f.maxSessions, "max-sessions", 0, "agent sessions at once (default: CADENCE_MAX_SESSIONS, else the wave's max_sessions, else "+strconv.Itoa(spec.DefaultMaxSessions)+")")
 	f.IntVar(&f.jobs, "jobs", 0, "command lots at once (default: the number of CPUs, "+strconv.Itoa(runtime.NumCPU())+" here)")
+	f.BoolVar(&f.input, "input", true, "ask for input when needed; -input=false never asks: apply fails where it would ask to confirm")
+	f.BoolVar(&f.lock, "lock", true, "Terraform's state lock switch, accepted for its CI habits: cadence always takes the wave's lock (-lock=false is ignored, with a note)")
+	f.BoolVar(&e.compactWarnings, "compact-warnings", false, "sum up the warnings that do not refuse on one line (those that refuse are shown whole)")
 	return f
 }
 
@@ -364,7 +371,7 @@ func (e *env) planRenderers() map[string]func(io.Writer, *planner.Plan) error {
 		"dot":      render.DOT,
 		"mermaid":  render.Mermaid,
 		"text": func(w io.Writer, p *planner.Plan) error {
-			return render.Text(w, p, render.Options{Color: e.colorOn(w)})
+			return render.Text(w, p, render.Options{Color: e.colorOn(w), CompactWarnings: e.compactWarnings})
 		},
 	}
 }

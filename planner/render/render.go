@@ -38,6 +38,10 @@ import (
 type Options struct {
 	// Color turns on ANSI colours. The caller decides: a TTY and no -no-color.
 	Color bool
+	// CompactWarnings sums up the warnings that do not refuse on one line
+	// ("⚠ 2 warnings (…)"); those that refuse are shown whole (plan and
+	// apply -compact-warnings, Terraform's flag).
+	CompactWarnings bool
 }
 
 // stepsLabel renders a lot's steps: "implement (sonnet) → review (opus) →

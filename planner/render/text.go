@@ -91,6 +91,9 @@ func Text(w io.Writer, p *planner.Plan, o Options) error {
 		bw.WriteString("\n" + c.paint(sgrBold, "Warnings:") + "\n")
 	}
 	for _, wn := range p.Warnings {
+		if o.CompactWarnings && !wn.Refuses {
+			continue
+		}
 		mark := c.paint(sgrYellow, "⚠")
 		if wn.Refuses {
 			mark = c.paint(sgrRedBold, "⚠")
@@ -104,7 +107,22 @@ func Text(w io.Writer, p *planner.Plan, o Options) error {
 			bw.WriteString("      … and " + plural(more, "more file", "more files") + "\n")
 		}
 	}
+	if n := compacted(p, o); n > 0 {
+		bw.WriteString("  " + c.paint(sgrYellow, "⚠") + " " + c.paint(sgrYellow, plural(n, "warning", "warnings")+" (without -compact-warnings, plan shows them)") + "\n")
+	}
 	return bw.Flush()
+}
+
+// compacted is how many warnings of p Text sums up on one line: those that
+// do not refuse, with CompactWarnings; 0 otherwise.
+func compacted(p *planner.Plan, o Options) int {
+	n := 0
+	for _, wn := range p.Warnings {
+		if o.CompactWarnings && !wn.Refuses {
+			n++
+		}
+	}
+	return n
 }
 
 // writeLotLines writes the aligned lot table.
