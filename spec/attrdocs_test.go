@@ -27,8 +27,8 @@ var readmeSections = []struct{ heading, block string }{
 }
 
 var (
-	mdLink    = regexp.MustCompile(`\[([^\]]+)\]\([^)]+\)`)
-	attrName  = regexp.MustCompile("^`([a-z_]+)`$")
+	mdLink   = regexp.MustCompile(`\[([^\]]+)\]\([^)]+\)`)
+	attrName = regexp.MustCompile("^`([a-z_]+)`$")
 )
 
 // readmeDocs reads the attribute tables of the README's language
