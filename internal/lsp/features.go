@@ -44,6 +44,9 @@ func (s *server) diagnostics(d *document) []protocol.Diagnostic {
 	return out
 }
 
+// maxCandidates is the most candidates hcl-lang returns for a position.
+const maxCandidates = 100
+
 var candidateKinds = map[lang.CandidateKind]protocol.CompletionItemKind{
 	lang.AttributeCandidateKind: protocol.CompletionItemKindProperty,
 	lang.BlockCandidateKind:     protocol.CompletionItemKindClass,
@@ -72,7 +75,9 @@ func (s *server) completion(d *document, p protocol.Position) any {
 	if err != nil {
 		return list
 	}
-	list.IsIncomplete = !cands.IsComplete
+	// hcl-lang cuts a list at maxCandidates without always saying so: a
+	// full list is incomplete, for the editor to ask again as the user types
+	list.IsIncomplete = !cands.IsComplete || len(cands.List) >= maxCandidates
 	for _, c := range cands.List {
 		item := protocol.CompletionItem{
 			Label: c.Label, Detail: c.Detail, Kind: candidateKinds[c.Kind], SortText: c.SortText, Deprecated: c.IsDeprecated,
