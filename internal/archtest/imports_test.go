@@ -25,6 +25,24 @@ var forbidden = map[string][]string{
 	"planner/...":           {"executor/...", "gitint/...", "internal/cli/..."},
 	"gitint/...":            {"executor/...", "planner/...", "internal/cli/..."},
 	"executor/...":          {"internal/cli/..."},
+	// the language server starts no process and touches no git
+	// (TestLanguageServerStartsNoProcess checks os/exec too)
+	"internal/lsp/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/...", "internal/proc/...", "internal/flock/..."},
+}
+
+// TestLanguageServerStartsNoProcess checks that internal/lsp cannot start
+// a process: neither it nor anything it imports, cadence's or not, imports
+// os/exec, internal/proc or gitint.
+func TestLanguageServerStartsNoProcess(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"internal/lsp").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "os/exec" || pkg == module+"internal/proc" || pkg == module+"gitint" {
+			t.Errorf("internal/lsp depends on %s", pkg)
+		}
+	}
 }
 
 func matches(pkg, pattern string) bool {

@@ -1,0 +1,153 @@
+package lsp
+
+import (
+	"context"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl-lang/decoder"
+	"github.com/hashicorp/hcl-lang/lang"
+	"github.com/hashicorp/hcl-lang/reference"
+	"github.com/hashicorp/hcl-lang/schema"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"go.lsp.dev/protocol"
+)
+
+// document is one open wave file: the editor's text (never the file on
+// disk), its line starts and, built on demand, its parse and references.
+type document struct {
+	uri      protocol.DocumentURI
+	filename string
+	text     []byte
+	version  int32
+	// lines are the byte offsets of each line's start.
+	lines []int
+	// file is the native-syntax parse (nil for a *.hcl.json file, which
+	// gets diagnostics and symbols only); ctx its hcl-lang path context,
+	// nil until a feature needs it.
+	file *hcl.File
+	ctx  *decoder.PathContext
+}
+
+func newDocument(uri protocol.DocumentURI, filename string, text []byte, version int32) *document {
+	d := &document{uri: uri, filename: filename, text: text, version: version, lines: []int{0}}
+	for i, c := range text {
+		if c == '\n' {
+			d.lines = append(d.lines, i+1)
+		}
+	}
+	if !spec.IsJSON(filename) {
+		d.file, _ = hclsyntax.ParseConfig(text, filename, hcl.InitialPos)
+	}
+	return d
+}
+
+// path is the document's hcl-lang path: every wave file stands alone.
+func (d *document) path() lang.Path {
+	return lang.Path{Path: string(d.uri), LanguageID: "cadence"}
+}
+
+// pathContext returns the document's hcl-lang context, collecting its
+// reference targets and origins the first time after a change.
+func (d *document) pathContext(s *schemaSet) *decoder.PathContext {
+	if d.ctx != nil {
+		return d.ctx
+	}
+	d.ctx = &decoder.PathContext{Schema: s.body, Files: map[string]*hcl.File{}}
+	if d.file == nil {
+		return d.ctx
+	}
+	d.ctx.Files[d.filename] = d.file
+	pd, err := decoder.NewDecoder(single{d, s}).Path(d.path())
+	if err != nil {
+		return d.ctx
+	}
+	targets, _ := pd.CollectReferenceTargets()
+	d.ctx.ReferenceTargets = append(targets, s.builtins...)
+	d.ctx.ReferenceOrigins, _ = pd.CollectReferenceOrigins()
+	return d.ctx
+}
+
+// decoder returns an hcl-lang path decoder of the document.
+func (d *document) decoder(s *schemaSet) (*decoder.Decoder, *decoder.PathDecoder, error) {
+	dec := decoder.NewDecoder(single{d, s})
+	pd, err := dec.Path(d.path())
+	return dec, pd, err
+}
+
+// single is the hcl-lang path reader of one document.
+type single struct {
+	d *document
+	s *schemaSet
+}
+
+func (r single) Paths(context.Context) []lang.Path { return []lang.Path{r.d.path()} }
+
+func (r single) PathContext(lang.Path) (*decoder.PathContext, error) {
+	return r.d.pathContext(r.s), nil
+}
+
+// offset returns the byte offset of an LSP position (a 0-based line and
+// a character in UTF-16 code units), clamped to the line's end.
+func (d *document) offset(p protocol.Position) int {
+	line := int(p.Line)
+	if line >= len(d.lines) {
+		return len(d.text)
+	}
+	off, units := d.lines[line], 0
+	for off < len(d.text) && d.text[off] != '\n' && units < int(p.Character) {
+		r, n := utf8.DecodeRune(d.text[off:])
+		units += utf16.RuneLen(r)
+		if units > int(p.Character) {
+			break
+		}
+		off += n
+	}
+	return off
+}
+
+// pos returns the hcl.Pos of an LSP position.
+func (d *document) pos(p protocol.Position) hcl.Pos {
+	off := d.offset(p)
+	line := min(int(p.Line), len(d.lines)-1)
+	return hcl.Pos{Line: line + 1, Column: utf8.RuneCount(d.text[d.lines[line]:off]) + 1, Byte: off}
+}
+
+// position returns the LSP position of a byte offset.
+func (d *document) position(off int) protocol.Position {
+	off = max(0, min(off, len(d.text)))
+	line := 0
+	lo, hi := 0, len(d.lines)-1
+	for lo <= hi {
+		m := (lo + hi) / 2
+		if d.lines[m] <= off {
+			line, lo = m, m+1
+		} else {
+			hi = m - 1
+		}
+	}
+	units := 0
+	for _, r := range string(d.text[d.lines[line]:off]) {
+		units += utf16.RuneLen(r)
+	}
+	return protocol.Position{Line: uint32(line), Character: uint32(units)}
+}
+
+// rng returns the LSP range of an hcl.Range of this document.
+func (d *document) rng(r hcl.Range) protocol.Range {
+	return protocol.Range{Start: d.position(r.Start.Byte), End: d.position(r.End.Byte)}
+}
+
+// whole is the range of the whole document.
+func (d *document) whole() protocol.Range {
+	return protocol.Range{Start: protocol.Position{}, End: d.position(len(d.text))}
+}
+
+// schemaSet is the schema every document is read with, and the reference
+// targets no block declares (the built-in agent.claude).
+type schemaSet struct {
+	body     *schema.BodySchema
+	builtins reference.Targets
+}

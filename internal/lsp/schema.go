@@ -1,0 +1,176 @@
+package lsp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl-lang/lang"
+	"github.com/hashicorp/hcl-lang/schema"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Reference scopes: what a lot., repo., agent., var. or local. reference
+// may target, for completion and for matching origins to targets.
+const (
+	scopeLot      lang.ScopeId = "lot"
+	scopeRepo     lang.ScopeId = "repo"
+	scopeAgent    lang.ScopeId = "agent"
+	scopeVariable lang.ScopeId = "variable"
+	scopeLocal    lang.ScopeId = "local"
+)
+
+// Models are the model names completion offers for model attributes: the
+// aliases Claude Code takes; any other string is accepted as validate
+// accepts it.
+var Models = []string{"sonnet", "opus", "haiku"}
+
+var (
+	anyString = schema.AnyExpression{OfType: cty.String}
+	anyNumber = schema.AnyExpression{OfType: cty.Number}
+	anyBool   = schema.AnyExpression{OfType: cty.Bool}
+	// tokens are token counts and sizes: 2000000 or "2M".
+	tokens  = schema.OneOf{anyNumber, anyString}
+	strList = schema.List{Elem: anyString}
+	strMap  = schema.Map{Elem: anyString}
+)
+
+func enum(values ...string) schema.OneOf {
+	var o schema.OneOf
+	for _, v := range values {
+		o = append(o, schema.LiteralValue{Value: cty.StringVal(v)})
+	}
+	return append(o, anyString)
+}
+
+func refs(scope lang.ScopeId) schema.List {
+	return schema.List{Elem: schema.Reference{OfScopeId: scope}}
+}
+
+// constraints are the value constraints of the wave language's
+// attributes, by block type ("" for an attribute of the same name in any
+// block) and attribute name. TestSchemaCoversSpec checks every attribute
+// spec accepts has one.
+func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
+	limits := schema.Object{Attributes: schema.ObjectAttributes{}}
+	for _, n := range spec.LimitNames {
+		c := schema.Constraint(anyString)
+		if n == "processes" || n == "open_files" {
+			c = anyNumber
+		}
+		d, _ := spec.Doc("limits", n)
+		limits.Attributes[n] = &schema.AttributeSchema{IsOptional: true, Constraint: c, Description: lang.Markdown(d.Meaning)}
+	}
+	model := enum(Models...)
+	return map[string]map[string]schema.Constraint{
+		"": {
+			"budget": tokens, "log_limit": anyString, "env": strMap, "path_prepend": strList, "limits": limits,
+			"agent": schema.Reference{OfScopeId: scopeAgent}, "model": model, "review_model": model, "fallback_model": model,
+			"fix_passes": anyNumber, "timeout": anyString, "review_timeout": anyString, "estimate": anyString,
+			"precheck": anyBool, "small": anyBool, "on_conflict": enum(string(spec.OnConflictHandBack), string(spec.OnConflictFix)),
+			"submodules": anyBool, "copy": strList, "setup": anyString,
+		},
+		"wave": {
+			"budget_usd": schema.OneOf{anyNumber, anyString}, "max_sessions": anyNumber,
+			"on_quota": enum(string(spec.OnQuotaSuspend), string(spec.OnQuotaWait)), "templates": anyString, "worktrees": anyString,
+		},
+		"repo": {
+			"path": anyString, "base": anyString, "test": anyString, "parallel": anyNumber, "changelog": anyString,
+			"merge_queue": anyBool, "test_timeout": anyString,
+		},
+		"lot": {
+			"repo": schema.Reference{OfScopeId: scopeRepo}, "title": anyString, "brief": anyString, "run": anyString,
+			"depends_on": refs(scopeLot), "also": refs(scopeRepo),
+		},
+		"agent": {
+			"kind": enum(agentKinds...), "command": anyString, "sandbox": anyBool,
+			"permission_mode": enum(spec.PermissionModes...), "allowed_tools": strList, "disallowed_tools": strList,
+			"append_system_prompt": anyString, "max_retries": anyNumber,
+		},
+		"variable": {
+			"type": schema.TypeDeclaration{}, "default": schema.AnyExpression{OfType: cty.DynamicPseudoType},
+			"description": anyString, "sensitive": anyBool,
+		},
+	}
+}
+
+// blockDocs describe each block type in hovers and completion.
+var blockDocs = map[string]string{
+	"wave":     "The wave: its name, budgets, session cap and quota policy. Exactly one per file.",
+	"defaults": "Every lot's settings unless the lot says otherwise. At most one.",
+	"agent":    "An agent CLI: `claude` is built in; another name starts as a copy of it.",
+	"repo":     "A repository the lots work in.",
+	"lot":      "A unit of work: a `brief` for an agent (an agent lot) or a `run` command (a command lot).",
+	"locals":   "Local values, referenced as `local.NAME`.",
+	"variable": "An input variable, referenced as `var.NAME`.",
+}
+
+// waveSchema returns the hcl-lang schema of a wave file, built from
+// spec.Schema (the blocks and attributes validate accepts) and spec.Doc
+// (the README's descriptions and defaults). agentKinds are the values an
+// agent's kind may take.
+func waveSchema(agentKinds []string) (*schema.BodySchema, error) {
+	cons := constraints(agentKinds)
+	root := &schema.BodySchema{Blocks: map[string]*schema.BlockSchema{}}
+	for _, bt := range spec.Schema() {
+		b := &schema.BlockSchema{
+			Description: lang.Markdown(blockDocs[bt.Type]),
+			Body:        &schema.BodySchema{Attributes: map[string]*schema.AttributeSchema{}},
+		}
+		for _, l := range bt.Labels {
+			b.Labels = append(b.Labels, &schema.LabelSchema{Name: l})
+		}
+		switch bt.Type {
+		case "wave":
+			b.MaxItems = 1
+		case "defaults":
+			b.MaxItems = 1
+		case "lot", "repo", "agent":
+			b.Address = &schema.BlockAddrSchema{
+				Steps:        schema.Address{schema.StaticStep{Name: bt.Type}, schema.LabelStep{Index: 0}},
+				FriendlyName: bt.Type, ScopeId: lang.ScopeId(bt.Type), AsReference: true,
+			}
+		case "variable":
+			b.Address = &schema.BlockAddrSchema{
+				Steps:        schema.Address{schema.StaticStep{Name: "var"}, schema.LabelStep{Index: 0}},
+				FriendlyName: "variable", ScopeId: scopeVariable, AsReference: true,
+				AsTypeOf: &schema.BlockAsTypeOf{AttributeExpr: "type"},
+			}
+		case "locals":
+			b.Body.AnyAttribute = &schema.AttributeSchema{
+				Description: lang.Markdown("A local value, referenced as `local.NAME`."),
+				Constraint:  schema.AnyExpression{OfType: cty.DynamicPseudoType},
+				Address: &schema.AttributeAddrSchema{
+					Steps:        schema.Address{schema.StaticStep{Name: "local"}, schema.AttrNameStep{}},
+					FriendlyName: "local", ScopeId: scopeLocal, AsExprType: true, AsReference: true,
+				},
+			}
+		}
+		for _, a := range bt.Attributes {
+			c := cons[bt.Type][a.Name]
+			if c == nil {
+				c = cons[""][a.Name]
+			}
+			if c == nil {
+				return nil, fmt.Errorf("lsp: no constraint for %s attribute %q", bt.Type, a.Name)
+			}
+			doc, _ := spec.Doc(bt.Type, a.Name)
+			b.Body.Attributes[a.Name] = &schema.AttributeSchema{
+				Description: lang.Markdown(attrDoc(doc)),
+				IsRequired:  a.Required, IsOptional: !a.Required,
+				Constraint: c,
+			}
+		}
+		root.Blocks[bt.Type] = b
+	}
+	return root, nil
+}
+
+// attrDoc is an attribute's hover text: its meaning, then its default.
+func attrDoc(d spec.AttributeDoc) string {
+	s := strings.TrimSpace(d.Meaning)
+	if d.Default != "" {
+		s += "\n\nDefault: " + d.Default
+	}
+	return s
+}
