@@ -16,11 +16,14 @@ func stepLimits(l spec.Limits) proc.Limits {
 }
 
 // limitCause says which of the lot's limits l a step (what: "run step",
-// "test step", "setup") reached and that its processes were ended; it is
-// the step's cause and the last line of its log.
+// "test step", "setup", "implement step") reached, or that it left the
+// cgroup that enforced them, and that its processes were ended; it is the
+// step's cause and, for a command step, the last line of its log.
 func limitCause(what string, l spec.Limits, hit proc.Limit) string {
 	var set string
 	switch hit {
+	case proc.LimitLeftCgroup:
+		return what + " left its cgroup (its limits could not hold): its processes were ended"
 	case proc.LimitMemory:
 		set = fmt.Sprintf("memory = %q", spec.FormatBytes(l.Memory))
 	case proc.LimitProcesses:
