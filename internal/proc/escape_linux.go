@@ -18,7 +18,9 @@ const escapeScan = 300 * time.Millisecond
 // may write a cgroup.procs (root, or the owner of a delegated cgroup) can
 // move itself out, where its limits no longer hold. A cgroup below the
 // step's own counts as inside; a process gone while it is read, as
-// inside. Once one is found, hit names LimitLeftCgroup.
+// inside, and so is a process on its way out (PF_EXITING), which cgroup
+// v1 shows in the root cgroup of every hierarchy. Once one is found, hit
+// names LimitLeftCgroup.
 func (c *stepCgroup) escaped() bool {
 	if c == nil || len(c.paths) == 0 {
 		return false
@@ -27,7 +29,12 @@ func (c *stepCgroup) escaped() bool {
 		return true
 	}
 	for _, pid := range descendants(os.Getpid()) {
+		// The flags are read after the cgroup: a process that began to
+		// exit in between can start nothing more.
 		if !c.holds(pid) {
+			if s, ok := readStat(pid); !ok || s.exiting() {
+				continue
+			}
 			c.left = true
 			return true
 		}

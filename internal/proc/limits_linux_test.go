@@ -86,6 +86,19 @@ func TestLimitLeftCgroupEnded(t *testing.T) {
 	t.Logf("ended for leaving its cgroup (%s) in %v: %+v", mech, res.Duration, res)
 }
 
+// TestLimitChurnStaysIn: a step that starts short-lived processes one
+// after another for a few seconds, under roomy limits, runs to its end:
+// processes on their way out (which cgroup v1 shows in its root cgroups)
+// are not taken for processes that left the step's cgroup.
+func TestLimitChurnStaysIn(t *testing.T) {
+	l := Limits{Processes: 64, Memory: 256 << 20}
+	needEnforced(t, LimitProcesses, l)
+	res := runLimited(t, `end=$(( $(date +%s) + 3 )); while [ $(date +%s) -lt $end ]; do head -c 1M /dev/zero | cat >/dev/null; done; exit 3`, l)
+	if res.LimitHit != "" || res.ExitCode != 3 {
+		t.Fatalf("a step that starts short-lived processes ended %+v, want exit 3 and no limit hit", res)
+	}
+}
+
 // TestLimitMemoryEndsHog: a step that holds 200 MiB under memory = 64MiB
 // is ended, and the result names the limit.
 func TestLimitMemoryEndsHog(t *testing.T) {
