@@ -10,17 +10,21 @@ import (
 )
 
 // stepLimits are a lot's limits (spec.Lot.Limits) as the step supervisor
-// applies them to each of its command steps' trees.
+// applies them to the tree of each of its command steps and agent
+// sessions.
 func stepLimits(l spec.Limits) proc.Limits {
 	return proc.Limits{Memory: l.Memory, Processes: l.Processes, OpenFiles: l.OpenFiles, FileSize: l.FileSize, CPUTime: l.CPUTime}
 }
 
 // limitCause says which of the lot's limits l a step (what: "run step",
-// "test step", "setup") reached and that its processes were ended; it is
-// the step's cause and the last line of its log.
+// "test step", "setup", "session") reached, or that it left the
+// cgroup that enforced them, and that its processes were ended; it is the
+// step's cause and, for a command step, the last line of its log.
 func limitCause(what string, l spec.Limits, hit proc.Limit) string {
 	var set string
 	switch hit {
+	case proc.LimitLeftCgroup:
+		return what + " left its cgroup (its limits could not hold): its processes were ended"
 	case proc.LimitMemory:
 		set = fmt.Sprintf("memory = %q", spec.FormatBytes(l.Memory))
 	case proc.LimitProcesses:

@@ -83,7 +83,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		Wave: r.o.Config.Wave.Name, Lot: lr.id, Step: kind, Pass: pass, Agent: lr.n.lot.Agent, Model: model, FallbackModel: lr.n.lot.FallbackModel,
 		Dir: lr.dir, Brief: brief, ReadOnly: readOnly, SessionID: newUUID(), LogPrefix: lr.logPath(i, kind, ""),
 		Timeout: lr.n.lot.Timeout, AddDirs: data.AlsoDirs, WaveID: r.waveID(), SlotLock: slotLock,
-		LogLimit: int64(lr.n.lot.LogLimit),
+		LogLimit: int64(lr.n.lot.LogLimit), Limits: stepLimits(lr.n.lot.Limits),
 	}
 	if readOnly {
 		sess.Timeout = lr.n.lot.ReviewTimeout
@@ -118,6 +118,9 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	}
 	// A session ended by an API failure pauses its step: recorded
 	// interrupted, whatever the adapter's status (apifail.go).
+	if out.LimitHit != "" && out.Status == state.StepFailed {
+		out.Cause = limitCause("session", lr.n.lot.Limits, out.LimitHit)
+	}
 	apiFail, apiCause := out.API != APINone && out.Status == state.StepFailed, out.Cause
 	lr.checkConfig(ctx, watch) // before any other git call (cfgguard.go)
 	if pidErr != nil {

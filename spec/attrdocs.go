@@ -23,7 +23,7 @@ var attributeDocs = map[string]map[string]AttributeDoc{
 		"estimate":       {Default: "`\"1h\"` (agent lots), `\"1m\"` (command lots)", Meaning: "expected duration, for critical-path ordering and the plan's time estimate"},
 		"fallback_model": {Default: "the agent's `fallback_model`, else none", Meaning: "model the agent CLI switches to when the step's model is overloaded (Claude Code: `--fallback-model`, used after 3 answers of 529; not passed when it is the step's model, which the CLI refuses); an empty string is an error"},
 		"fix_passes":     {Default: "`2`", Meaning: "fix sessions after a review that is not conform, at most"},
-		"limits":         {Default: "none", Meaning: "`{ memory = \"2GiB\", processes = 512, open_files = 1024, file_size = \"1GiB\", cpu_time = \"10m\" }`: bounds of each command step of every lot (see Step limits)"},
+		"limits":         {Default: "none", Meaning: "`{ memory = \"2GiB\", processes = 512, open_files = 1024, file_size = \"1GiB\", cpu_time = \"10m\" }`: bounds of each command step and agent session of every lot (see Step limits)"},
 		"model":          {Default: "`\"sonnet\"`", Meaning: "model of write steps (implement, fix)"},
 		"on_conflict":    {Default: "`\"hand-back\"`", Meaning: "on a rebase conflict: hand the lot back, or `\"fix\"` it in a fresh session and retry once"},
 		"path_prepend":   {Default: "none", Meaning: "`[\"dir\", ...]`: folders put before `PATH` for the same processes"},

@@ -20,10 +20,10 @@ const (
 	DefaultTestTimeout = 30 * time.Minute
 )
 
-// Limits bound each command step of a lot (its run command, setup, test
-// gates; not its agent sessions), as the limits attribute of a lot, its repo and the
-// defaults block write them, merged per limit (the lot's over the repo's
-// over the defaults block's). A zero field sets no limit.
+// Limits bound each step of a lot (its run command, setup, test gates,
+// and its agent sessions' whole trees), as the limits attribute of a lot,
+// its repo and the defaults block write them, merged per limit (the lot's
+// over the repo's over the defaults block's). A zero field sets no limit.
 type Limits struct {
 	// Memory is the step's whole tree's memory, in bytes.
 	Memory int64

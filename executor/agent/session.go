@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -62,6 +63,10 @@ type Session struct {
 	// lower case): an adapter with a sandbox keeps its commands from
 	// reaching them, so that no push leaves over the network.
 	DenyHosts []string
+	// Limits bound the session's whole process tree, the agent CLI and
+	// everything its tools start, as they bound a command step (the
+	// lot's limits): an adapter passes them to its proc.Cmd.
+	Limits proc.Limits
 	// SlotLock, when set, is the session's slot file, locked: the
 	// session's supervisor holds it until the session's last process is
 	// gone (proc.Cmd.Hold), so the machine's session cap holds even while
@@ -97,6 +102,10 @@ type Outcome struct {
 	// OutputCut is the number of bytes Session.LogLimit kept out of the
 	// session's files (all its runs: a formatting retry's too).
 	OutputCut int64
+	// LimitHit names the limit of Session.Limits the session's tree
+	// reached, or proc.LimitLeftCgroup (Status failed; the supervisor
+	// ended the tree): the caller words the cause with the limit's value.
+	LimitHit proc.Limit
 	// WriteErr is the first error writing the session's files (a full
 	// disk), an *fs.PathError naming the file: the adapter ended the
 	// session with its processes at once and its status is interrupted;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -80,11 +81,12 @@ func selfCgroups() map[string]string {
 	return out
 }
 
-// cgroupPlace is where a controller's step cgroups go: under parent, this
-// process's own cgroup in the hierarchy that holds the controller.
+// cgroupPlace is where a controller's step cgroups go: under parent, the
+// folder of this process's own cgroup in the hierarchy that holds the
+// controller; self is that cgroup's path as /proc/<pid>/cgroup shows it.
 type cgroupPlace struct {
-	mech   Mechanism
-	parent string
+	mech         Mechanism
+	parent, self string
 }
 
 // locate finds the hierarchy that holds ctrl, cgroup v2 first; why says
@@ -108,7 +110,7 @@ func locate(ctrl string) (place cgroupPlace, why string) {
 			continue
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil && slices.Contains(strings.Fields(string(b)), ctrl) {
-			return cgroupPlace{MechanismCgroup2, dir}, ""
+			return cgroupPlace{MechanismCgroup2, dir, path}, ""
 		}
 	}
 	for _, m := range mounts {
@@ -117,7 +119,7 @@ func locate(ctrl string) (place cgroupPlace, why string) {
 			continue
 		}
 		if dir, ok := under(m, path); ok {
-			return cgroupPlace{MechanismCgroup1, dir}, ""
+			return cgroupPlace{MechanismCgroup1, dir, path}, ""
 		}
 	}
 	return cgroupPlace{}, "no cgroup hierarchy here offers the " + ctrl + " controller"
@@ -178,6 +180,13 @@ type stepCgroup struct {
 	v1, back map[string]string
 	// memDir and pidsDir hold the memory and pids controllers' files.
 	memDir, pidsDir string
+	// paths maps each hierarchy that enforces a limit to the step's
+	// cgroup path in it, as /proc/<pid>/cgroup shows it: "" for v2, a
+	// controller for v1 (see escaped).
+	paths map[string]string
+	// left is set once a process of the step was found outside its
+	// cgroup (escaped).
+	left bool
 }
 
 // makeStepCgroup makes the cgroups that enforce l's memory and processes
@@ -194,7 +203,7 @@ func makeStepCgroup(l Limits) (c *stepCgroup, warnings []string) {
 	if len(ctrls) == 0 {
 		return nil, nil
 	}
-	c = &stepCgroup{v2fd: -1, v1: map[string]string{}, back: map[string]string{}}
+	c = &stepCgroup{v2fd: -1, v1: map[string]string{}, back: map[string]string{}, paths: map[string]string{}}
 	name := stepCgroupPrefix + strconv.Itoa(os.Getpid())
 	for _, ctrl := range ctrls {
 		dir, err := c.place(ctrl, name)
@@ -225,6 +234,16 @@ func makeStepCgroup(l Limits) (c *stepCgroup, warnings []string) {
 			c.v2fd = fd
 		}
 	}
+	// Only the cgroups that enforce a limit are watched (escaped).
+	for k := range c.paths {
+		dir := c.v2
+		if k != "" {
+			dir = c.v1[k]
+		}
+		if dir == "" || (dir != c.memDir && dir != c.pidsDir) {
+			delete(c.paths, k)
+		}
+	}
 	return c, warnings
 }
 
@@ -236,6 +255,7 @@ func (c *stepCgroup) place(ctrl, name string) (string, error) {
 	case MechanismNone:
 		return "", errors.New(why)
 	case MechanismCgroup2:
+		c.paths[""] = path.Join(place.self, name)
 		dir := filepath.Join(place.parent, name)
 		if c.v2 != "" && c.v2 != dir {
 			return "", fmt.Errorf("the %s controller is in another cgroup v2 tree", ctrl)
@@ -256,6 +276,7 @@ func (c *stepCgroup) place(ctrl, name string) (string, error) {
 		return "", err
 	}
 	c.v1[ctrl], c.back[ctrl] = dir, place.parent
+	c.paths[ctrl] = path.Join(place.self, name)
 	return dir, nil
 }
 
@@ -307,11 +328,15 @@ func (c *stepCgroup) leave() {
 	}
 }
 
-// hit names the limit the step's tree reached, if any: an OOM kill in the
-// memory cgroup, a fork refused at pids.max.
+// hit names the limit the step's tree reached, if any: a process found
+// outside the step's cgroup (escaped), an OOM kill in the memory cgroup,
+// a fork refused at pids.max.
 func (c *stepCgroup) hit() Limit {
 	if c == nil {
 		return ""
+	}
+	if c.left {
+		return LimitLeftCgroup
 	}
 	if c.memDir != "" {
 		file := "memory.events"

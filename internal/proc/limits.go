@@ -40,6 +40,11 @@ const (
 	LimitOpenFiles Limit = "open_files"
 	LimitFileSize  Limit = "file_size"
 	LimitCPUTime   Limit = "cpu_time"
+
+	// LimitLeftCgroup is no field of Limits: a process of the step found
+	// outside the cgroup that enforces its memory and processes limits,
+	// where they could not hold.
+	LimitLeftCgroup Limit = "left-cgroup"
 )
 
 // AllLimits lists the limits in the order they are shown.

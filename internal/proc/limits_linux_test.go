@@ -62,6 +62,43 @@ func TestLimitProcessesEndsForkBomb(t *testing.T) {
 	t.Logf("ended by the processes limit (%s) in %v: %+v", mech, res.Duration, res)
 }
 
+// escapeScript moves the step's shell out of its step cgroup, into the
+// cgroup above it (the cgroup cadence's own processes are in), then forks
+// 40 sleeps, past processes = 20: what a step that may write cgroup.procs
+// (root) can do. It exits 9 when it finds no step cgroup holding it.
+const escapeScript = `for f in $(find /sys/fs/cgroup -path '*/cadence-step-*' -name cgroup.procs 2>/dev/null); do
+  if grep -qx $$ "$f"; then echo $$ > "${f%/*/cgroup.procs}/cgroup.procs" || exit 8; moved=1; fi
+done
+[ -n "$moved" ] || exit 9
+i=0; while [ $i -lt 40 ]; do sleep 5 & i=$((i+1)); done
+wait`
+
+// TestLimitLeftCgroupEnded: a step that moves itself out of its step
+// cgroup, then forks past its processes limit, is ended, its whole tree
+// with it, and the result says it left its cgroup.
+func TestLimitLeftCgroupEnded(t *testing.T) {
+	l := Limits{Processes: 20}
+	mech := needEnforced(t, LimitProcesses, l)
+	res := runLimited(t, escapeScript, l)
+	if res.LimitHit != LimitLeftCgroup || (res.ExitCode == 0 && res.Signal == 0) {
+		t.Fatalf("a step that left its cgroup ended %+v, want it ended with %q named", res, LimitLeftCgroup)
+	}
+	t.Logf("ended for leaving its cgroup (%s) in %v: %+v", mech, res.Duration, res)
+}
+
+// TestLimitChurnStaysIn: a step that starts short-lived processes one
+// after another for a few seconds, under roomy limits, runs to its end:
+// processes on their way out (which cgroup v1 shows in its root cgroups)
+// are not taken for processes that left the step's cgroup.
+func TestLimitChurnStaysIn(t *testing.T) {
+	l := Limits{Processes: 64, Memory: 256 << 20}
+	needEnforced(t, LimitProcesses, l)
+	res := runLimited(t, `end=$(( $(date +%s) + 3 )); while [ $(date +%s) -lt $end ]; do head -c 1M /dev/zero | cat >/dev/null; done; exit 3`, l)
+	if res.LimitHit != "" || res.ExitCode != 3 {
+		t.Fatalf("a step that starts short-lived processes ended %+v, want exit 3 and no limit hit", res)
+	}
+}
+
 // TestLimitMemoryEndsHog: a step that holds 200 MiB under memory = 64MiB
 // is ended, and the result names the limit.
 func TestLimitMemoryEndsHog(t *testing.T) {
@@ -78,12 +115,13 @@ func TestLimitMemoryEndsHog(t *testing.T) {
 }
 
 // TestLimitUnderMemoryRuns: a step well under its limits runs to its end
-// untouched (the limits do not break an ordinary step), and the
-// supervisor removes the cgroup it made.
+// untouched (the limits do not break an ordinary step, nor does the
+// supervisor's look for processes outside its cgroup, for a second with
+// a child running), and the supervisor removes the cgroup it made.
 func TestLimitUnderMemoryRuns(t *testing.T) {
 	l := Limits{Memory: 256 << 20, Processes: 64, OpenFiles: 256, FileSize: 1 << 20, CPUTime: time.Minute}
 	needEnforced(t, LimitMemory, l)
-	res := runLimited(t, `head -c 10M /dev/zero | tail -n 1 | wc -c > out; ls / >/dev/null; exit 3`, l)
+	res := runLimited(t, `head -c 10M /dev/zero | tail -n 1 | wc -c > out; ls / >/dev/null; sh -c 'sleep 1'; exit 3`, l)
 	if res.LimitHit != "" || res.ExitCode != 3 {
 		t.Fatalf("a step under its limits ended %+v, want exit 3 and no limit hit", res)
 	}

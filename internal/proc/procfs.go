@@ -8,11 +8,16 @@ import (
 )
 
 // stat is what /proc/<pid>/stat says of a process: its state letter, parent
-// and process group.
+// and process group, and its kernel flags (PF_*).
 type stat struct {
 	state      string
 	ppid, pgrp int
+	flags      uint64
 }
+
+// pfExiting is the kernel's PF_EXITING flag (linux/sched.h): the process
+// is on its way out.
+const pfExiting = 0x4
 
 // readStat reads /proc/<pid>/stat; ok is false when the process is gone
 // or /proc cannot tell.
@@ -33,11 +38,18 @@ func readStat(pid int) (stat, bool) {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	pgrp, _ := strconv.Atoi(f[2])
-	return stat{state: f[0], ppid: ppid, pgrp: pgrp}, true
+	var flags uint64
+	if len(f) > 6 {
+		flags, _ = strconv.ParseUint(f[6], 10, 64)
+	}
+	return stat{state: f[0], ppid: ppid, pgrp: pgrp, flags: flags}, true
 }
 
 // dead reports whether a stat state letter is a zombie or a dead process.
 func (s stat) dead() bool { return s.state == "Z" || s.state == "X" }
+
+// exiting reports whether the process is dead or on its way out.
+func (s stat) exiting() bool { return s.dead() || s.flags&pfExiting != 0 }
 
 // pids lists the processes /proc shows (none where there is no /proc).
 func pids() []int {

@@ -148,14 +148,17 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 }
 
 // limitPoll is how often a supervisor whose step has a cgroup looks for a
-// limit the tree reached (stepCgroup.hit).
+// limit the tree reached (stepCgroup.hit); it looks for a process that
+// left the cgroup every escapeScan.
 const limitPoll = 100 * time.Millisecond
 
 // superviseTree waits for the step pid and the rest of its tree, acting
 // on sigs as Supervise says, and returns the step's wait status once no
 // child is left. A tree that reaches a limit of its cgroup cg (nil for
 // none) is killed at once: a fork refused or a process killed for memory
-// leaves a tree that would otherwise run on crippled.
+// leaves a tree that would otherwise run on crippled. So is a tree one of
+// whose processes left the cgroup (stepCgroup.escaped): its limits no
+// longer hold.
 func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cg *stepCgroup) syscall.WaitStatus {
 	var (
 		ws                syscall.WaitStatus
@@ -163,6 +166,7 @@ func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cg *step
 		graceC            <-chan time.Time
 		tick              *time.Ticker
 		pollC             <-chan time.Time
+		scanned           time.Time
 	)
 	if cg != nil && (cg.memDir != "" || cg.pidsDir != "") {
 		poll := time.NewTicker(limitPoll)
@@ -221,7 +225,11 @@ func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cg *step
 		case <-graceC:
 			killing = true
 		case <-tickC:
-		case <-pollC:
+		case now := <-pollC:
+			if !killing && now.Sub(scanned) >= escapeScan {
+				scanned = now
+				cg.escaped()
+			}
 			if !killing && cg.hit() != "" {
 				killing = true
 			}

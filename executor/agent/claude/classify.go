@@ -77,6 +77,14 @@ func Classify(e Ended) agent.Outcome {
 		o.Status, o.Cause = state.StepInterrupted, "stopped by cadence"
 	case e.TimedOut:
 		o.Status, o.Cause = state.StepTimedOut, agent.TimeoutCause(string(e.Step), e.Timeout, e.Extensions)
+	case e.Proc.LimitHit != "":
+		// The supervisor ended the tree (or the kernel the CLI): whatever
+		// the CLI printed last is not the session's end.
+		o.Status, o.LimitHit = state.StepFailed, e.Proc.LimitHit
+		o.Cause = "reached its " + string(e.Proc.LimitHit) + " limit: its processes were ended"
+		if e.Proc.LimitHit == proc.LimitLeftCgroup {
+			o.Cause = "left its cgroup (its limits could not hold): its processes were ended"
+		}
 	case !parsed && e.Proc.Signal != 0:
 		o.Status, o.Cause = state.StepCut, "killed by "+e.Proc.Signal.String()+" before its result"
 	case !parsed && isQuotaText(string(e.Stderr)):

@@ -54,12 +54,21 @@ func TestClassify(t *testing.T) {
 		{"timed out, extended", Ended{TimedOut: true, Proc: proc.Result{Stopped: true}, Step: state.StepImplement, Timeout: 20 * time.Minute, Extensions: 2},
 			state.StepTimedOut, "implement timed out after 20m (extended 2×)", 0},
 		{"cancelled", Ended{Cancelled: true, Result: []byte(okImplement), Step: state.StepImplement}, state.StepInterrupted, "stopped by cadence", 250},
+		{"processes limit", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL, LimitHit: proc.LimitProcesses}, Step: state.StepImplement},
+			state.StepFailed, "reached its processes limit: its processes were ended", 0},
+		{"memory limit after a result", Ended{Result: []byte(okImplement), Proc: proc.Result{LimitHit: proc.LimitMemory}, Step: state.StepImplement},
+			state.StepFailed, "reached its memory limit", 250},
+		{"left its cgroup", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL, LimitHit: proc.LimitLeftCgroup}, Step: state.StepImplement},
+			state.StepFailed, "left its cgroup (its limits could not hold)", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.e.Now = now
 			o := Classify(tc.e)
 			if o.Status != tc.status || !strings.Contains(o.Cause, tc.cause) || o.Usage.Counted() != tc.usage {
 				t.Errorf("got %s %q usage %d; want %s %q %d", o.Status, o.Cause, o.Usage.Counted(), tc.status, tc.cause, tc.usage)
+			}
+			if o.LimitHit != tc.e.Proc.LimitHit && !tc.e.Cancelled && !tc.e.TimedOut {
+				t.Errorf("limit hit %q, want %q", o.LimitHit, tc.e.Proc.LimitHit)
 			}
 		})
 	}
