@@ -63,6 +63,20 @@ func (a Action) Symbol() string {
 	return " "
 }
 
+// Words is the action as people read it in plan's legend, in the words of
+// status and apply's end line (state.Left): "waiting for an answer" for
+// ActionAnswer, "handed back / failed" for ActionHeld, else the action's
+// value. The JSON form keeps the values.
+func (a Action) Words() string {
+	switch a {
+	case ActionAnswer:
+		return "waiting for an answer"
+	case ActionHeld:
+		return "handed back / failed"
+	}
+	return string(a)
+}
+
 // Pending reports whether apply would start sessions or commands for a lot
 // with this action.
 func (a Action) Pending() bool {
@@ -118,6 +132,18 @@ type Step struct {
 	Max int
 }
 
+// Words is the lot's action as people read it (Action.Words), for a held
+// lot its status: "handed back" or "failed".
+func (lp *LotPlan) Words() string {
+	if lp.Action != ActionHeld {
+		return lp.Action.Words()
+	}
+	if lp.HeldStatus == state.LotFailed {
+		return "failed"
+	}
+	return "handed back"
+}
+
 // Resume says where a lot resumes.
 type Resume struct {
 	Step state.StepKind
@@ -133,6 +159,9 @@ type LotPlan struct {
 	ResumeAt *Resume
 	// Reason explains blocked, held, refused and answer actions.
 	Reason string
+	// HeldStatus is the lot's status for ActionHeld: state.LotHandedBack
+	// or state.LotFailed (state.Resumption.Status); "" for other actions.
+	HeldStatus state.LotStatus
 	// BlockedBy are the lots that block this one (ActionBlocked).
 	BlockedBy []string
 	Repo      string

@@ -181,7 +181,7 @@ func (b *builder) decideActions() {
 		case state.ResumeDone:
 			lp.Action = ActionDone
 		case state.ResumeHeld:
-			lp.Action, lp.Reason = ActionHeld, r.Reason
+			lp.Action, lp.Reason, lp.HeldStatus = ActionHeld, r.Reason, r.Status
 		case state.ResumeAnswer:
 			lp.Action, lp.Reason = ActionAnswer, r.Reason
 		default:

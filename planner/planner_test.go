@@ -469,3 +469,25 @@ lot "e" {
 		t.Errorf("-max-sessions: from %q", p.Totals.SessionsFrom)
 	}
 }
+
+// TestSummaryWords checks that the plan's one-line summary says what needs
+// the lead the way status and apply's end line do: "waiting for an answer",
+// "handed back", "failed" (the JSON keeps the action values).
+func TestSummaryWords(t *testing.T) {
+	st := &state.State{Lots: map[string]*state.Lot{
+		"a": {Status: state.LotQuestion, Steps: []state.Step{{Kind: state.StepImplement, Status: state.StepOK}},
+			Questions: []state.Question{{Step: 0, Text: "Which store?"}}},
+		"c": {Status: state.LotHandedBack, Cause: "rebase conflict"},
+		"d": {Status: state.LotFailed, Cause: "exit status 1"},
+	}}
+	p, diags := build(t, mustLoad(t, chain), st, nil, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if got, want := p.Summary(), "1 run, 1 waiting for an answer, 1 handed back, 1 failed, 1 blocked"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	if p.Totals.ByAction[ActionHeld] != 2 || p.Totals.ByAction[ActionAnswer] != 1 {
+		t.Errorf("by action = %v", p.Totals.ByAction)
+	}
+}

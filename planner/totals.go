@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -208,13 +209,28 @@ func (p *Plan) Refusals() []Warning {
 	return out
 }
 
-// Summary is one line: the lots per action.
+// Summary is one line: the lots per action, in the words of Words, a held
+// lot counted under its status ("1 handed back, 2 failed").
 func (p *Plan) Summary() string {
 	var parts []string
-	for _, a := range Actions {
-		if n := p.Totals.ByAction[a]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, a))
+	add := func(n int, words string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, words))
 		}
+	}
+	for _, a := range Actions {
+		if a != ActionHeld {
+			add(p.Totals.ByAction[a], a.Words())
+			continue
+		}
+		failed := 0
+		for i := range p.Lots {
+			if p.Lots[i].Action == ActionHeld && p.Lots[i].HeldStatus == state.LotFailed {
+				failed++
+			}
+		}
+		add(p.Totals.ByAction[a]-failed, "handed back")
+		add(failed, "failed")
 	}
 	if len(parts) == 0 {
 		return "no lots"

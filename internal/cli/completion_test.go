@@ -63,7 +63,9 @@ func TestCompletion(t *testing.T) {
 		{line: "cadence plan sub/", point: -1, want: []string{"sub/", "sub/deeper/", "sub/wave.hcl"}},
 		{line: "cadence apply s", point: -1, want: []string{"saved.plan", "sub/", "sub/deeper/", "sub/wave.hcl"}},
 		{line: "cadence show s", point: -1, want: []string{"saved.plan", "sub/"}},
-		{line: "cadence plan wave.hcl ", point: -1, want: nil},
+		// plan takes several files and folders, validate one
+		{line: "cadence plan wave.hcl ", point: -1, want: []string{"./", "broken/", "other.hcl.json", "sub/", "wave.hcl"}},
+		{line: "cadence validate wave.hcl ", point: -1, want: nil},
 		// lot ids: of wave.hcl, of the file given first, after -target
 		{line: "cadence logs ", point: -1, want: []string{"./", "alpha", "beta", "broken/", "other.hcl.json", "sub/", "wave.hcl"}},
 		{line: "cadence logs al", point: -1, want: []string{"alpha"}},

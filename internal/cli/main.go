@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{"validate", "[FILE]", "Check a wave file: syntax, references, the dependency graph", runValidate},
-		{"plan", "[FILE]", "Preview what apply would do: per lot, totals, warnings", runPlan},
+		{"plan", "[FILE|DIR...]", "Preview what apply would do: per lot, totals, warnings", runPlan},
 		{"show", "PLANFILE", "Print a saved plan (plan -out): text, -json or -format markdown", runShow},
 		{"apply", "[FILE|PLANFILE]", "Run the wave: plan, confirm, run every lot, integrate, resume", runApply},
 		{"status", "[FILE]", "The lot table from the state file, and this machine's live waves and slots", runStatus},
@@ -251,13 +252,19 @@ Run "cadence help COMMAND" for a command's flags.
 
 Exit codes: 0 success; 1 an error (apply: some lot needs the lead);
 2 a usage error (unknown command or flag, a missing argument) or, for apply,
-refused before acting (plan -detailed-exitcode: 2 is work pending only, and
-a usage error is 1); 3 apply suspended (budget, quota or an API failure); 130 interrupted.
+refused before acting; 3 apply suspended (budget, quota or an API failure);
+130 interrupted. plan -detailed-exitcode: 0 every lot done, 1 an error or a
+usage error, 2 work pending, 3 nothing pending but lots need the lead.
 `)
 }
 
 func runHelp(e *env, args []string) int {
 	if len(args) == 0 {
+		usage(e.stdout)
+		return ExitOK
+	}
+	if len(args) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		// help takes -h as every command does: its usage is cadence's
 		usage(e.stdout)
 		return ExitOK
 	}

@@ -142,7 +142,7 @@ func TestMarkdown10k(t *testing.T) {
 	if strings.Contains(md, "| `=` done") {
 		t.Error("done lots shown while lots that are not done were left out")
 	}
-	for _, s := range []string{"\\| rework the &lt;Widget", "`!` held", "`?` answer"} {
+	for _, s := range []string{"\\| rework the &lt;Widget", "`!` handed back / failed", "`?` waiting for an answer"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q", s)
 		}

@@ -56,22 +56,25 @@ type jsonPinned struct {
 }
 
 type jsonLot struct {
-	ID               string      `json:"id"`
-	Title            string      `json:"title"`
-	Kind             string      `json:"kind"`
-	Action           string      `json:"action"`
-	ResumeAt         *jsonResume `json:"resume_at"`
-	Reason           string      `json:"reason"`
-	BlockedBy        []string    `json:"blocked_by"`
-	Repo             string      `json:"repo"`
-	Also             []string    `json:"also"`
-	DependsOn        []string    `json:"depends_on"`
-	Steps            []jsonStep  `json:"steps"`
-	BudgetTokens     int64       `json:"budget_tokens"`
-	SpentTokens      int64       `json:"spent_tokens"`
-	EstimateSeconds  int64       `json:"estimate_seconds"`
-	EstimateSet      bool        `json:"estimate_set"`
-	RemainingSeconds int64       `json:"remaining_seconds"`
+	ID       string      `json:"id"`
+	Title    string      `json:"title"`
+	Kind     string      `json:"kind"`
+	Action   string      `json:"action"`
+	ResumeAt *jsonResume `json:"resume_at"`
+	Reason   string      `json:"reason"`
+	// HeldStatus is planner.LotPlan.HeldStatus: "handed-back" or "failed"
+	// for a held lot, absent otherwise.
+	HeldStatus       string     `json:"held_status,omitempty"`
+	BlockedBy        []string   `json:"blocked_by"`
+	Repo             string     `json:"repo"`
+	Also             []string   `json:"also"`
+	DependsOn        []string   `json:"depends_on"`
+	Steps            []jsonStep `json:"steps"`
+	BudgetTokens     int64      `json:"budget_tokens"`
+	SpentTokens      int64      `json:"spent_tokens"`
+	EstimateSeconds  int64      `json:"estimate_seconds"`
+	EstimateSet      bool       `json:"estimate_set"`
+	RemainingSeconds int64      `json:"remaining_seconds"`
 	// TimeoutSeconds and ReviewTimeoutSeconds are planner.LotPlan's
 	// Timeout and ReviewTimeout; 0 for none.
 	TimeoutSeconds       int64    `json:"timeout_seconds"`
@@ -225,7 +228,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		lp := &p.Lots[i]
 		l := jsonLot{
 			ID: lp.ID, Title: lp.Title, Kind: lp.Kind.String(), Action: string(lp.Action),
-			Reason: lp.Reason, BlockedBy: list(lp.BlockedBy), Repo: lp.Repo, Also: list(lp.Also),
+			Reason: lp.Reason, HeldStatus: string(lp.HeldStatus), BlockedBy: list(lp.BlockedBy), Repo: lp.Repo, Also: list(lp.Also),
 			DependsOn: list(lp.DependsOn), Steps: make([]jsonStep, len(lp.Steps)),
 			BudgetTokens: int64(lp.Budget), SpentTokens: lp.Spent,
 			EstimateSeconds: seconds(lp.Estimate), EstimateSet: lp.EstimateSet,

@@ -179,7 +179,7 @@ func mdTable(b *strings.Builder, lots []*planner.LotPlan, room int, budget bool)
 	var row strings.Builder
 	for _, lp := range lots {
 		row.Reset()
-		row.WriteString("| `" + lp.Action.Symbol() + "` " + string(lp.Action) + " | <code>" + mdEscape(lp.ID) + "</code>")
+		row.WriteString("| `" + lp.Action.Symbol() + "` " + lp.Words() + " | <code>" + mdEscape(lp.ID) + "</code>")
 		if t := titleLabel(lp); t != "" {
 			row.WriteString(" " + mdEscape(clip(t, titleRunes)))
 		}
@@ -302,7 +302,7 @@ func mdTotals(p *planner.Plan) string {
 		if i > 0 {
 			b.WriteString(" · ")
 		}
-		b.WriteString("`" + a.Symbol() + "` " + string(a))
+		b.WriteString("`" + a.Symbol() + "` " + a.Words())
 	}
 	b.WriteString(". An estimate marked \\~ is the default of a lot that sets none.\n\n</details>\n")
 	return b.String()

@@ -45,9 +45,14 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plan JSON: lot %s: %w", l.ID, err)
 		}
+		held := state.LotStatus(l.HeldStatus)
+		if held != "" && held != state.LotHandedBack && held != state.LotFailed {
+			return nil, fmt.Errorf("plan JSON: lot %s: unknown held_status %q", l.ID, l.HeldStatus)
+		}
 		lp := planner.LotPlan{
 			ID: l.ID, Title: l.Title, Kind: kind, Action: planner.Action(l.Action), Reason: l.Reason,
-			BlockedBy: nilIfEmpty(l.BlockedBy), Repo: l.Repo, Also: nilIfEmpty(l.Also), DependsOn: nilIfEmpty(l.DependsOn),
+			HeldStatus: held,
+			BlockedBy:  nilIfEmpty(l.BlockedBy), Repo: l.Repo, Also: nilIfEmpty(l.Also), DependsOn: nilIfEmpty(l.DependsOn),
 			Steps: make([]planner.Step, len(l.Steps)), Budget: spec.Tokens(l.BudgetTokens), Spent: l.SpentTokens,
 			Estimate: secs(l.EstimateSeconds), EstimateSet: l.EstimateSet, Remaining: secs(l.RemainingSeconds),
 			Timeout: secs(l.TimeoutSeconds), ReviewTimeout: secs(l.ReviewTimeoutSeconds),

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 )
 
 // TestParseJSONRoundTrip reads every golden plan's JSON form back: each
@@ -55,5 +58,38 @@ func TestParseJSONRefuses(t *testing.T) {
 		if _, err := ParseJSON([]byte(doc)); err == nil {
 			t.Errorf("%s: ParseJSON accepted it", name)
 		}
+	}
+}
+
+// TestParseJSONHeldStatus checks that a held lot's status survives a saved
+// plan: cadence show says "failed" where plan did, not "handed back".
+func TestParseJSONHeldStatus(t *testing.T) {
+	p := cases[5].plan(t)
+	for i := range p.Lots {
+		if p.Lots[i].ID == "held" {
+			p.Lots[i].HeldStatus = state.LotFailed
+		}
+	}
+	var js bytes.Buffer
+	if err := JSON(&js, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("plan.schema.json", js.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseJSON(js.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := strings.Replace(js.String(), `"held_status": "failed"`, `"held_status": "lost"`, 1)
+	if _, err := ParseJSON([]byte(odd)); err == nil || odd == js.String() {
+		t.Errorf("ParseJSON accepted held_status \"lost\" (%v)", err)
+	}
+	var text bytes.Buffer
+	if err := Text(&text, back, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := ", 1 failed, 2 blocked"; !strings.Contains(text.String(), want) {
+		t.Errorf("the plan read back lacks %q:\n%s", want, text.String())
 	}
 }

@@ -284,7 +284,7 @@ func TestActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"resume at fix (pass 2)", "waiting for an answer: Keep the old <form> or", "blocked: held handed-back",
-		"apply refuses", "… and 3 more files", "implement (sonnet) → review (opus) → fix ≤2"} {
+		"Lots:      3 run, 1 resume, 1 replace, 1 waiting for an answer, 1 handed back, 2 blocked, 1 done", "apply refuses", "… and 3 more files", "implement (sonnet) → review (opus) → fix ≤2"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text output lacks %q", s)
 		}
@@ -296,7 +296,10 @@ func TestActions(t *testing.T) {
 	if err := Markdown(&md, p); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Login page \\| &lt;form&gt; &amp; redirect", "Keep the old &lt;form&gt; or \\| replace"} {
+	for _, s := range []string{"Login page \\| &lt;form&gt; &amp; redirect", "Keep the old &lt;form&gt; or \\| replace",
+		"**3 run, 1 resume, 1 replace, 1 waiting for an answer, 1 handed back, 2 blocked, 1 done**",
+		"| `!` handed back | <code>held</code>", "| `?` waiting for an answer | <code>asker</code>",
+		"`?` waiting for an answer · `!` handed back / failed · "} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("markdown lacks %q", s)
 		}
