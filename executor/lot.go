@@ -362,6 +362,9 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
 		},
 	})
+	// The step's own last lines, for its cause (lastOutput): cadence's
+	// note below goes to the log only.
+	stepOut := f.tail.String()
 	// The log's last line says why cadence ended the step, if it did.
 	switch {
 	case rerr == nil && res.Stopped && ctx.Err() == nil:
@@ -420,16 +423,16 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		return false, "", endStep(state.StepInterrupted, "stopped by cadence", nil)
 	case res.Stopped:
 		cause := timeoutCause(string(kind)+" step", timeout)
-		return false, joinCause(cause, cut) + "; last output:\n" + f.tail.String(), endStep(state.StepTimedOut, cause, nil)
+		return false, joinCause(cause, cut) + lastOutput(stepOut), endStep(state.StepTimedOut, cause, nil)
 	case res.LimitHit != "":
 		cause := limitCause(string(kind)+" step", lr.n.lot.Limits, res.LimitHit)
-		return false, joinCause(cause, cut) + "; last output:\n" + f.tail.String(), endStep(state.StepFailed, cause, nil)
+		return false, joinCause(cause, cut) + lastOutput(stepOut), endStep(state.StepFailed, cause, nil)
 	case res.ExitCode != 0 || res.Signal != 0:
 		how := fmt.Sprintf("exit %d", res.ExitCode)
 		if res.Signal != 0 {
 			how = "killed by signal " + res.Signal.String()
 		}
-		return false, joinCause(how, cut) + "; last output:\n" + f.tail.String(), endStep(state.StepFailed, how, nil)
+		return false, joinCause(how, cut) + lastOutput(stepOut), endStep(state.StepFailed, how, nil)
 	}
 	if kind == state.StepTest {
 		if head, _ := lr.r.o.Git.Head(ctx, dir); head != tested {
@@ -450,6 +453,16 @@ func joinCause(cause, note string) string {
 		return note
 	}
 	return cause + "; " + note
+}
+
+// lastOutput is what a failed step's cause ends with: "; last output:\n"
+// and tail, its last lines; "" when the step wrote nothing (or only
+// white space), so that a cause never promises output it does not show.
+func lastOutput(tail string) string {
+	if strings.TrimSpace(tail) == "" {
+		return ""
+	}
+	return "; last output:\n" + tail
 }
 
 // interrupted ends the run of a lot whose step did not end by itself

@@ -52,8 +52,9 @@ func nextNumber(refs []string) int {
 // backup keeps what the worktree at dir holds (its HEAD and, when tracked
 // files have uncommitted changes, those too, as the commit `git stash
 // create` makes on top of HEAD) under the lot's next backup ref, and
-// returns the ref. Untracked files are not kept.
-func backup(ctx context.Context, repo *spec.Repo, dir, wave, lot string) (string, error) {
+// returns the ref. Untracked files are not kept. With skipInBase, a clean
+// tree whose HEAD the base holds has nothing to keep: no ref, "".
+func backup(ctx context.Context, repo *spec.Repo, dir, wave, lot string, skipInBase bool) (string, error) {
 	keep, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", err
@@ -61,8 +62,18 @@ func backup(ctx context.Context, repo *spec.Repo, dir, wave, lot string) (string
 	keep = strings.TrimSpace(keep)
 	if st, err := Run(ctx, dir, "stash", "create", "cadence: uncommitted changes of an earlier attempt of "+lot); err == nil && strings.TrimSpace(st) != "" {
 		keep = strings.TrimSpace(st)
+	} else if skipInBase && inBase(ctx, repo, keep) {
+		return "", nil
 	}
 	return keepRef(ctx, repo, wave, lot, keep)
+}
+
+// inBase reports whether the base branch of repo holds the commit sha (sha
+// has no commit beyond the base); false when git cannot tell (no base
+// branch), so that what cannot be checked is kept.
+func inBase(ctx context.Context, repo *spec.Repo, sha string) bool {
+	_, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", sha, "refs/heads/"+repo.Base)
+	return err == nil
 }
 
 // keepRef stores sha under the lot's next free backup ref (created, never
@@ -105,7 +116,7 @@ func (g *Repos) ResetForReplay(ctx context.Context, repo *spec.Repo, dir, wave, 
 	if strings.TrimSpace(head) == to && len(dirty) == 0 {
 		return "", nil
 	}
-	ref, err := backup(ctx, repo, dir, wave, lot)
+	ref, err := backup(ctx, repo, dir, wave, lot, false)
 	if err != nil {
 		return "", err
 	}
@@ -121,8 +132,10 @@ func (g *Repos) ResetForReplay(ctx context.Context, repo *spec.Repo, dir, wave, 
 // SetAside prepares a lot that is replaced (-replace) to start on a fresh
 // branch from the current base: what its branch held (and uncommitted
 // changes of its worktree) is kept under the lot's next backup ref
-// (returned; "" when there was no branch), then its worktree at dir is
-// removed and its branch deleted. The next Worktree makes both afresh.
+// (returned; "" when there was no branch, or nothing to keep: a branch
+// with no commit beyond the base and no uncommitted change to a tracked
+// file), then its worktree at dir is removed and its branch deleted. The
+// next Worktree makes both afresh.
 func (g *Repos) SetAside(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot string) (string, error) {
 	m := g.lock(repo.Path)
 	m.Lock()
@@ -139,10 +152,10 @@ func (g *Repos) SetAside(ctx context.Context, repo *spec.Repo, dir, branch, wave
 		if rebaseInProgress(ctx, dir) {
 			_ = abortRebase(ctx, dir, branch)
 		}
-		if ref, err = backup(ctx, repo, dir, wave, lot); err != nil {
+		if ref, err = backup(ctx, repo, dir, wave, lot, true); err != nil {
 			return "", err
 		}
-	} else if tip != "" {
+	} else if tip != "" && !inBase(ctx, repo, tip) {
 		if ref, err = keepRef(ctx, repo, wave, lot, tip); err != nil {
 			return "", err
 		}

@@ -115,6 +115,11 @@ type Plan struct {
 	// the last apply -upgrade's); nil when the state records none or
 	// nothing is pending (a wave done needs no tool).
 	Pinned *Pinned
+	// APIFailure is what the last apply said to fix when an API failure
+	// suspended the wave (state suspended-api): the cause a suspended lot
+	// records (executor's apiAdvice, "The API refused … : add credit to the
+	// account (or fix its billing)"); "" when the wave is not suspended-api.
+	APIFailure string
 }
 
 // Pinned is the tool a wave's state records: cadence's version and the
@@ -172,8 +177,11 @@ type LotPlan struct {
 	Also      []string
 	DependsOn []string
 	Steps     []Step
-	Budget    spec.Tokens
-	Estimate  time.Duration
+	// FallbackModel is the lot's fallback_model (spec.Lot.FallbackModel),
+	// spec.Redacted when sensitive; "" for none or a command lot.
+	FallbackModel string
+	Budget        spec.Tokens
+	Estimate      time.Duration
 	// EstimateSet is false when Estimate is the built-in default.
 	EstimateSet bool
 	// Timeout and ReviewTimeout are the lot's effective step timeouts

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -77,6 +78,7 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 		b.plan.ResetAt = &t
 	}
 	b.plan.OnQuota = cfg.Wave.OnQuota
+	b.plan.APIFailure = apiFailure(b.st)
 	b.selectLots()
 	b.replace = b.idSet(opts.Replace, "-replace")
 	if b.diags.HasErrors() {
@@ -228,6 +230,26 @@ func (b *builder) blockDependents() {
 	}
 }
 
+// apiFailure is what to fix after an API failure suspended the wave (st's
+// status suspended-api): the cause of its first suspended lot, by id, that
+// records one (the executor writes apiAdvice's sentence there), else
+// apiFailureUnknown; "" when the wave is not suspended-api.
+func apiFailure(st *state.State) string {
+	if st.Status != state.WaveSuspendedAPI {
+		return ""
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.Lots)) {
+		if l := st.Lots[id]; l != nil && l.Status == state.LotSuspended && l.Cause != "" {
+			return l.Cause
+		}
+	}
+	return apiFailureUnknown
+}
+
+// apiFailureUnknown is Plan.APIFailure when no suspended lot records the
+// cause.
+const apiFailureUnknown = "the agent's API failed (cadence logs shows the last sessions): fix what they name"
+
 // Facts are the facts of a lot's definition that its life cycle depends
 // on (state.Resume, state.Next); the executor runs with the same.
 func Facts(l *spec.Lot) state.LotFacts {
@@ -272,6 +294,9 @@ func (b *builder) planLots() {
 			} else {
 				lp.Steps[i].Model = l.Sensitive.Show("review_model", lp.Steps[i].Model)
 			}
+		}
+		if l.Kind == spec.AgentLot {
+			lp.FallbackModel = l.FallbackModel
 		}
 		lp.Budget, lp.Estimate, lp.EstimateSet = l.Budget, l.Estimate, l.EstimateSet
 		lp.Env, lp.PathPrepend = lotEnv(l)

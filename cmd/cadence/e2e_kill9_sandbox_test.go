@@ -43,15 +43,16 @@ func TestE2EKill9SandboxedBash(t *testing.T) {
 }
 
 // TestE2EKill9SandboxedBashClean: `cadence clean -dry-run=false` right
-// after the kill removes the placeholders, then the worktree (no
-// uncommitted changes left), the branch (no commit) and the guard, and
+// after the kill removes the placeholders and the guard, keeps the
+// worktree and the branch of the lot (a plain apply resumes it), and
 // exits 0.
 func TestE2EKill9SandboxedBashClean(t *testing.T) {
 	t.Parallel()
 	e := killDuringBash(t)
 	c := e.cadence("clean", "-dry-run=false", "-no-color", e.wave)
 	c.wantCode(t, 0)
-	c.wantOut(t, `removed app placeholder \.git/config\.lock`, `removed +\S* ?placeholder \S*/\.bashrc`, `removed app worktree`, `removed app guard`)
+	c.wantOut(t, `removed app placeholder \.git/config\.lock`, `removed +\S* ?placeholder \S*/\.bashrc`, `removed app guard`,
+		`keep    app worktree \S+: the lot can be resumed; cadence apply goes on`, `keep    app branch cadence/w/a: the lot can be resumed`)
 	e.wantTidy()
 }
 

@@ -46,6 +46,9 @@ type jsonPlan struct {
 	Totals        jsonTotals    `json:"totals"`
 	Warnings      []jsonWarning `json:"warnings"`
 	Agent         *jsonAgent    `json:"agent"`
+	// APIFailure is planner.Plan.APIFailure: what to fix after an API
+	// failure suspended the wave; "" when it is not suspended-api.
+	APIFailure string `json:"api_failure"`
 	// Pinned is absent when the plan has none (planner.Plan.Pinned).
 	Pinned *jsonPinned `json:"pinned,omitempty"`
 }
@@ -64,17 +67,21 @@ type jsonLot struct {
 	Reason   string      `json:"reason"`
 	// HeldStatus is planner.LotPlan.HeldStatus: "handed-back" or "failed"
 	// for a held lot, absent otherwise.
-	HeldStatus       string     `json:"held_status,omitempty"`
-	BlockedBy        []string   `json:"blocked_by"`
-	Repo             string     `json:"repo"`
-	Also             []string   `json:"also"`
-	DependsOn        []string   `json:"depends_on"`
-	Steps            []jsonStep `json:"steps"`
-	BudgetTokens     int64      `json:"budget_tokens"`
-	SpentTokens      int64      `json:"spent_tokens"`
-	EstimateSeconds  int64      `json:"estimate_seconds"`
-	EstimateSet      bool       `json:"estimate_set"`
-	RemainingSeconds int64      `json:"remaining_seconds"`
+	HeldStatus string   `json:"held_status,omitempty"`
+	BlockedBy  []string `json:"blocked_by"`
+	Repo       string   `json:"repo"`
+	// Branch is planner.LotPlan.Branch: "" for a lot without a repository.
+	Branch    string     `json:"branch"`
+	Also      []string   `json:"also"`
+	DependsOn []string   `json:"depends_on"`
+	Steps     []jsonStep `json:"steps"`
+	// FallbackModel is planner.LotPlan.FallbackModel: "" for none.
+	FallbackModel    string `json:"fallback_model"`
+	BudgetTokens     int64  `json:"budget_tokens"`
+	SpentTokens      int64  `json:"spent_tokens"`
+	EstimateSeconds  int64  `json:"estimate_seconds"`
+	EstimateSet      bool   `json:"estimate_set"`
+	RemainingSeconds int64  `json:"remaining_seconds"`
 	// TimeoutSeconds and ReviewTimeoutSeconds are planner.LotPlan's
 	// Timeout and ReviewTimeout; 0 for none.
 	TimeoutSeconds       int64    `json:"timeout_seconds"`
@@ -223,13 +230,14 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		Lots:          make([]jsonLot, len(p.Lots)),
 		Repos:         make([]jsonRepo, len(p.Repos)),
 		Warnings:      make([]jsonWarning, len(p.Warnings)),
+		APIFailure:    p.APIFailure,
 	}
 	for i := range p.Lots {
 		lp := &p.Lots[i]
 		l := jsonLot{
 			ID: lp.ID, Title: lp.Title, Kind: lp.Kind.String(), Action: string(lp.Action),
-			Reason: lp.Reason, HeldStatus: string(lp.HeldStatus), BlockedBy: list(lp.BlockedBy), Repo: lp.Repo, Also: list(lp.Also),
-			DependsOn: list(lp.DependsOn), Steps: make([]jsonStep, len(lp.Steps)),
+			Reason: lp.Reason, HeldStatus: string(lp.HeldStatus), BlockedBy: list(lp.BlockedBy), Repo: lp.Repo, Branch: lp.Branch, Also: list(lp.Also),
+			DependsOn: list(lp.DependsOn), Steps: make([]jsonStep, len(lp.Steps)), FallbackModel: lp.FallbackModel,
 			BudgetTokens: int64(lp.Budget), SpentTokens: lp.Spent,
 			EstimateSeconds: seconds(lp.Estimate), EstimateSet: lp.EstimateSet,
 			TimeoutSeconds: seconds(lp.Timeout), ReviewTimeoutSeconds: seconds(lp.ReviewTimeout),

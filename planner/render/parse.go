@@ -37,7 +37,7 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 	p := &planner.Plan{
 		FormatVersion: j.FormatVersion, Wave: j.Wave, File: j.File, Offline: j.Offline,
 		WaveDigest: j.WaveDigest, StateDigest: j.StateDigest,
-		Targets: nilIfEmpty(j.Targets), Replace: nilIfEmpty(j.Replace),
+		Targets: nilIfEmpty(j.Targets), Replace: nilIfEmpty(j.Replace), APIFailure: j.APIFailure,
 		Lots: make([]planner.LotPlan, len(j.Lots)), Repos: make([]planner.RepoPlan, len(j.Repos)),
 	}
 	for i, l := range j.Lots {
@@ -52,8 +52,8 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 		lp := planner.LotPlan{
 			ID: l.ID, Title: l.Title, Kind: kind, Action: planner.Action(l.Action), Reason: l.Reason,
 			HeldStatus: held,
-			BlockedBy:  nilIfEmpty(l.BlockedBy), Repo: l.Repo, Also: nilIfEmpty(l.Also), DependsOn: nilIfEmpty(l.DependsOn),
-			Steps: make([]planner.Step, len(l.Steps)), Budget: spec.Tokens(l.BudgetTokens), Spent: l.SpentTokens,
+			BlockedBy:  nilIfEmpty(l.BlockedBy), Repo: l.Repo, Branch: l.Branch, Also: nilIfEmpty(l.Also), DependsOn: nilIfEmpty(l.DependsOn),
+			Steps: make([]planner.Step, len(l.Steps)), FallbackModel: l.FallbackModel, Budget: spec.Tokens(l.BudgetTokens), Spent: l.SpentTokens,
 			Estimate: secs(l.EstimateSeconds), EstimateSet: l.EstimateSet, Remaining: secs(l.RemainingSeconds),
 			Timeout: secs(l.TimeoutSeconds), ReviewTimeout: secs(l.ReviewTimeoutSeconds),
 			Env: nilIfEmpty(l.Env), PathPrepend: nilIfEmpty(l.PathPrepend),

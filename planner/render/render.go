@@ -18,7 +18,9 @@
 // "implement (sonnet) → review (opus) → fix ≤2" (a repeated step shows its
 // model only when no earlier step showed it); a command lot's step reads
 // "command"; an estimate written "~1h" is the built-in default of a lot that
-// sets none; estimates are shown for pending lots only.
+// sets none; estimates are shown for pending lots only; a lot's
+// fallback_model is shown beside its step models: "implement (sonnet,
+// fallback haiku)".
 package render
 
 import (
@@ -45,8 +47,11 @@ type Options struct {
 }
 
 // stepsLabel renders a lot's steps: "implement (sonnet) → review (opus) →
-// fix ≤2", or "command" for a command lot.
-func stepsLabel(steps []planner.Step) string {
+// fix ≤2", or "command" for a command lot. fallback is the lot's
+// fallback_model ("" for none), shown beside each model shown that is not
+// itself: "implement (sonnet, fallback haiku)" (the agent CLI gets no
+// fallback for a step whose model it is).
+func stepsLabel(steps []planner.Step, fallback string) string {
 	var b strings.Builder
 	var shown []string // the models shown so far
 	for i, s := range steps {
@@ -58,14 +63,16 @@ func stepsLabel(steps []planner.Step) string {
 			continue
 		}
 		b.WriteString(string(s.Kind))
-		switch {
-		case s.Model == "" || s.Max > 0 && slices.Contains(shown, s.Model):
-		case s.Model == spec.Redacted:
-			// "(sensitive)" already has its parentheses
-			b.WriteString(" " + s.Model)
-			shown = append(shown, s.Model)
-		default:
-			b.WriteString(" (" + s.Model + ")")
+		if s.Model != "" && (s.Max == 0 || !slices.Contains(shown, s.Model)) {
+			inner := s.Model
+			if inner == spec.Redacted {
+				// "(sensitive)" already has its parentheses
+				inner = strings.Trim(spec.Redacted, "()")
+			}
+			if fallback != "" && fallback != s.Model {
+				inner += ", fallback " + fallback
+			}
+			b.WriteString(" (" + inner + ")")
 			shown = append(shown, s.Model)
 		}
 		if s.Max > 0 {
@@ -91,7 +98,7 @@ func resumeLabel(r *planner.Resume) string {
 func whatLabel(lp *planner.LotPlan) string {
 	switch lp.Action {
 	case planner.ActionResume:
-		return "resume at " + resumeLabel(lp.ResumeAt) + ": " + stepsLabel(lp.Steps)
+		return "resume at " + resumeLabel(lp.ResumeAt) + ": " + stepsLabel(lp.Steps, lp.FallbackModel)
 	case planner.ActionAnswer:
 		return "waiting for an answer: " + oneLine(lp.Reason)
 	case planner.ActionHeld:
@@ -103,7 +110,7 @@ func whatLabel(lp *planner.LotPlan) string {
 	case planner.ActionDone:
 		return "done"
 	}
-	return stepsLabel(lp.Steps)
+	return stepsLabel(lp.Steps, lp.FallbackModel)
 }
 
 // repoLabel renders a lot's repositories: "api", "api+web", or "-".
@@ -305,6 +312,9 @@ func totalsLines(p *planner.Plan) []totalsLine {
 	}
 	if q := quotaSummary(p, now()); q != "" {
 		out = append(out, totalsLine{"Quota", q})
+	}
+	if p.APIFailure != "" {
+		out = append(out, totalsLine{"Suspended", "the last apply stopped on an API failure: " + oneLine(p.APIFailure) + "; then cadence apply resumes"})
 	}
 	if s := PinnedSummary(p.Pinned); s != "" {
 		out = append(out, totalsLine{"Tool", s})

@@ -311,16 +311,16 @@ func TestStepsLabel(t *testing.T) {
 		{Kind: state.StepPrecheck, Model: "opus"}, {Kind: state.StepImplement, Model: "sonnet"},
 		{Kind: state.StepReview, Model: "opus"}, {Kind: state.StepFix, Model: "sonnet", Max: 2},
 	}
-	if got, want := stepsLabel(steps), "precheck (opus) → implement (sonnet) → review (opus) → fix ≤2"; got != want {
+	if got, want := stepsLabel(steps, ""), "precheck (opus) → implement (sonnet) → review (opus) → fix ≤2"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	steps[3].Model = "haiku"
-	if got, want := stepsLabel(steps[1:]), "implement (sonnet) → review (opus) → fix (haiku) ≤2"; got != want {
+	if got, want := stepsLabel(steps[1:], ""), "implement (sonnet) → review (opus) → fix (haiku) ≤2"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// a sensitive model is "(sensitive)", not "((sensitive))"
 	steps[1].Model, steps[2].Model, steps[3].Model = spec.Redacted, spec.Redacted, spec.Redacted
-	if got, want := stepsLabel(steps[1:]), "implement (sensitive) → review (sensitive) → fix ≤2"; got != want {
+	if got, want := stepsLabel(steps[1:], ""), "implement (sensitive) → review (sensitive) → fix ≤2"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -81,15 +81,16 @@ lot "again" {
 }
 
 lot "fresh" {
-  repo       = repo.api
-  title      = "Session store"
-  brief      = "Move sessions next to tokens in internal/auth/store.go."
-  model      = "opus"
-  also       = [repo.web]
-  precheck   = true
-  depends_on = [lot.base]
-  budget     = "250k"
-  estimate   = "90m"
+  repo           = repo.api
+  title          = "Session store"
+  brief          = "Move sessions next to tokens in internal/auth/store.go."
+  model          = "opus"
+  fallback_model = "sonnet"
+  also           = [repo.web]
+  precheck       = true
+  depends_on     = [lot.base]
+  budget         = "250k"
+  estimate       = "90m"
 }
 
 lot "v2.api-docs" {
