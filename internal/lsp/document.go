@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -11,35 +12,49 @@ import (
 	"github.com/hashicorp/hcl-lang/reference"
 	"github.com/hashicorp/hcl-lang/schema"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"go.lsp.dev/protocol"
 )
 
 // document is one open wave file: the editor's text (never the file on
-// disk), its line starts and, built on demand, its parse and references.
+// disk), parsed once per change by spec's loader, whose parse both
+// hcl-lang and the diagnostics read.
 type document struct {
 	uri      protocol.DocumentURI
 	filename string
-	text     []byte
-	version  int32
-	// lines are the byte offsets of each line's start.
+	// text is the editor's text, as sent; src the source that was parsed:
+	// text with CRLF line ends read as LF (spec's Loader.Parse). Lines and
+	// columns are the same in both, so LSP positions map through src.
+	text    []byte
+	src     []byte
+	version int32
+	// lines are the byte offsets of each line's start in src.
 	lines []int
-	// file is the native-syntax parse (nil for a *.hcl.json file, which
-	// gets diagnostics and symbols only); ctx its hcl-lang path context,
-	// nil until a feature needs it.
+	// loader parsed src as parsed, with parseDiags; LoadParsed decodes it
+	// for the diagnostics.
+	loader     *spec.Loader
+	parsed     *hcl.File
+	parseDiags hcl.Diagnostics
+	// file is parsed when it is native syntax (nil for a *.hcl.json file,
+	// which gets diagnostics and symbols only); ctx its hcl-lang path
+	// context, nil until a feature needs it.
 	file *hcl.File
 	ctx  *decoder.PathContext
 }
 
 func newDocument(uri protocol.DocumentURI, filename string, text []byte, version int32) *document {
-	d := &document{uri: uri, filename: filename, text: text, version: version, lines: []int{0}}
-	for i, c := range text {
+	d := &document{uri: uri, filename: filename, text: text, src: text, version: version, loader: spec.NewLoader()}
+	d.parsed, d.parseDiags = d.loader.Parse(text, filename)
+	if d.parsed != nil && d.parsed.Bytes != nil {
+		d.src = d.parsed.Bytes
+	}
+	if !spec.IsJSON(filename) {
+		d.file = d.parsed
+	}
+	d.lines = append(make([]int, 0, bytes.Count(d.src, []byte("\n"))+1), 0)
+	for i, c := range d.src {
 		if c == '\n' {
 			d.lines = append(d.lines, i+1)
 		}
-	}
-	if !spec.IsJSON(filename) {
-		d.file, _ = hclsyntax.ParseConfig(text, filename, hcl.InitialPos)
 	}
 	return d
 }
@@ -89,16 +104,16 @@ func (r single) PathContext(lang.Path) (*decoder.PathContext, error) {
 	return r.d.pathContext(r.s), nil
 }
 
-// offset returns the byte offset of an LSP position (a 0-based line and
+// offset returns the byte offset in src of an LSP position (a 0-based line and
 // a character in UTF-16 code units), clamped to the line's end.
 func (d *document) offset(p protocol.Position) int {
 	line := int(p.Line)
 	if line >= len(d.lines) {
-		return len(d.text)
+		return len(d.src)
 	}
 	off, units := d.lines[line], 0
-	for off < len(d.text) && d.text[off] != '\n' && units < int(p.Character) {
-		r, n := utf8.DecodeRune(d.text[off:])
+	for off < len(d.src) && d.src[off] != '\n' && units < int(p.Character) {
+		r, n := utf8.DecodeRune(d.src[off:])
 		units += utf16.RuneLen(r)
 		if units > int(p.Character) {
 			break
@@ -112,12 +127,12 @@ func (d *document) offset(p protocol.Position) int {
 func (d *document) pos(p protocol.Position) hcl.Pos {
 	off := d.offset(p)
 	line := min(int(p.Line), len(d.lines)-1)
-	return hcl.Pos{Line: line + 1, Column: utf8.RuneCount(d.text[d.lines[line]:off]) + 1, Byte: off}
+	return hcl.Pos{Line: line + 1, Column: utf8.RuneCount(d.src[d.lines[line]:off]) + 1, Byte: off}
 }
 
-// position returns the LSP position of a byte offset.
+// position returns the LSP position of a byte offset in src.
 func (d *document) position(off int) protocol.Position {
-	off = max(0, min(off, len(d.text)))
+	off = max(0, min(off, len(d.src)))
 	line := 0
 	lo, hi := 0, len(d.lines)-1
 	for lo <= hi {
@@ -129,7 +144,7 @@ func (d *document) position(off int) protocol.Position {
 		}
 	}
 	units := 0
-	for _, r := range string(d.text[d.lines[line]:off]) {
+	for _, r := range string(d.src[d.lines[line]:off]) {
 		units += utf16.RuneLen(r)
 	}
 	return protocol.Position{Line: uint32(line), Character: uint32(units)}
@@ -142,7 +157,7 @@ func (d *document) rng(r hcl.Range) protocol.Range {
 
 // whole is the range of the whole document.
 func (d *document) whole() protocol.Range {
-	return protocol.Range{Start: protocol.Position{}, End: d.position(len(d.text))}
+	return protocol.Range{Start: protocol.Position{}, End: d.position(len(d.src))}
 }
 
 // schemaSet is the schema every document is read with, and the reference

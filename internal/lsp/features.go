@@ -14,14 +14,19 @@ import (
 )
 
 // diagnostics are validate's diagnostics of the document's text: spec's
-// loader, no machine checks. One about another file (a var file) is put
-// on the document's first character, naming that file.
+// loader on the document's parse, no machine checks. One about another
+// file (a var file) is put on the document's first character, naming
+// that file.
 func (s *server) diagnostics(d *document) []protocol.Diagnostic {
-	var opts spec.Options
-	if s.opts.LoadOptions != nil {
-		opts = s.opts.LoadOptions(d.filename)
+	diags := d.parseDiags
+	if !diags.HasErrors() {
+		var opts spec.Options
+		if s.opts.LoadOptions != nil {
+			opts = s.opts.LoadOptions(d.filename)
+		}
+		_, more := d.loader.LoadParsed(d.parsed, d.filename, opts)
+		diags = append(diags[:len(diags):len(diags)], more...)
 	}
-	_, diags := spec.NewLoader().LoadBytes(d.text, d.filename, opts)
 	out := []protocol.Diagnostic{}
 	for _, diag := range diags {
 		msg := diag.Summary
@@ -227,7 +232,7 @@ func (s *server) format(d *document) any {
 	if d.file == nil {
 		return edits
 	}
-	if _, diags := hclsyntax.ParseConfig(d.text, d.filename, hcl.InitialPos); diags.HasErrors() {
+	if d.parseDiags.HasErrors() {
 		return edits
 	}
 	formatted := hclwrite.Format(d.text)

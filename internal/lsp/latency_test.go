@@ -35,6 +35,13 @@ func TestLatency1000Lots(t *testing.T) {
 	if len(diags) != 0 {
 		t.Fatalf("diagnostics: %+v", diags[0])
 	}
+	// a wave this big is parsed in pieces (spec's parseNative): hcl-lang
+	// reads the joined body
+	var defs []protocol.Location
+	c.call(protocol.MethodTextDocumentDefinition, posParams(u, at(t, text, "lot.l499]", 5)), &defs)
+	if want := at(t, text, `lot "l499"`, 0); len(defs) != 1 || defs[0].Range.Start != want {
+		t.Errorf("definition of lot.l499: %+v, want at %+v", defs, want)
+	}
 	edited := strings.Replace(text, "depends_on = [lot.l499]", "depends_on = [lot.l499, lot.]", 1)
 	start := time.Now()
 	diags = c.change(u, 2, edited)
