@@ -36,9 +36,11 @@ type document struct {
 	parseDiags hcl.Diagnostics
 	// file is parsed when it is native syntax (nil for a *.hcl.json file,
 	// which gets diagnostics and symbols only); ctx its hcl-lang path
-	// context, nil until a feature needs it.
-	file *hcl.File
-	ctx  *decoder.PathContext
+	// context, nil until a feature needs it; origins whether ctx has its
+	// reference origins.
+	file    *hcl.File
+	ctx     *decoder.PathContext
+	origins bool
 }
 
 func newDocument(uri protocol.DocumentURI, filename string, text []byte, version int32) *document {
@@ -65,23 +67,32 @@ func (d *document) path() lang.Path {
 }
 
 // pathContext returns the document's hcl-lang context, collecting its
-// reference targets and origins the first time after a change.
-func (d *document) pathContext(s *schemaSet) *decoder.PathContext {
-	if d.ctx != nil {
-		return d.ctx
+// reference targets the first time after a change and, when origins, its
+// reference origins the first time they are asked for: hover, definition,
+// references and semantic tokens read origins; completion reads only
+// targets, so the first completion after a change does not collect them.
+func (d *document) pathContext(s *schemaSet, origins bool) *decoder.PathContext {
+	if d.ctx == nil {
+		d.ctx = &decoder.PathContext{Schema: s.body, Files: map[string]*hcl.File{}}
+		if d.file == nil {
+			d.origins = true
+			return d.ctx
+		}
+		d.ctx.Files[d.filename] = d.file
+		pd, err := decoder.NewDecoder(single{d, s}).Path(d.path())
+		if err != nil {
+			d.origins = true
+			return d.ctx
+		}
+		targets, _ := pd.CollectReferenceTargets()
+		d.ctx.ReferenceTargets = append(targets, s.builtins...)
 	}
-	d.ctx = &decoder.PathContext{Schema: s.body, Files: map[string]*hcl.File{}}
-	if d.file == nil {
-		return d.ctx
+	if origins && !d.origins {
+		d.origins = true
+		if pd, err := decoder.NewDecoder(single{d, s}).Path(d.path()); err == nil {
+			d.ctx.ReferenceOrigins, _ = pd.CollectReferenceOrigins()
+		}
 	}
-	d.ctx.Files[d.filename] = d.file
-	pd, err := decoder.NewDecoder(single{d, s}).Path(d.path())
-	if err != nil {
-		return d.ctx
-	}
-	targets, _ := pd.CollectReferenceTargets()
-	d.ctx.ReferenceTargets = append(targets, s.builtins...)
-	d.ctx.ReferenceOrigins, _ = pd.CollectReferenceOrigins()
 	return d.ctx
 }
 
@@ -101,7 +112,7 @@ type single struct {
 func (r single) Paths(context.Context) []lang.Path { return []lang.Path{r.d.path()} }
 
 func (r single) PathContext(lang.Path) (*decoder.PathContext, error) {
-	return r.d.pathContext(r.s), nil
+	return r.d.pathContext(r.s, false), nil
 }
 
 // offset returns the byte offset in src of an LSP position (a 0-based line and

@@ -71,7 +71,7 @@ func (s *server) completion(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return list
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, false)
 	_, pd, err := d.decoder(s.schema)
 	if err != nil {
 		return list
@@ -118,7 +118,7 @@ func (s *server) hover(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return nil
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, true)
 	_, pd, err := d.decoder(s.schema)
 	if err != nil {
 		return nil
@@ -138,7 +138,7 @@ func (s *server) definition(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return locs
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, true)
 	dec, _, err := d.decoder(s.schema)
 	if err != nil {
 		return locs
@@ -165,7 +165,7 @@ func (s *server) references(d *document, p protocol.Position, declaration bool) 
 	if d.file == nil {
 		return locs
 	}
-	ctx := d.pathContext(s.schema)
+	ctx := d.pathContext(s.schema, true)
 	dec, _, err := d.decoder(s.schema)
 	if err != nil {
 		return locs
@@ -263,7 +263,7 @@ func (s *server) semanticTokens(d *document) any {
 	if d.file == nil {
 		return out
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, true)
 	_, pd, err := d.decoder(s.schema)
 	if err != nil {
 		return out
