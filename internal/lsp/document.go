@@ -79,7 +79,8 @@ func (d *document) pathContext(s *schemaSet, origins bool) *decoder.PathContext 
 			return d.ctx
 		}
 		d.ctx.Files[d.filename] = d.file
-		pd, err := decoder.NewDecoder(single{d, s}).Path(d.path())
+		view := &decoder.PathContext{Schema: s.targets, Files: d.ctx.Files}
+		pd, err := decoder.NewDecoder(fixed{d.path(), view}).Path(d.path())
 		if err != nil {
 			d.origins = true
 			return d.ctx
@@ -114,6 +115,16 @@ func (r single) Paths(context.Context) []lang.Path { return []lang.Path{r.d.path
 func (r single) PathContext(lang.Path) (*decoder.PathContext, error) {
 	return r.d.pathContext(r.s, false), nil
 }
+
+// fixed is an hcl-lang path reader of one path with a given context.
+type fixed struct {
+	path lang.Path
+	ctx  *decoder.PathContext
+}
+
+func (r fixed) Paths(context.Context) []lang.Path { return []lang.Path{r.path} }
+
+func (r fixed) PathContext(lang.Path) (*decoder.PathContext, error) { return r.ctx, nil }
 
 // offset returns the byte offset in src of an LSP position (a 0-based line and
 // a character in UTF-16 code units), clamped to the line's end.
@@ -171,9 +182,11 @@ func (d *document) whole() protocol.Range {
 	return protocol.Range{Start: protocol.Position{}, End: d.position(len(d.src))}
 }
 
-// schemaSet is the schema every document is read with, and the reference
-// targets no block declares (the built-in agent.claude).
+// schemaSet is the schema every document is read with, its view for
+// collecting reference targets (targetSchema), and the reference targets
+// no block declares (the built-in agent.claude).
 type schemaSet struct {
 	body     *schema.BodySchema
+	targets  *schema.BodySchema
 	builtins reference.Targets
 }
