@@ -26,8 +26,8 @@ func bigWave(n int) string {
 
 // TestLatency1000Lots edits a 1,000-lot wave and asks for a completion of
 // lot references in its middle, checking the answers and logging how long
-// each took (go test -v -run TestLatency1000Lots): the figures of the
-// README's "Editor support". Times are logged, never asserted.
+// each took (go test -v -run TestLatency1000Lots). Times are logged,
+// never asserted; the README's figures are the benchmarks' (bench_test.go).
 func TestLatency1000Lots(t *testing.T) {
 	c := startClient(t, Options{})
 	text := bigWave(1000)
