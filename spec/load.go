@@ -96,18 +96,35 @@ func (l *Loader) LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) 
 // syntax and the folder that relative paths start from). A native-syntax
 // file with CRLF line ends decodes exactly like the same file with LF ones;
 // its diagnostics' byte offsets then count its line ends as one byte each
-// (lines and columns are the file's; see normalizeLineEnds).
+// (lines and columns are the file's; see normalizeLineEnds). It is Parse
+// then LoadParsed.
 func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics) {
-	var file *hcl.File
-	var diags hcl.Diagnostics
-	if IsJSON(filename) {
-		file, diags = l.parser.ParseJSON(src, filename)
-	} else {
-		file, diags = l.parseHCL(src, filename)
-	}
+	file, diags := l.Parse(src, filename)
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	cfg, more := l.LoadParsed(file, filename, opts)
+	return cfg, append(diags, more...)
+}
+
+// Parse parses src as the wave file named filename, as LoadBytes does:
+// HCL's JSON syntax for a *.json name, else native syntax with CRLF line
+// ends read as LF (the returned file's Bytes are then the source with LF
+// ones). It remembers the source for Files. A caller that reads the
+// syntax tree itself (the language server) parses once with Parse and
+// decodes with LoadParsed.
+func (l *Loader) Parse(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	if IsJSON(filename) {
+		return l.parser.ParseJSON(src, filename)
+	}
+	return l.parseHCL(src, filename)
+}
+
+// LoadParsed decodes and resolves file, which l.Parse returned for the
+// wave file named filename with no error diagnostics (the caller reports
+// Parse's diagnostics). It reads file and never changes it, so the caller
+// may keep using it. The diagnostics are the decoder's only.
+func (l *Loader) LoadParsed(file *hcl.File, filename string, opts Options) (*Config, hcl.Diagnostics) {
 	dir := filepath.Dir(filename)
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -116,7 +133,6 @@ func (l *Loader) LoadBytes(src []byte, filename string, opts Options) (*Config, 
 	env := &envRecorder{lookup: opts.LookupEnv, cfg: d.cfg}
 	d.ctx = &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: functions(dir, env.get, &readRecorder{cfg: d.cfg})}
 	d.values.ctx = d.ctx
-	d.values.diags = diags
 	d.decode(file.Body, l, opts)
 	if len(d.cfg.Env) > 0 || len(d.cfg.SensitiveVars) > 0 {
 		hideEvalContext(d.values.diags)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -25,8 +26,9 @@ func parseNative(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
 		return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	}
 	bodies := make([]*hclsyntax.Body, len(cuts))
-	failed := false
-	var mu sync.Mutex
+	// failed stops the workers at the first piece with an error: the
+	// whole file is parsed then, and the other pieces' parses are unused.
+	var failed atomic.Bool
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	next := make(chan int, len(cuts))
@@ -39,20 +41,21 @@ func parseNative(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if failed.Load() {
+					return
+				}
 				c := cuts[i]
 				f, diags := hclsyntax.ParseConfig(src[c.start:c.end], filename, c.pos)
 				if diags.HasErrors() {
-					mu.Lock()
-					failed = true
-					mu.Unlock()
-					continue
+					failed.Store(true)
+					return
 				}
 				bodies[i] = f.Body.(*hclsyntax.Body)
 			}
 		}()
 	}
 	wg.Wait()
-	if failed {
+	if failed.Load() {
 		return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	}
 	end := endPos(src)

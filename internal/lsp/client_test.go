@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // client is the editor's end of an in-memory LSP session with a server
 // run by Serve: real JSON-RPC messages with Content-Length headers.
 type client struct {
-	t     *testing.T
+	t     testing.TB
 	conn  jsonrpc2.Conn
 	diags chan protocol.PublishDiagnosticsParams
 	done  chan error
@@ -29,7 +29,7 @@ type client struct {
 
 // startClient runs a server on one end of a pipe and returns a client on
 // the other, initialized (with snippet support when snippets).
-func startClient(t *testing.T, opts Options) *client {
+func startClient(t testing.TB, opts Options) *client {
 	t.Helper()
 	srv, cli := net.Pipe()
 	c := &client{t: t, diags: make(chan protocol.PublishDiagnosticsParams, 100), done: make(chan error, 1)}
@@ -121,7 +121,7 @@ func (c *client) change(u protocol.DocumentURI, version int32, text string) []pr
 
 // at is the position of the first occurrence of mark in text, plus off
 // characters (ASCII text).
-func at(t *testing.T, text, mark string, off int) protocol.Position {
+func at(t testing.TB, text, mark string, off int) protocol.Position {
 	t.Helper()
 	i := strings.Index(text, mark)
 	if i < 0 {

@@ -14,14 +14,19 @@ import (
 )
 
 // diagnostics are validate's diagnostics of the document's text: spec's
-// loader, no machine checks. One about another file (a var file) is put
-// on the document's first character, naming that file.
+// loader on the document's parse, no machine checks. One about another
+// file (a var file) is put on the document's first character, naming
+// that file.
 func (s *server) diagnostics(d *document) []protocol.Diagnostic {
-	var opts spec.Options
-	if s.opts.LoadOptions != nil {
-		opts = s.opts.LoadOptions(d.filename)
+	diags := d.parseDiags
+	if !diags.HasErrors() {
+		var opts spec.Options
+		if s.opts.LoadOptions != nil {
+			opts = s.opts.LoadOptions(d.filename)
+		}
+		_, more := d.loader.LoadParsed(d.parsed, d.filename, opts)
+		diags = append(diags[:len(diags):len(diags)], more...)
 	}
-	_, diags := spec.NewLoader().LoadBytes(d.text, d.filename, opts)
 	out := []protocol.Diagnostic{}
 	for _, diag := range diags {
 		msg := diag.Summary
@@ -66,7 +71,7 @@ func (s *server) completion(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return list
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, false)
 	_, pd, err := d.decoder(s.schema)
 	if err != nil {
 		return list
@@ -113,7 +118,7 @@ func (s *server) hover(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return nil
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, true)
 	_, pd, err := d.decoder(s.schema)
 	if err != nil {
 		return nil
@@ -133,7 +138,7 @@ func (s *server) definition(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return locs
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, true)
 	dec, _, err := d.decoder(s.schema)
 	if err != nil {
 		return locs
@@ -160,7 +165,7 @@ func (s *server) references(d *document, p protocol.Position, declaration bool) 
 	if d.file == nil {
 		return locs
 	}
-	ctx := d.pathContext(s.schema)
+	ctx := d.pathContext(s.schema, true)
 	dec, _, err := d.decoder(s.schema)
 	if err != nil {
 		return locs
@@ -227,7 +232,7 @@ func (s *server) format(d *document) any {
 	if d.file == nil {
 		return edits
 	}
-	if _, diags := hclsyntax.ParseConfig(d.text, d.filename, hcl.InitialPos); diags.HasErrors() {
+	if d.parseDiags.HasErrors() {
 		return edits
 	}
 	formatted := hclwrite.Format(d.text)
@@ -258,7 +263,7 @@ func (s *server) semanticTokens(d *document) any {
 	if d.file == nil {
 		return out
 	}
-	d.pathContext(s.schema)
+	d.pathContext(s.schema, true)
 	_, pd, err := d.decoder(s.schema)
 	if err != nil {
 		return out

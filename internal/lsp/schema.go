@@ -174,3 +174,50 @@ func attrDoc(d spec.AttributeDoc) string {
 	}
 	return s
 }
+
+// targetSchema returns the view of body that reference targets are
+// collected with: body with the body of every block that can hold no
+// target (targetFree) left empty. hcl-lang copies a block's body schema
+// for each block it walks, which for a wave of a thousand lots was most
+// of the first completion after an edit; the targets are the same
+// (TestTargetSchema).
+func targetSchema(body *schema.BodySchema) *schema.BodySchema {
+	view := *body
+	view.Blocks = make(map[string]*schema.BlockSchema, len(body.Blocks))
+	for name, b := range body.Blocks {
+		if targetFree(b) {
+			c := *b
+			c.Body = &schema.BodySchema{}
+			b = &c
+		}
+		view.Blocks[name] = b
+	}
+	return &view
+}
+
+// targetFree reports whether no reference target can come from inside
+// a block of schema b or from its body: no nested blocks, no dependent
+// bodies, no attribute with an address, nothing targetable, and an
+// address (if any) that reads nothing of the body.
+func targetFree(b *schema.BlockSchema) bool {
+	if len(b.DependentBody) > 0 {
+		return false
+	}
+	if a := b.Address; a != nil && (a.BodyAsData || a.InferBody || a.BodySelfRef || a.AsTypeOf != nil || a.DependentBodyAsData) {
+		return false
+	}
+	body := b.Body
+	if body == nil {
+		return true
+	}
+	if len(body.Blocks) > 0 || body.AnyAttribute != nil || len(body.TargetableAs) > 0 || body.Targets != nil ||
+		body.Extensions != nil || body.TargetableFromCurrentBlock {
+		return false
+	}
+	for _, a := range body.Attributes {
+		if a.Address != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -57,7 +57,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s := &server{opts: opts, docs: map[protocol.DocumentURI]*document{}, schema: &schemaSet{body: body, builtins: builtinTargets()}}
+	s := &server{opts: opts, docs: map[protocol.DocumentURI]*document{}, schema: &schemaSet{body: body, targets: targetSchema(body), builtins: builtinTargets()}}
 	s.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(rwc))
 	s.conn.Go(ctx, s.handle)
 	select {

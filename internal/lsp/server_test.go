@@ -199,3 +199,45 @@ func TestSchemaCoversSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestCRLF opens a wave saved with CRLF line ends: diagnostics and
+// definitions point at the same lines and columns as in the LF wave.
+func TestCRLF(t *testing.T) {
+	c := startClient(t, Options{})
+	crlf := strings.ReplaceAll(wave, "\n", "\r\n")
+	u, diags := c.open("crlf.hcl", crlf)
+	want := protocol.Range{Start: protocol.Position{Line: 9, Character: 2}, End: protocol.Position{Line: 9, Character: 7}}
+	if len(diags) != 1 || diags[0].Range != want {
+		t.Errorf("diagnostics: %+v, want one on %+v (model)", diags, want)
+	}
+	var defs []protocol.Location
+	c.call(protocol.MethodTextDocumentDefinition, posParams(u, at(t, wave, "lot.a]", 2)), &defs)
+	if len(defs) != 1 || defs[0].Range.Start != (protocol.Position{Line: 12, Character: 0}) {
+		t.Errorf("definition of lot.a: %+v", defs)
+	}
+}
+
+// TestCompletionThenDefinition asks for a completion (which collects
+// only reference targets) and then, with no other request between, for
+// a definition and references (which read reference origins too).
+func TestCompletionThenDefinition(t *testing.T) {
+	c := startClient(t, Options{})
+	u, _ := c.open("wave.hcl", wave)
+	var list protocol.CompletionList
+	c.call(protocol.MethodTextDocumentCompletion, protocol.CompletionParams{TextDocumentPositionParams: posParams(u, at(t, wave, "lot.a]", 4))}, &list)
+	if len(list.Items) == 0 {
+		t.Fatal("no completion of lot references")
+	}
+	var defs []protocol.Location
+	c.call(protocol.MethodTextDocumentDefinition, posParams(u, at(t, wave, "lot.a]", 2)), &defs)
+	if len(defs) != 1 || defs[0].Range.Start.Line != 12 {
+		t.Errorf("definition of lot.a: %+v", defs)
+	}
+	c.change(u, 2, wave)
+	c.call(protocol.MethodTextDocumentCompletion, protocol.CompletionParams{TextDocumentPositionParams: posParams(u, at(t, wave, "lot.a]", 4))}, &list)
+	var refs []protocol.Location
+	c.call(protocol.MethodTextDocumentReferences, protocol.ReferenceParams{TextDocumentPositionParams: posParams(u, at(t, wave, `repo "app"`, 7))}, &refs)
+	if len(refs) != 2 {
+		t.Errorf("references of repo.app: %+v", refs)
+	}
+}

@@ -1,0 +1,111 @@
+package lsp
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl-lang/decoder"
+	"github.com/hashicorp/hcl-lang/reference"
+	"github.com/hashicorp/hcl-lang/schema"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// TestTargetSchema checks that reference targets collected with the
+// schema's target view are those hcl-lang collects with the whole
+// schema, on waves with every kind of target and on broken ones.
+func TestTargetSchema(t *testing.T) {
+	body, err := waveSchema(spec.DefaultAgentKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := targetSchema(body)
+	waves := map[string]string{
+		"wave": wave,
+		"typed": wave + `
+variable "v" {
+  type    = object({ a = string, b = list(number) })
+  default = { a = "x", b = [1] }
+}
+variable "w" {}
+locals {
+  o = { a = 1, b = { c = "d" } }
+  s = "x"
+  l = [lot.a]
+}
+defaults {
+  agent = agent.fast
+}
+`,
+		"broken": wave + `
+lot {
+  brief = "no label"
+}
+lot "x" "y" {
+  brief = "two labels"
+}
+lot "c" {
+  depends_on = [lot.a, lot.]
+}
+`,
+	}
+	for _, name := range []string{"../../examples/quickstart/wave.hcl", "../../examples/multi-repo/wave.hcl"} {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waves[name] = string(src)
+	}
+	for name, text := range waves {
+		d := newDocument("file:///w/wave.hcl", "/w/wave.hcl", []byte(text), 1)
+		want, got := collectTargets(t, d, body), collectTargets(t, d, view)
+		if len(want) < 3 {
+			t.Fatalf("%s: %d targets: the wave declares more", name, len(want))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: targets with the view:\n%s\nwith the whole schema:\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// collectTargets lists the targets hcl-lang collects from d with schema
+// s, as sorted strings.
+func collectTargets(t *testing.T, d *document, s *schema.BodySchema) []string {
+	t.Helper()
+	ctx := &decoder.PathContext{Schema: s, Files: map[string]*hcl.File{d.filename: d.file}}
+	pd, err := decoder.NewDecoder(fixed{d.path(), ctx}).Path(d.path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, err := pd.CollectReferenceTargets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(reference.Targets, string)
+	walk = func(ts reference.Targets, indent string) {
+		for _, x := range ts {
+			var r, def string
+			if x.RangePtr != nil {
+				r = x.RangePtr.String()
+			}
+			if x.DefRangePtr != nil {
+				def = x.DefRangePtr.String()
+			}
+			typ := "nil"
+			if x.Type != cty.NilType {
+				typ = x.Type.GoString()
+			}
+			out = append(out, fmt.Sprintf("%s%s %s local=%s scoped=%v range=%s def=%s type=%s name=%s %q",
+				indent, x.Addr, x.ScopeId, x.LocalAddr, x.BlockScoped, r, def, typ, x.Name, x.Description.Value))
+			walk(x.NestedTargets, indent+"  ")
+		}
+	}
+	walk(targets, "")
+	sort.Strings(out)
+	return out
+}
