@@ -159,6 +159,7 @@ const (
 	queueInterrupted                  // cadence is stopping
 	queueIncident                     // a gate moved a guarded ref
 	queueAgain                        // internal: goes to the next batch
+	queueHeld                         // internal: a gate changed the lead's checkout (abandon)
 )
 
 // queueResult is a lot's result from its batch.
@@ -478,7 +479,19 @@ func (r *runner) abandon(ctx context.Context, rp *spec.Repo, stack []*queued, re
 		if res.kind == queueIncident && res.lot != it.lr.id {
 			out = queueResult{kind: queueWait, cause: "incident: the test gate of its merge-queue batch, run in lot " + res.lot + "'s worktree: " + res.outcome.Detail}
 		}
+		if res.kind == queueHeld {
+			// The lot whose worktree ran the gate is held (checkoutguard.go):
+			// interrupted, not integrated in this run; the others go back
+			// to the queue for a batch without it.
+			out = queueResult{kind: queueAgain}
+			if res.lot == it.lr.id {
+				out = queueResult{kind: queueInterrupted, cause: res.cause}
+			}
+		}
 		if err := r.putBack(context.WithoutCancel(ctx), rp, it); err != nil && out.kind != queueIncident {
+			if out.kind == queueAgain {
+				out = queueResult{kind: queueWait}
+			}
 			out.cause += "; " + err.Error()
 		}
 		send(it, out)

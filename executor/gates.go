@@ -120,6 +120,11 @@ func (r *runner) gateOn(ctx context.Context, rp *spec.Repo, prefix []*queued) ga
 		}
 		return gateRun{stop: &queueResult{kind: queueInterrupted, cause: o.Detail}}
 	}
+	if lr.held != "" {
+		// The gate changed the lead's checkout: the batch integrates
+		// nothing, the lot it ran in is held (checkoutguard.go).
+		return gateRun{stop: &queueResult{kind: queueHeld, cause: lr.held, lot: lr.id}}
+	}
 	// A red run is recorded only for the tree it ran on: a gate that moved
 	// HEAD is red (shellIn) without having tested anything for certain.
 	if head, _ := r.o.Git.Head(ctx, dir); green || head == last.tip {

@@ -36,6 +36,10 @@ func (lr *lotRun) integrate(ctx context.Context, at state.Position) (state.Posit
 		if fixAt, o, err := lr.fixConflict(ctx, conflict.repo, conflict.files); o.Kind != state.OutcomeOK || err != nil {
 			return fixAt, o, err
 		}
+		if lr.held != "" {
+			// The fix session changed the lead's checkout: held.
+			return at, interruptedOutcome(lr.held), nil
+		}
 	}
 }
 
@@ -121,6 +125,14 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 			if err != nil || ctx.Err() != nil {
 				o, err := stopOutcome(ctx, err)
 				return o, nil, err
+			}
+			if lr.held != "" {
+				// The gate changed the lead's checkout: the lot is held,
+				// not integrated in this run (checkoutguard.go).
+				if err := lr.endStep(i, state.StepInterrupted, lr.held, nil); err != nil {
+					return state.Outcome{}, nil, err
+				}
+				return interruptedOutcome(lr.held), nil, nil
 			}
 			if !green {
 				return fail(fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, msg))

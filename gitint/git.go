@@ -195,8 +195,12 @@ func noHooks(args []string) []string {
 //   - commit.gpgSign=false: a rebase signs with gpg.program otherwise;
 //   - branch.autoSetupMerge=false: worktree add -b writes no tracking
 //     entry into the repository's config (cadence writes that file only
-//     when it installs or removes its guard, so the config check holds).
-var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false"}
+//     when it installs or removes its guard, so the config check holds);
+//   - gc.auto=0, maintenance.auto=false: merge, rebase and commit start
+//     no detached `git gc --auto`, which apply (a child subreaper) would
+//     adopt and kill halfway, leaving gc.log.lock in the repository (the
+//     user's own git runs its housekeeping as before).
+var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
 
 func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)

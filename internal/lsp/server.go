@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl-lang/lang"
@@ -58,7 +59,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		return err
 	}
 	s := &server{opts: opts, docs: map[protocol.DocumentURI]*document{}, schema: &schemaSet{body: body, targets: targetSchema(body), builtins: builtinTargets()}}
-	s.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(rwc))
+	s.conn = jsonrpc2.NewConn(tolerant{jsonrpc2.NewStream(rwc)})
 	s.conn.Go(ctx, s.handle)
 	select {
 	case <-s.conn.Done():
@@ -73,6 +74,22 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		return nil
 	default:
 		return err
+	}
+}
+
+// tolerant is a stream that skips a message whose body, read whole, is
+// not JSON-RPC (jsonrpc2.DecodeMessage's errors), instead of ending the
+// session: one malformed message from the editor must not kill the
+// server. A broken frame (a bad header, a short body) still ends it.
+type tolerant struct{ jsonrpc2.Stream }
+
+func (t tolerant) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	for {
+		msg, n, err := t.Stream.Read(ctx)
+		if err != nil && (errors.Is(err, jsonrpc2.ErrInvalidRequest) || strings.HasPrefix(err.Error(), "unmarshaling jsonrpc message")) {
+			continue
+		}
+		return msg, n, err
 	}
 }
 
