@@ -199,8 +199,11 @@ func noHooks(args []string) []string {
 //   - gc.auto=0, maintenance.auto=false: merge, rebase and commit start
 //     no detached `git gc --auto`, which apply (a child subreaper) would
 //     adopt and kill halfway, leaving gc.log.lock in the repository (the
-//     user's own git runs its housekeeping as before).
-var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+//     user's own git runs its housekeeping as before);
+//   - core.commitGraph=false: cadence's ancestry and history questions are
+//     answered from the commits, never from a commit-graph file a step
+//     may have planted in the objects folder (writable in the sandbox).
+var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.commitGraph=false"}
 
 func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)

@@ -78,7 +78,7 @@ func TestRunLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := buf.String()
-	for _, want := range []string{"[DEBUG] cadence.gitint: start: argv=\"git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false -c branch.autoSetupMerge=false -c gc.auto=0 -c maintenance.auto=false version\" dir=" + dir, "[DEBUG] cadence.gitint: end: argv=\"git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false -c branch.autoSetupMerge=false -c gc.auto=0 -c maintenance.auto=false version\"", "exit=0 duration="} {
+	for _, want := range []string{"[DEBUG] cadence.gitint: start: argv=\"git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false -c branch.autoSetupMerge=false -c gc.auto=0 -c maintenance.auto=false -c core.commitGraph=false version\" dir=" + dir, "[DEBUG] cadence.gitint: end: argv=\"git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false -c branch.autoSetupMerge=false -c gc.auto=0 -c maintenance.auto=false -c core.commitGraph=false version\"", "exit=0 duration="} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %q:\n%s", want, got)
 		}

@@ -18,6 +18,7 @@ import (
 // never edited), continuing base's own GIT_CONFIG_* entries:
 //
 //   - protocol.ext.allow = never;
+//   - gc.writeCommitGraph = false, fetch.writeCommitGraph = false;
 //   - url.cadence-no-push::<U>.pushInsteadOf = <U> for every URL and push
 //     URL U of the repositories' remotes (a local path also as absolute
 //     path and file:// URL): a push to one of them fails from any
@@ -84,6 +85,11 @@ func PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
 		return nil
 	}
 	add("protocol.ext.allow", "never")
+	// A step's git writes no commit-graph: one that appears during a
+	// sandboxed session is then the session's own, and is set aside
+	// (executor/agent/claude graphs.go).
+	add("gc.writeCommitGraph", "false")
+	add("fetch.writeCommitGraph", "false")
 	env = append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
 	if bin != "" && hasPath {
 		env = append(env, "PATH="+bin+string(os.PathListSeparator)+path)

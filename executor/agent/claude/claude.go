@@ -270,7 +270,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		hold = append(hold, s.SlotLock)
 	}
 	if sandbox != nil {
-		end := r.left.begin(sandboxRoots(worktrees(s)), envValue(env, "PATH"))
+		end := r.left.begin(sandboxRoots(worktrees(s)), envValue(env, "PATH"), s.Note)
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdin: strings.NewReader(prompt),

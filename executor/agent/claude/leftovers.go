@@ -76,12 +76,15 @@ type rootUse struct {
 	// the first session began; claude is whether .claude/ was among them.
 	absent map[string]bool
 	claude bool
+	// graphs are the repository's commit-graph files when the first
+	// session began (common git dirs only: graphs.go).
+	graphs map[string]graphFile
 }
 
 // begin records the folders of a session that is about to start and
 // returns what to call when it has ended; pathList finds git for the
 // tracked-file check.
-func (l *leftovers) begin(roots []root, pathList string) (end func()) {
+func (l *leftovers) begin(roots []root, pathList string, note func(string)) (end func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.roots == nil {
@@ -93,6 +96,7 @@ func (l *leftovers) begin(roots []root, pathList string) (end func()) {
 			u = &rootUse{gitDir: r.gitDir, absent: map[string]bool{}}
 			if r.common {
 				precreate(r.path, u.absent)
+				u.graphs = readGraphs(r.path)
 			}
 			for _, c := range candidates(r.gitDir) {
 				if _, err := os.Lstat(filepath.Join(r.path, c)); err != nil {
@@ -118,6 +122,13 @@ func (l *leftovers) begin(roots []root, pathList string) (end func()) {
 		}
 		l.mu.Unlock()
 		for _, r := range done {
+			if uses[r].graphs != nil {
+				for _, n := range setGraphsAside(r, uses[r].graphs) {
+					if note != nil {
+						note(n)
+					}
+				}
+			}
 			if uses[r].gitDir {
 				cleanGitDir(r, uses[r])
 			} else {

@@ -31,7 +31,7 @@ func TestLeftoversRemovedWhenAbsentBefore(t *testing.T) {
 	w := filepath.Join(dir, "wt")
 	path := os.Getenv("PATH")
 	var l leftovers
-	end := l.begin([]root{{path: w}}, path)
+	end := l.begin([]root{{path: w}}, path, nil)
 	sandboxMess(t, w)
 	// The agent's own: a file with content under .claude/, an empty file
 	// it committed, an empty file that is no placeholder.
@@ -60,7 +60,7 @@ func TestLeftoversRemovedWhenAbsentBefore(t *testing.T) {
 func TestLeftoversClaudeFolderGoesWhenEmpty(t *testing.T) {
 	w := t.TempDir()
 	var l leftovers
-	end := l.begin([]root{{path: w}}, os.Getenv("PATH"))
+	end := l.begin([]root{{path: w}}, os.Getenv("PATH"), nil)
 	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
 	end()
 	if exists(w, ".claude") {
@@ -75,7 +75,7 @@ func TestLeftoversKeepWhatWasThere(t *testing.T) {
 	os.MkdirAll(filepath.Join(w, ".claude"), 0o755)
 	os.WriteFile(filepath.Join(w, ".profile"), nil, 0o644)
 	var l leftovers
-	end := l.begin([]root{{path: w}}, os.Getenv("PATH"))
+	end := l.begin([]root{{path: w}}, os.Getenv("PATH"), nil)
 	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
 	end()
 	if !exists(w, ".claude") || !exists(w, ".profile") {
@@ -92,9 +92,9 @@ func TestLeftoversKeepWhatWasThere(t *testing.T) {
 func TestLeftoversLastSessionCleans(t *testing.T) {
 	w := t.TempDir()
 	var l leftovers
-	end1 := l.begin([]root{{path: w}}, "")
+	end1 := l.begin([]root{{path: w}}, "", nil)
 	os.MkdirAll(filepath.Join(w, ".claude", ".cc-writes"), 0o700)
-	end2 := l.begin([]root{{path: w}}, "")
+	end2 := l.begin([]root{{path: w}}, "", nil)
 	end1()
 	if !exists(w, ".claude/.cc-writes") {
 		t.Fatal("cleaned while a session still runs")
@@ -123,7 +123,7 @@ func TestLeftoversInGitDir(t *testing.T) {
 	os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755)
 	os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n"), 0o644)
 	var l leftovers
-	end := l.begin([]root{{path: g, gitDir: true}}, "")
+	end := l.begin([]root{{path: g, gitDir: true}}, "", nil)
 	for _, d := range []string{"glab-cli", "remotes", "info/.claude-sandbox-noreplace", "objects/info/.claude-sandbox-noreplace", "objects/info/commit-graphs/.claude-sandbox-noreplace"} {
 		os.MkdirAll(filepath.Join(g, d), 0o755)
 	}
@@ -155,8 +155,8 @@ func TestLeftoversPrecreateCommon(t *testing.T) {
 	os.WriteFile(filepath.Join(common, "glab-cli"), []byte("mine\n"), 0o644)
 	var l leftovers
 	roots := sandboxRoots([]string{filepath.Join(dir, "wt")})
-	end1 := l.begin(roots, os.Getenv("PATH"))
-	end2 := l.begin(roots, os.Getenv("PATH"))
+	end1 := l.begin(roots, os.Getenv("PATH"), nil)
+	end2 := l.begin(roots, os.Getenv("PATH"), nil)
 	for _, c := range []string{"config.lock", "config.worktree", "objects/info/alternates", "objects/info/commit-graphs/.claude-sandbox-noreplace"} {
 		if fi, err := os.Lstat(filepath.Join(common, c)); err != nil || fi.Size() != 0 {
 			t.Errorf("%s not made empty before the session: %v", c, err)

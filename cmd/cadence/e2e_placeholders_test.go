@@ -13,14 +13,15 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
-// TestE2EReviewHRev2Placeholders (review h-rev2): two sandboxed sessions
-// of one repository side by side; lot a's session attacks the
-// placeholders cadence made in the git dir: fills objects/info/alternates
-// (the objects folder is writable in the sandbox), deletes config.lock,
-// swaps config.worktree for a symlink, and writes a commit-graph chain
-// into the pre-made objects/info/commit-graphs folder. Nothing of it may be left in the
-// repository after the wave, and lot b's work must be integrated.
-func TestE2EReviewHRev2Placeholders(t *testing.T) {
+// TestE2EPlaceholdersAttacked: two sandboxed sessions of one repository
+// side by side; lot a's session attacks the placeholders cadence made in
+// the git dir: fills objects/info/alternates (the objects folder is
+// writable in the sandbox), deletes config.lock, swaps config.worktree for
+// a symlink, and writes a commit-graph chain into the objects/info/
+// commit-graphs folder. Nothing of it may be left in the repository after
+// the wave (the commit-graph is moved aside under cadence/rescue and the
+// journal says so), and lot b's work must be integrated.
+func TestE2EPlaceholdersAttacked(t *testing.T) {
 	needSandbox(t)
 	g := `"$(git rev-parse --path-format=absolute --git-common-dir)"`
 	scripts := map[string]fakeapi.Script{
@@ -61,6 +62,10 @@ func TestE2EReviewHRev2Placeholders(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(e.repo, ".git", "objects", "info", "commit-graphs", "commit-graph-chain")); err == nil {
 		t.Errorf("the session's commit-graph-chain is in the user's repository: %q", b)
 	}
+	if _, err := os.Stat(filepath.Join(e.repo, ".git", "cadence", "rescue", "sandbox", "commit-graphs-1", "commit-graph-chain")); err != nil {
+		t.Errorf("the session's commit-graph-chain was not kept aside: %v", err)
+	}
+	r.wantOut(t, "a sandboxed session wrote the commit-graph file")
 	out, _ := exec.Command("git", "-C", e.repo, "log", "--oneline", "-1").CombinedOutput()
 	t.Logf("git log in the lead's checkout after the wave: %s", out)
 	e.git(e.repo, "config", "user.note", "after the wave")
