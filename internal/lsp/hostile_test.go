@@ -16,10 +16,10 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// TestReviewHRev2Hostile (review h-rev2): every request on every prefix
+// TestHostilePrefixes: every request on every prefix
 // of the example wave files, at every few positions: the server answers,
 // never dies.
-func TestReviewHRev2Hostile(t *testing.T) {
+func TestHostilePrefixes(t *testing.T) {
 	c := startClient(t, Options{})
 	src, err := os.ReadFile("../../examples/multi-repo/wave.hcl")
 	if err != nil {
@@ -50,10 +50,10 @@ func TestReviewHRev2Hostile(t *testing.T) {
 	}
 }
 
-// TestReviewHRev2MalformedMessage (review h-rev2): one message that is
+// TestMalformedMessage: one message that is
 // not JSON-RPC (a framed body that does not parse) must not end the
 // server: the next request is still answered.
-func TestReviewHRev2MalformedMessage(t *testing.T) {
+func TestMalformedMessage(t *testing.T) {
 	srv, cli := net.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), srv, Options{}) }()
