@@ -145,11 +145,11 @@ func (l *leftovers) begin(roots []root, pathList string, note func(string)) (end
 // of the repository removes them (cleanGitDir). The CLI makes a
 // placeholder for each protected path that is absent when a Bash call
 // starts, binds each existing one read-only, and removes its own after
-// the call: two sessions of one repository raced there, one removing the
-// placeholder the other had just found and was binding ("bwrap: Can't
-// find source path …/config.lock", the call failing with exit code 1).
-// Made once before the first session, they exist until the last one
-// ends, and no CLI takes them for its own. While they exist the
+// the call; left to the CLIs, two sessions of one repository race there,
+// one removing the placeholder the other has just found and is binding
+// ("bwrap: Can't find source path …/config.lock", the call failing with
+// exit code 1). Made once before the first session, they exist until the
+// last one ends, and no CLI takes them for its own. While they exist the
 // repository's `git config` writes fail ("could not lock config file"),
 // as they do during every sandboxed Bash call.
 func precreate(common string, absent map[string]bool) {
