@@ -31,13 +31,18 @@ import (
 const maxNamed = 20
 
 // guardsCheckout says whether a step of kind runs outside an OS sandbox:
-// a command or a test gate, or a session of an agent with sandbox = false.
+// a command or a test gate, or a session of an agent with sandbox =
+// false, whose sandbox this machine lacks (the plan's agent facts), or
+// whose file tools run outside it (bypassPermissions).
 func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 	if kind == state.StepRun || kind == state.StepTest {
 		return true
 	}
 	a := lr.n.lot.Agent
-	return a == nil || a.NoSandbox
+	if a == nil || a.NoSandbox || a.Claude.PermissionMode == "bypassPermissions" {
+		return true
+	}
+	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""
 }
 
 // readCheckouts reads the status of the checkout of each of the lot's
