@@ -18,7 +18,8 @@ import (
 // never edited), continuing base's own GIT_CONFIG_* entries:
 //
 //   - protocol.ext.allow = never;
-//   - gc.writeCommitGraph = false, fetch.writeCommitGraph = false;
+//   - gc.writeCommitGraph = false, fetch.writeCommitGraph = false,
+//     gc.auto = 0, maintenance.auto = false;
 //   - url.cadence-no-push::<U>.pushInsteadOf = <U> for every URL and push
 //     URL U of the repositories' remotes (a local path also as absolute
 //     path and file:// URL): a push to one of them fails from any
@@ -90,6 +91,12 @@ func PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
 	// (executor/agent/claude graphs.go).
 	add("gc.writeCommitGraph", "false")
 	add("fetch.writeCommitGraph", "false")
+	// Nor a detached `git gc --auto` or maintenance: the step's tree is
+	// ended with the step, and a gc killed halfway leaves gc.log.lock in
+	// the lead's repository, which stops every later auto gc there (the
+	// lead's own git keeps doing its housekeeping).
+	add("gc.auto", "0")
+	add("maintenance.auto", "false")
 	env = append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
 	if bin != "" && hasPath {
 		env = append(env, "PATH="+bin+string(os.PathListSeparator)+path)

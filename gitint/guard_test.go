@@ -365,3 +365,20 @@ func TestGuardWorktreeNeedsTheGuard(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A step's git, with the guard environment, writes no commit-graph and
+// starts no detached gc or maintenance (the step's tree ends with the
+// step; a gc killed halfway leaves gc.log.lock in the repository).
+func TestPushBlockEnvNoHousekeeping(t *testing.T) {
+	repo := gittest.NewRepo(t, map[string]string{"a": "1"})
+	gittest.Git(t, repo, "remote", "add", "origin", t.TempDir())
+	env := append(gittest.Env(), PushBlockEnv(context.Background(), []string{repo}, gittest.Env())...)
+	for key, want := range map[string]string{"gc.auto": "0", "maintenance.auto": "false", "gc.writeCommitGraph": "false", "fetch.writeCommitGraph": "false"} {
+		cmd := exec.Command("git", "config", "--get", key)
+		cmd.Dir, cmd.Env = repo, env
+		out, err := cmd.Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != want {
+			t.Errorf("%s = %q (%v), want %q", key, got, err, want)
+		}
+	}
+}
