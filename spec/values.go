@@ -165,21 +165,29 @@ func (v *values) whole(attr *hcl.Attribute, min int) (int, bool) {
 	return int(i), true
 }
 
-// tokens reads a token count written as a number or as a string like "1.5M".
-func (v *values) tokens(attr *hcl.Attribute) (Tokens, bool) {
+// numberOrString evaluates attr, a number or a string, as text (a number
+// in full decimal); any other type is an error whose message says what is
+// required (want, e.g. "a size is required (…)").
+func (v *values) numberOrString(attr *hcl.Attribute, want string) (string, bool) {
 	val, ok := v.eval(attr, cty.DynamicPseudoType, "")
 	if !ok {
-		return 0, false
+		return "", false
 	}
-	var s string
 	switch val.Type() {
 	case cty.Number:
-		s = val.AsBigFloat().Text('f', -1)
+		return val.AsBigFloat().Text('f', -1), true
 	case cty.String:
-		s = val.AsString()
-	default:
-		v.errorf(attr.Expr.Range(), "Incorrect attribute value type",
-			"Inappropriate value for attribute %q: a token count is required (1500000, \"1.5M\" or \"800k\"), but got %s.", attr.Name, friendlyType(val.Type()))
+		return val.AsString(), true
+	}
+	v.errorf(attr.Expr.Range(), "Incorrect attribute value type",
+		"Inappropriate value for attribute %q: %s, but got %s.", attr.Name, want, friendlyType(val.Type()))
+	return "", false
+}
+
+// tokens reads a token count written as a number or as a string like "1.5M".
+func (v *values) tokens(attr *hcl.Attribute) (Tokens, bool) {
+	s, ok := v.numberOrString(attr, "a token count is required (1500000, \"1.5M\" or \"800k\")")
+	if !ok {
 		return 0, false
 	}
 	t, err := ParseTokens(s)
@@ -193,19 +201,8 @@ func (v *values) tokens(attr *hcl.Attribute) (Tokens, bool) {
 // size reads a size in bytes (ParseBytes), from a number or a string, of
 // at least least bytes.
 func (v *values) size(attr *hcl.Attribute, least Bytes) (Bytes, bool) {
-	val, ok := v.eval(attr, cty.DynamicPseudoType, "")
+	s, ok := v.numberOrString(attr, "a size is required (\"16MiB\", \"512KiB\" or a number of bytes)")
 	if !ok {
-		return 0, false
-	}
-	var s string
-	switch val.Type() {
-	case cty.Number:
-		s = val.AsBigFloat().Text('f', -1)
-	case cty.String:
-		s = val.AsString()
-	default:
-		v.errorf(attr.Expr.Range(), "Incorrect attribute value type",
-			"Inappropriate value for attribute %q: a size is required (\"16MiB\", \"512KiB\" or a number of bytes), but got %s.", attr.Name, friendlyType(val.Type()))
 		return 0, false
 	}
 	b, err := ParseBytes(s)

@@ -15,31 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-)
 
-// openPTY opens a pseudo-terminal pair: the controller side and the
-// terminal a process may make its own.
-func openPTY(t *testing.T) (ptmx, pts *os.File) {
-	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var unlock, n int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Fatalf("unlockpt: %v", e)
-	}
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		t.Fatalf("ptsname: %v", e)
-	}
-	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ptmx.Close(); pts.Close() })
-	return ptmx, pts
-}
+	"github.com/cadence-run/cadence/internal/ptytest"
+)
 
 // TestE2ENoTerminal: cadence run under a terminal, by a lead whose
 // environment names a credential helper program (GIT_ASKPASS,
@@ -93,7 +71,7 @@ lot "cred" {
 		t.Fatal(err)
 	}
 
-	ptmx, pts := openPTY(t)
+	ptmx, pts := ptytest.Open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), e2eRunTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "cadence", "apply", "-auto-approve", "wave.hcl")

@@ -10,31 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-)
 
-// openPTY opens a pseudo-terminal pair (posix_openpt, unlockpt, ptsname):
-// the controller side and the terminal a process may make its own.
-func openPTY(t *testing.T) (ptmx, pts *os.File) {
-	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var unlock, n int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Fatalf("unlockpt: %v", e)
-	}
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		t.Fatalf("ptsname: %v", e)
-	}
-	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ptmx.Close(); pts.Close() })
-	return ptmx, pts
-}
+	"github.com/cadence-run/cadence/internal/ptytest"
+)
 
 // ttyCadence is the "tty-cadence" part of the test binary: a stand-in for
 // cadence run under a terminal. It checks that it has one, then runs
@@ -69,7 +47,7 @@ func ttyCadence(args []string) int {
 // the lead's keystrokes. Both ways.
 func TestNoControllingTerminal(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
-		ptmx, pts := openPTY(t)
+		ptmx, pts := ptytest.Open(t)
 		mode := "direct"
 		if _, ok := supervisorFor(Cmd{}); ok {
 			mode = "supervised"

@@ -13,8 +13,7 @@ import (
 // copy .env, config/local.yml, setup \"npm ci\"" ("submodules off" when
 // set off). A sensitive setup is (sensitive).
 func setupSummary(p *planner.Plan) string {
-	var order []string
-	lots := map[string][]string{}
+	var g lotGroups
 	for _, lp := range p.Lots {
 		if !lp.Action.Pending() || len(lp.Bootstrap) == 0 {
 			continue
@@ -39,29 +38,9 @@ func setupSummary(p *planner.Plan) string {
 			}
 			what = append(what, got...)
 		}
-		key := strings.Join(what, ", ")
-		if lots[key] == nil {
-			order = append(order, key)
-		}
-		lots[key] = append(lots[key], lp.ID)
+		g.add(strings.Join(what, ", "), lp.ID)
 	}
-	var parts []string
-	for i, key := range order {
-		if i == maxEnvGroups {
-			parts = append(parts, "and "+plural(len(order)-i, "more group", "more groups"))
-			break
-		}
-		ids := lots[key]
-		label := "lot "
-		if len(ids) > 1 {
-			label = "lots "
-		}
-		if len(ids) > 5 {
-			ids = append(ids[:5:5], "and "+thousands(len(lots[key])-5)+" more")
-		}
-		parts = append(parts, label+strings.Join(ids, ", ")+": "+key)
-	}
-	return strings.Join(parts, "; ")
+	return g.String()
 }
 
 // quoteSetup quotes a setup command's first line for the summary;

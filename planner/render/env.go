@@ -50,8 +50,7 @@ func toolchainSummary(p *planner.Plan) string {
 // (env, path_prepend), grouped by what they get: "lots a, cmd: env A, B,
 // PATH first bin, /opt/r". Names only: a value is never shown.
 func envSummary(p *planner.Plan) string {
-	var order []string
-	lots := map[string][]string{}
+	var g lotGroups
 	for _, lp := range p.Lots {
 		if !lp.Action.Pending() || (len(lp.Env) == 0 && len(lp.PathPrepend) == 0) {
 			continue
@@ -67,25 +66,45 @@ func envSummary(p *planner.Plan) string {
 			}
 			what = append(what, "PATH first "+strings.Join(dirs, ", "))
 		}
-		key := strings.Join(what, ", ")
-		if lots[key] == nil {
-			order = append(order, key)
-		}
-		lots[key] = append(lots[key], lp.ID)
+		g.add(strings.Join(what, ", "), lp.ID)
 	}
+	return g.String()
+}
+
+// lotGroups are lots grouped by what a summary line says of them, in the
+// order each group first appears (envSummary, setupSummary).
+type lotGroups struct {
+	order []string
+	lots  map[string][]string
+}
+
+// add puts lot id in the group of key.
+func (g *lotGroups) add(key, id string) {
+	if g.lots == nil {
+		g.lots = map[string][]string{}
+	}
+	if g.lots[key] == nil {
+		g.order = append(g.order, key)
+	}
+	g.lots[key] = append(g.lots[key], id)
+}
+
+// String is the groups as "lots a, b: key; lot c: key2", at most
+// maxEnvGroups of them and 5 lots a group named, "" for none.
+func (g *lotGroups) String() string {
 	var parts []string
-	for i, key := range order {
+	for i, key := range g.order {
 		if i == maxEnvGroups {
-			parts = append(parts, "and "+plural(len(order)-i, "more group", "more groups"))
+			parts = append(parts, "and "+plural(len(g.order)-i, "more group", "more groups"))
 			break
 		}
-		ids := lots[key]
+		ids := g.lots[key]
 		label := "lot "
 		if len(ids) > 1 {
 			label = "lots "
 		}
 		if len(ids) > 5 {
-			ids = append(ids[:5:5], "and "+thousands(len(lots[key])-5)+" more")
+			ids = append(ids[:5:5], "and "+thousands(len(g.lots[key])-5)+" more")
 		}
 		parts = append(parts, label+strings.Join(ids, ", ")+": "+key)
 	}
