@@ -181,7 +181,12 @@ lot "c" {
 
 // A session that gives up on its report after five answers off the schema
 // (the CLI's error_max_structured_output_retries): its step counts every
-// turn the API sent, though the CLI's own usage leaves out the last.
+// turn the API sent, though the CLI's own usage leaves out the last. The
+// last turn's input is exact; its output is what the CLI's stream said of
+// it before the CLI gave up: on a loaded machine the CLI 2.1.328 may end
+// before it relays that turn's final count (measured: 13 of its 20 output
+// tokens, in 2 runs of 12), so the output is between the four whole turns
+// plus one token and all five.
 func e2eSchemaGaveUpCounted(t *testing.T) {
 	bad := fakeapi.StructuredOutput(map[string]any{"summary": "no status"}).WithUsage(fakeapi.Usage{InputTokens: 100, OutputTokens: 20})
 	e := newE2E(t, map[string]fakeapi.Script{
@@ -195,8 +200,12 @@ func e2eSchemaGaveUpCounted(t *testing.T) {
 		t.Fatalf("%d requests, want 5", n)
 	}
 	impl := stepsOf(a, state.StepImplement)
-	if len(impl) != 1 || impl[0].Usage != (state.Usage{Input: 500, Output: 100}) || st.Consumed.Counted != 600 {
-		t.Errorf("implement usage %+v, wave counted %d; want 500 in, 100 out (600)", impl, st.Consumed.Counted)
+	if len(impl) != 1 {
+		t.Fatalf("implement steps %+v", impl)
+	}
+	u := impl[0].Usage
+	if u.Input != 500 || u.Output <= 80 || u.Output > 100 || u.CacheWrite != 0 || st.Consumed.Counted != u.Counted() {
+		t.Errorf("implement usage %+v, wave counted %d; want 500 in and 81 to 100 out (the last turn counted)", u, st.Consumed.Counted)
 	}
 }
 
