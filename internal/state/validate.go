@@ -14,7 +14,6 @@ import (
 var (
 	waveStatuses = []WaveStatus{"", WaveRunning, WaveDone, WaveNeedsLead, WaveSuspendedBudget, WaveSuspendedQuota, WaveSuspendedAPI, WaveInterrupted, WavePartial}
 	lotStatuses  = []LotStatus{LotQueued, LotRunning, LotQuestion, LotDone, LotHandedBack, LotFailed, LotBlocked, LotSuspended, LotInterrupted}
-	stepKinds    = []StepKind{StepPrecheck, StepImplement, StepTest, StepReview, StepFix, StepFixMinors, StepRecheck, StepIntegrate, StepRun}
 	stepStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepQuota, StepCut, StepInterrupted}
 	// setupStatuses are those a Setup may have (no session: no quota, no cut).
 	setupStatuses = []StepStatus{StepRunning, StepOK, StepFailed, StepTimedOut, StepInterrupted}
@@ -60,7 +59,7 @@ func Validate(s *State) error {
 			bad("lot %q: status %q is not a lot status", id, l.Status)
 		}
 		for i, st := range l.Steps {
-			if !slices.Contains(stepKinds, st.Kind) {
+			if _, ok := Info(st.Kind); !ok {
 				bad("lot %q step %d: kind %q is not a step kind", id, i, st.Kind)
 			}
 			if !slices.Contains(stepStatuses, st.Status) {

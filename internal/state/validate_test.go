@@ -66,7 +66,7 @@ func TestValidateAcceptsEveryStatus(t *testing.T) {
 		}
 	}
 	for i, ls := range lotStatuses {
-		s.Lots[string(rune('a'+i))] = &Lot{Status: ls, Steps: []Step{{Kind: stepKinds[i%len(stepKinds)], Status: stepStatuses[i%len(stepStatuses)]}}}
+		s.Lots[string(rune('a'+i))] = &Lot{Status: ls, Steps: []Step{{Kind: kinds[i%len(kinds)].Kind, Status: stepStatuses[i%len(stepStatuses)]}}}
 	}
 	if err := Validate(s); err != nil {
 		t.Errorf("every lot status: %v", err)
