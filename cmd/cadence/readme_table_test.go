@@ -13,19 +13,17 @@ import (
 	"time"
 )
 
-// readmeSection is the text of README.md from the line starting with
-// start to the next line starting with "## " or "### " (the end of the file
-// when none).
-func readmeSection(t *testing.T, start string) string {
+// docSection is the text of the document file (a path from the clone's
+// root, docs/commands.md) from the line starting with start to the next
+// line starting with "## " or "### " (the end of the file when none).
+func docSection(t *testing.T, file, start string) string {
 	t.Helper()
-	md, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(md)
+	s := readDoc(t, file)
 	i := strings.Index(s, "\n"+start)
-	if i < 0 {
-		t.Fatalf("README.md has no %q", start)
+	if strings.HasPrefix(s, start) {
+		i = -1 // the document's first line
+	} else if i < 0 {
+		t.Fatalf("%s has no %q", file, start)
 	}
 	s = s[i+1:]
 	if j := regexp.MustCompile(`\n##+ `).FindStringIndex(s[len(start):]); j != nil {
@@ -92,16 +90,17 @@ var notTaken = map[string][]string{
 	"graph": {"-offline"}, // "no cap, budget or `-offline` flag (always offline)"
 }
 
-// TestReadmeCommandTable checks the README's Commands table against the
+// TestReadmeCommandTable checks the Commands table (docs/commands.md, the
+// section before Exit codes) against the
 // CLI: cadence help lists exactly the table's commands, each command's -h
 // exits 0 and lists every flag its row names (a flag the row says it does
 // not take is not listed).
 func TestReadmeCommandTable(t *testing.T) {
-	sec := readmeSection(t, "## Commands")
+	sec := docSection(t, "docs/commands.md", "# Commands\n")
 	row := regexp.MustCompile("(?m)^\\| `cadence ([a-z]+)[^`]*` \\|.*$")
 	rows := row.FindAllStringSubmatch(sec, -1)
 	if len(rows) < 15 {
-		t.Fatalf("found %d rows in the README's Commands table", len(rows))
+		t.Fatalf("found %d rows in the Commands table of docs/commands.md", len(rows))
 	}
 	help, code := runCadence(t, "help")
 	if code != 0 {
@@ -124,37 +123,33 @@ func TestReadmeCommandTable(t *testing.T) {
 				continue
 			}
 			if !listsFlag(out, f) {
-				t.Errorf("the README's row of %s names %s; cadence %s -h does not list it", name, f, name)
+				t.Errorf("docs/commands.md: the row of %s names %s; cadence %s -h does not list it", name, f, name)
 			}
 		}
 		for _, f := range notTaken[name] {
 			if listsFlag(out, f) {
-				t.Errorf("the README's row of %s says it takes no %s; cadence %s -h lists it", name, f, name)
+				t.Errorf("docs/commands.md: the row of %s says it takes no %s; cadence %s -h lists it", name, f, name)
 			}
 		}
 	}
 	for _, m := range regexp.MustCompile(`(?m)^Commands:\n((?:  .*\n)+)`).FindStringSubmatch(help)[1:] {
 		for _, l := range strings.Split(strings.TrimRight(m, "\n"), "\n") {
 			if name := strings.Fields(l)[0]; !slices.Contains(names, name) {
-				t.Errorf("cadence help lists %s; the README's Commands table has no row of it", name)
+				t.Errorf("cadence help lists %s; the Commands table of docs/commands.md has no row of it", name)
 			}
 		}
 	}
 }
 
-// TestReadmePlanApplyFlags checks the README's table of the flags of plan
+// TestReadmePlanApplyFlags checks the table of the flags of plan
 // and apply: a flag marked (`plan` only) is listed by plan -h and not by
 // apply -h, one marked (`apply` only) the other way round, any other by
 // both.
 func TestReadmePlanApplyFlags(t *testing.T) {
-	md, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(md)
+	s := readDoc(t, "docs/commands.md")
 	i := strings.Index(s, "Flags of `plan` and `apply`")
 	if i < 0 {
-		t.Fatal("README.md has no table of the flags of plan and apply")
+		t.Fatal("docs/commands.md has no table of the flags of plan and apply")
 	}
 	j := strings.Index(s[i:], "\n| flag | meaning |")
 	if j < 0 {
@@ -182,10 +177,10 @@ func TestReadmePlanApplyFlags(t *testing.T) {
 		for _, f := range spanFlags(cells[0], "") {
 			n++
 			if got := listsFlag(plan, f); got != inPlan {
-				t.Errorf("README: %s for plan: %v; cadence plan -h lists it: %v", f, inPlan, got)
+				t.Errorf("docs/commands.md: %s for plan: %v; cadence plan -h lists it: %v", f, inPlan, got)
 			}
 			if got := listsFlag(apply, f); got != inApply {
-				t.Errorf("README: %s for apply: %v; cadence apply -h lists it: %v", f, inApply, got)
+				t.Errorf("docs/commands.md: %s for apply: %v; cadence apply -h lists it: %v", f, inApply, got)
 			}
 		}
 	}

@@ -14,11 +14,12 @@ import (
 	"time"
 )
 
-// readmeBlock is a ```sh block of README.md: its commands (a line each,
-// continuation lines joined), the README line of each, and what the
-// <!-- readme-test: ... --> comment just before it says.
+// readmeBlock is a ```sh block of README.md or of a document under docs/:
+// its commands (a line each, continuation lines joined), the line of each,
+// and what the <!-- readme-test: ... --> comment just before it says.
 type readmeBlock struct {
-	line     int // of the opening fence
+	file     string // README.md, docs/commands.md, ...
+	line     int    // of the opening fence
 	cmds     []string
 	lines    []int
 	skip     bool
@@ -30,8 +31,9 @@ type readmeBlock struct {
 // `exit N` optionally followed by `stderr "TEXT"` (a regular expression).
 var readmeDirective = regexp.MustCompile(`^<!-- readme-test: (skip|exit (\d+)(?: stderr "([^"]*)")?)\b.*-->$`)
 
-// readmeBlocks reads the ```sh blocks of the Markdown text md.
-func readmeBlocks(t *testing.T, md string) []readmeBlock {
+// readmeBlocks reads the ```sh blocks of the Markdown text md, the file
+// file (its path from the clone's root).
+func readmeBlocks(t *testing.T, file, md string) []readmeBlock {
 	t.Helper()
 	var blocks []readmeBlock
 	lines := strings.Split(md, "\n")
@@ -48,11 +50,11 @@ func readmeBlocks(t *testing.T, md string) []readmeBlock {
 			}
 			continue
 		}
-		b := readmeBlock{line: i + 1}
+		b := readmeBlock{file: file, line: i + 1}
 		if directive != "" {
 			m := readmeDirective.FindStringSubmatch(directive)
 			if m == nil {
-				t.Fatalf("README.md:%d: unreadable %q", i, directive)
+				t.Fatalf("%s:%d: unreadable %q", file, i, directive)
 			}
 			b.skip = m[1] == "skip"
 			if m[2] != "" {
@@ -82,23 +84,50 @@ func readmeBlocks(t *testing.T, md string) []readmeBlock {
 	return blocks
 }
 
-// TestReadmeCommands runs the commands of the README's ```sh blocks, in
-// order, in a folder that holds a copy of the examples (as a clone's root
-// does), with the cadence under test as `cadence` and as `bin/cadence`:
-// the README cannot show a command that does not work. A block after
+// docFiles are the documents whose ```sh blocks TestReadmeCommands runs,
+// paths from the clone's root, in the order it runs them: README.md (the
+// try-it comes first: the other documents' commands work on its result),
+// then docs/*.md in file name order.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md (%v)", err)
+	}
+	files := []string{"README.md"}
+	for _, d := range docs { // Glob sorts
+		files = append(files, filepath.ToSlash(filepath.Join("docs", filepath.Base(d))))
+	}
+	return files
+}
+
+// readDoc reads a document by its path from the clone's root.
+func readDoc(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReadmeCommands runs the commands of the ```sh blocks of the README
+// and of docs/*.md (docFiles), in order, in a folder that holds a copy of
+// the examples (as a clone's root does), with the cadence under test as
+// `cadence` and as `bin/cadence`: no document can show a command that
+// does not work. A block after
 // <!-- readme-test: skip --> is not run (installing, the test suite); one
 // after <!-- readme-test: exit N stderr "RE" --> must end so. The commands
 // that must be there (the quickstart, plan, status, answer...) are listed
-// in wantCommands, so that dropping them from the README fails too.
+// in wantCommands, so that dropping them from the documents fails too.
 func TestReadmeCommands(t *testing.T) {
 	if _, err := exec.LookPath("cadence"); err != nil {
 		t.Fatalf("the test binary's cadence is not on PATH: %v", err)
 	}
-	md, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var blocks []readmeBlock
+	for _, f := range docFiles(t) {
+		blocks = append(blocks, readmeBlocks(t, f, readDoc(t, f))...)
 	}
-	blocks := readmeBlocks(t, string(md))
 
 	dir := t.TempDir()
 	if err := copyExamples(filepath.Join("..", "..", "examples"), filepath.Join(dir, "examples")); err != nil {
@@ -121,13 +150,15 @@ func TestReadmeCommands(t *testing.T) {
 		"GIT_COMMITTER_NAME=cadence test", "GIT_COMMITTER_EMAIL=test@cadence.invalid",
 		"GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", noRaceExitSleep)
 
-	ran := map[string]bool{}
+	ran := map[string]string{} // command → the document that ran it first
 	for _, b := range blocks {
 		if b.skip {
 			continue
 		}
 		for i, c := range b.cmds {
-			ran[c] = true
+			if ran[c] == "" {
+				ran[c] = b.file
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			cmd := exec.CommandContext(ctx, "sh", "-c", c)
 			cmd.Dir, cmd.Env = dir, env
@@ -139,9 +170,9 @@ func TestReadmeCommands(t *testing.T) {
 			if ee, ok := err.(*exec.ExitError); ok {
 				code = ee.ExitCode()
 			} else if err != nil {
-				t.Fatalf("README.md:%d: %s: %v", b.lines[i], c, err)
+				t.Fatalf("%s:%d: %s: %v", b.file, b.lines[i], c, err)
 			}
-			where := fmt.Sprintf("README.md:%d: %s", b.lines[i], c)
+			where := fmt.Sprintf("%s:%d: %s", b.file, b.lines[i], c)
 			if code != b.exit {
 				t.Errorf("%s\nexited %d, want %d\nstdout:\n%s\nstderr:\n%s", where, code, b.exit, stdout.String(), stderr.String())
 				continue
@@ -152,15 +183,25 @@ func TestReadmeCommands(t *testing.T) {
 			t.Logf("%s: exit %d", where, code)
 		}
 	}
+	for _, want := range tryIt {
+		if ran[want] != "" && ran[want] != "README.md" {
+			t.Errorf("the try-it command %q is run from %s: it belongs on the README's first screen", want, ran[want])
+		}
+	}
 	for _, want := range wantCommands {
-		if !ran[want] {
-			t.Errorf("the README no longer runs %q (in a ```sh block that is not skipped): update the README or wantCommands", want)
+		if ran[want] == "" {
+			t.Errorf("no document runs %q any more (in a ```sh block that is not skipped): update README.md, docs/ or wantCommands", want)
 		}
 	}
 }
 
-// wantCommands are the README commands TestReadmeCommands must find and
-// run: the try-it and a form of each command a new user reaches for.
+// tryIt are the README's try-it commands: a fresh clone runs a real wave
+// with them, so they stay in README.md itself.
+var tryIt = wantCommands[:4]
+
+// wantCommands are the commands TestReadmeCommands must find and run in
+// the documents: the README's try-it and a form of each command a new user
+// reaches for (docs/commands.md).
 var wantCommands = []string{
 	"sh examples/quickstart/setup.sh",
 	"bin/cadence apply -auto-approve examples/quickstart/wave.hcl",

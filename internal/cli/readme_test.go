@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// The README's flag table names every exit code of plan
+// The flag table of docs/commands.md names every exit code of plan
 // -detailed-exitcode: nothing to do, work pending, lots that need the lead.
 func TestReadmeDetailedExitcode(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/commands.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,11 +21,11 @@ func TestReadmeDetailedExitcode(t *testing.T) {
 		}
 	}
 	if row == "" {
-		t.Fatal("README.md has no flag table row for -detailed-exitcode")
+		t.Fatal("docs/commands.md has no flag table row for -detailed-exitcode")
 	}
 	for _, code := range []int{ExitOK, ExitPending, ExitNeedsLead} {
 		if !strings.Contains(row, fmt.Sprintf("%d when", code)) {
-			t.Errorf("the README's -detailed-exitcode row does not say when it exits %d:\n%s", code, row)
+			t.Errorf("the -detailed-exitcode row of docs/commands.md does not say when it exits %d:\n%s", code, row)
 		}
 	}
 }
