@@ -17,7 +17,7 @@ const maxBaseFile = 64 << 10
 // cat-file --batch` in the repository at dir: a name maps to its content,
 // or is absent when the branch has no such file (or it is not a file, or
 // is larger than 64 KiB). The lots of a wave work from their base branch,
-// not from whatever the checkout has (DESIGN.md §5): what they see of a
+// not from whatever the checkout has (docs/wave-file.md, "Each repository's environment"): what they see of a
 // repository's files is this.
 func BaseFiles(ctx context.Context, dir, base string, names []string) (map[string][]byte, error) {
 	var in strings.Builder

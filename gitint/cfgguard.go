@@ -14,7 +14,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// Config guard (README "Guards", detection): a repository's config is code
+// Config guard (docs/integration.md, Guards, "Detection, always"): a repository's config is code
 // for git (core.fsmonitor, core.sshCommand, filter drivers, alias.*,
 // remote URLs), and a step may write it (`git config --file <common>/config`
 // works from anywhere). cadence reads the config files of every repository
@@ -161,7 +161,7 @@ func RestoreConfig(before ConfigFiles, wave, lot string) []ConfigChange {
 // mode, or both absent or an empty regular file. An empty file and an
 // absent one configure nothing, and Claude Code's sandbox makes empty
 // placeholders of the config files it protects that do not exist (every
-// worktree's config.worktree, reference §9) and removes them again, while
+// worktree's config.worktree) and removes them again, while
 // other sessions of the repository run: neither is a change.
 func sameConfig(a, b ConfigFile) bool {
 	if nothing(a) && nothing(b) {

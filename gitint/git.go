@@ -99,7 +99,8 @@ var noPrompt = []string{"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=",
 // names): the base environment of every step cadence runs (agent
 // sessions, command lots, test gates), so that git inside a step works on
 // the step's own worktree whatever the caller of cadence had set
-// (DESIGN.md §5: "git's location variables of the caller never reach it"),
+// (docs/running.md, "No step reaches your terminal": git's location
+// variables of the caller never reach a step),
 // and nothing a step runs asks the lead for credentials.
 func StepEnviron(env []string) []string {
 	drop := map[string]bool{}
@@ -170,8 +171,8 @@ func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, e
 // cadence's own call would run outside any step, unsupervised, unmarked:
 // a `setsid sleep &` in a post-checkout hook outlived cadence. The lead's
 // own post-merge or post-checkout hooks therefore do not run when cadence
-// fast-forwards the base's checkout or makes a worktree (README "Branches,
-// integration and guards"). `git config` reads are left as they are, so
+// fast-forwards the base's checkout or makes a worktree (docs/integration.md,
+// "Hooks"). `git config` reads are left as they are, so
 // that the real core.hooksPath can be read (hookPath).
 //
 // The same goes for the other programs a repository's config can make

@@ -22,7 +22,7 @@ var ErrNotFastForward = errors.New("the base moved meanwhile: the branch does no
 // new commit. A branch already in the base is not integrated twice. Call it
 // under LockIntegration, after Rebase.
 //
-// Its git processes, in the common case (issue 13): one `status` of the
+// Its git processes, in the common case: one `status` of the
 // checkout, which also says which branch and commit it has, and the
 // `merge`; the refs are read from their files, the checkout of the base
 // is remembered from the last call (checkoutOf), and whether the base is

@@ -16,11 +16,11 @@ import (
 // <common>/<refname> holding "<hex>\n" or "ref: <target>\n"; the
 // packed-refs file holds "<hex> <refname>" lines, an annotated tag's
 // peeled value on a "^<hex>" line after it). A git process costs 3–5 ms on
-// these machines, and cadence reads refs before and after every step
-// (issue 13); these readers answer the common case and say errAskGit for
+// these machines, and cadence reads refs before and after every step;
+// these readers answer the common case and say errAskGit for
 // anything they are not sure to read as git does (a reftable repository,
 // a ref file that is neither a hash nor a symbolic ref, a name git would
-// refuse, a symbolic link): the caller then asks git, as before.
+// refuse, a symbolic link): the caller then asks git.
 //
 // Order matters against a concurrent `git pack-refs` (which writes
 // packed-refs, then deletes the loose files): loose refs are read first,

@@ -18,7 +18,7 @@ import (
 // deletes them (`git update-ref -d` removes one).
 const RescuePrefix = "refs/cadence/rescue/"
 
-// GuardedRefs are the namespaces whose refs no step may move (DECISIONS10
+// GuardedRefs are the namespaces whose refs no step may move (docs/decisions.md,
 // "Guarded refs"): branches and tags.
 var GuardedRefs = []string{"refs/heads", "refs/tags"}
 

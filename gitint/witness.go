@@ -15,7 +15,7 @@ import (
 	"github.com/cadence-run/cadence/internal/proc"
 )
 
-// The witness of the lead's moves (README "Guards"). While a wave runs,
+// The witness of the lead's moves (docs/integration.md, "Detection, always"). While a wave runs,
 // the cadence process that installed a repository's guard listens on a
 // unix socket, <common>/cadence/witness.sock (witnessPath), mode 0600. At
 // "committed", the lead-side reference-transaction hook of a git process

@@ -9,7 +9,8 @@ import (
 // pinned compares the tool the wave was started with (the state's
 // cadence_version and agent_version, recorded by its first apply) with
 // the tool planning it now (Options.CadenceVersion, the agent CLI's
-// version the Machine found), DESIGN.md §6: a wave that runs for hours
+// version the Machine found), docs/running.md "The same tool for a whole
+// wave": a wave that runs for hours
 // must not change behaviour halfway because cadence was upgraded.
 //
 // Another cadence is a refusing warning (WarnCadenceChanged) unless

@@ -8,7 +8,7 @@ import (
 )
 
 // Pushes says how a push from a repository's lots to a remote is stopped
-// (DESIGN.md §5): every lot gets push guards (hooks, push-blocking config),
+// (docs/integration.md, Guards): every lot gets push guards (hooks, push-blocking config),
 // which a determined process can get round; an agent session in its agent
 // CLI's OS sandbox cannot; and the remotes are compared before and after,
 // so what gets through is found and stops the wave.

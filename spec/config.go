@@ -106,7 +106,7 @@ type Wave struct {
 	Templates string
 	// Worktrees is the folder that holds the lots' worktrees (absolute;
 	// empty: the default, $CADENCE_HOME/worktrees). It should be outside
-	// every repository (DESIGN.md §5).
+	// every repository (docs/integration.md, "Worktrees and branches").
 	Worktrees string
 	// LogLimit is the wave's log_limit (0: not written; lots then keep
 	// DefaultLogLimit unless their repo or they set one).
@@ -134,7 +134,8 @@ type Agent struct {
 	Claude ClaudeAgent
 	// NoSandbox is set by `sandbox = false`: the agent's sessions run
 	// without the agent CLI's own OS sandbox even where the machine has one
-	// (pushes are then only detected, not prevented; DESIGN.md §5). The
+	// (pushes are then only detected, not prevented; docs/integration.md,
+	// Guards). The
 	// default (false) is to use the sandbox wherever it works.
 	NoSandbox bool
 	// Sensitive are the attributes whose values derive from a sensitive
@@ -186,9 +187,9 @@ type Repo struct {
 	Changelog string
 	// NoMergeQueue turns integration batches off (merge_queue = false):
 	// every lot is rebased, gated and integrated alone, one after the
-	// other, as before batches existed. The default (false) lets lots of
-	// this repository that are ready together integrate as one batch
-	// (executor/batch.go, DESIGN.md §5).
+	// other. The default (false) lets lots of this repository that are
+	// ready together integrate as one batch (executor/batch.go;
+	// docs/integration.md, "Merge queue").
 	NoMergeQueue bool
 	// Env is the repo's own env and path_prepend (Lot.Env merges them).
 	Env Env

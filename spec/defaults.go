@@ -3,7 +3,7 @@ package spec
 import "time"
 
 // Built-in defaults, used when neither a lot nor the defaults block sets a
-// value. They are documented in the README's language reference.
+// value. They are documented in docs/wave-file.md.
 const (
 	// DefaultMaxSessions is the agent session cap when the wave sets none.
 	DefaultMaxSessions = 2

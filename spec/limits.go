@@ -11,7 +11,7 @@ import (
 )
 
 // Built-in step timeouts of the steps that are not agent sessions
-// (documented in the README's language reference).
+// (documented in docs/wave-file.md, Step limits).
 const (
 	// DefaultCommandTimeout is a command lot's run step timeout, and its
 	// worktree's setup command's.

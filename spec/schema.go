@@ -55,19 +55,19 @@ func agentAttributes() []hcl.AttributeSchema {
 	return attrs
 }
 
-// AttributeDoc is the README's language reference for one attribute: its
-// default ("" when the README's table has no default column, as for a
-// lot's own attributes) and its meaning, both Markdown with the README's
-// links reduced to their text.
+// AttributeDoc is the language reference (docs/wave-file.md) for one
+// attribute: its default ("" when its table has no default column, as for
+// a lot's own attributes) and its meaning, both Markdown with the links
+// reduced to their text.
 type AttributeDoc struct {
 	Default, Meaning string
 }
 
-// Doc returns the README's description of an attribute of a block type
+// Doc returns docs/wave-file.md's description of an attribute of a block type
 // ("lot", "budget"). A lot's settings shared with the defaults block are
 // described by the defaults block's rows, and the keys of a limits object
 // under the pseudo block type "limits". ok is false for an attribute the
-// README does not describe (attrdocs_test.go checks there is none).
+// document does not describe (attrdocs_test.go checks there is none).
 func Doc(blockType, attr string) (AttributeDoc, bool) {
 	if d, ok := attributeDocs[blockType][attr]; ok {
 		return d, true

@@ -15,9 +15,9 @@ import (
 
 // TestE2ELongBrief: a brief of 146 KiB (`brief = file("spec.md")`, over
 // Linux's 128 KiB limit of one argument) reaches the API whole, in the
-// implement and the review session, and the lot ends done. Before the
-// prompt went on the CLI's standard input, exec failed with "argument
-// list too long" (issue 10, item 9).
+// implement and the review session, and the lot ends done: the brief goes
+// on the CLI's standard input, since on its command line exec fails with
+// "argument list too long".
 func TestE2ELongBrief(t *testing.T) {
 	t.Parallel()
 	fakeapi.FindCLI(t)

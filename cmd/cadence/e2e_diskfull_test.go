@@ -92,7 +92,7 @@ func TestE2EDiskFullStopsAndResumes(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(out, name))
 		return strings.TrimSpace(string(b))
 	}
-	// The figure for the README: from the log's last write (the disk
+	// The figure for docs/running.md (Output and disk space): from the log's last write (the disk
 	// full) to the first apply's exit. Logged, not asserted.
 	if full, err1 := strconv.ParseFloat(read("full1"), 64); err1 == nil {
 		if end, err2 := strconv.ParseFloat(read("end1"), 64); err2 == nil {

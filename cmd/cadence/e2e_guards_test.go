@@ -19,7 +19,7 @@ import (
 // fails, and nothing of the session is left running: no process with its
 // CADENCE_SESSION mark, no sleep.
 func e2eHangingTool(t *testing.T) {
-	// The Bash tool refuses a bare `sleep N` (reference §6), and this one
+	// The Bash tool refuses a bare `sleep N` (Claude Code 2.1.328), and this one
 	// too while background tasks are on ("Blocked: sleep 613 followed by:
 	// wait … use run_in_background"); cadence's sessions have
 	// CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1, and then it runs.

@@ -2,7 +2,7 @@
 
 package main
 
-// End-to-end tests of issue 11's trust in sessions: read-only reviews
+// End-to-end tests of the trust cadence puts in sessions: read-only reviews
 // (executor/agent/claude/readonly.go) and reports checked against git and
 // themselves (executor/reports.go).
 

@@ -198,7 +198,7 @@ type pushForm struct {
 }
 
 // pushForms is the push matrix's rows. The CLI's own deny rule
-// (Bash(git push:*), reference §1) is a soft guard that `git -C . push`
+// (Bash(git push:*)) is a soft guard that `git -C . push`
 // passes; the rows but the first pass it so as to test the guards behind
 // it.
 var pushForms = []pushForm{

@@ -11,12 +11,12 @@ import (
 )
 
 // maxGitPerLot is the ceiling of git processes per command lot that
-// commits once (issue 13, "Fewer git processes per lot"): the lot's own
+// commits once : the lot's own
 // `git add` and `git commit` and all of cadence's git calls for it
 // (worktree, guards, integration). bench/gitfloor.py measures the same
 // with 20 lots; bench/README.md has the table. It includes the checkout
 // guard's two `git status` of the lead's checkout around each step that
-// runs outside a sandbox (README "Guards").
+// runs outside a sandbox (docs/integration.md, "Your checkout").
 const maxGitPerLot = 14
 
 // TestGitProcessesPerLot counts, with a `git` first on PATH that logs its

@@ -25,7 +25,8 @@ import (
 // A push to a configured remote must never be reached-undetected, however
 // it is spelt; a push to a bare repository that is not a remote is, for
 // command lots (no sandbox): cadence cannot know of it. One line per form
-// is logged: the matrix of the README's guard table for command lots.
+// is logged: the matrix of the guard table of
+// docs/integration.md for command lots.
 func TestGuardPushMatrix(t *testing.T) {
 	type form struct {
 		name string

@@ -1,4 +1,5 @@
-// Command cadence runs waves of AI coding-agent work. See the README.
+// Command cadence runs waves of AI coding-agent work. See the README and
+// docs/.
 package main
 
 import (

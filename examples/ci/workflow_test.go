@@ -70,7 +70,7 @@ var pinnedUse = regexp.MustCompile(`(?m)^\s*(?:- )?uses: ([\w.-]+/[\w.-]+)@([0-9
 // pinned by commit with its version in a comment, no expression expanded
 // inside a run script (a value from the event, put in the script's text,
 // could inject commands: values go through env), no write permission but
-// those listed, no state file (never committed: README, State and resume).
+// those listed, no state file (never committed: docs/running.md, "State and resume").
 func checkCommon(t *testing.T, file string, w *workflow, writes ...string) {
 	t.Helper()
 	allowed := map[string]bool{}

@@ -26,7 +26,7 @@ const (
 )
 
 // ExpiredKept is how long an expired hold stays listed (flagged expired)
-// before it is dropped: the manual session may still run (issue 14).
+// before it is dropped: the manual session may still run.
 const ExpiredKept = 24 * time.Hour
 
 // ErrNoHold is returned by ReleaseHold for a label that holds nothing.

@@ -14,7 +14,8 @@ import (
 
 // envReaders are the functions that read the process environment, by
 // import path. Only internal/cli calls them (and imports os/signal); every
-// other package gets what it needs passed down (DESIGN.md §8, issue 8).
+// other package gets what it needs passed down (docs/architecture.md,
+// "Import direction").
 // os.UserHomeDir and os.TempDir are fine.
 var envReaders = map[string]map[string]bool{
 	"os":      {"Getenv": true, "LookupEnv": true, "Environ": true, "ExpandEnv": true},

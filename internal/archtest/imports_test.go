@@ -1,5 +1,5 @@
 // Package archtest holds tests of the code's architecture: the direction of
-// imports between cadence's packages (DESIGN.md §8, README "Development").
+// imports between cadence's packages (docs/architecture.md, "Import direction").
 package archtest
 
 import (

@@ -8,7 +8,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// The free-space preflight (README "Free space"): plan and apply measure
+// The free-space preflight (docs/running.md, "Free-space
+// preflight"): plan and apply measure
 // the file systems of the wave's folder, CADENCE_HOME and the worktrees
 // folder; below CADENCE_WARN_FREE (diskspace.DefaultWarn) they warn, below
 // CADENCE_MIN_FREE (diskspace.DefaultFloor) they refuse. "0" turns a

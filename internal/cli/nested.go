@@ -17,16 +17,16 @@ var waveMarks = []string{"CADENCE_WAVE", "CADENCE_WAVE_ID", "CADENCE_LOT", "CADE
 // non-empty). An agent running `cadence apply` from a session, or a
 // command lot whose run command does, would start a wave inside a wave:
 // sessions under the outer wave's session cap and budget unaccounted, a
-// second set of worktrees and integrations racing the first. The seed
-// refused that; so does cadence (DESIGN.md §2: exit 2, refused before
-// acting).
+// second set of worktrees and integrations racing the first. cadence
+// refuses that (docs/agents.md, "No nested waves"; docs/commands.md, Exit
+// codes: exit 2, refused before acting).
 //
 // Decision: there is no flag to override it. A flag would be one an agent
 // can pass as easily as the lead. Read-only commands (plan, status, logs)
 // stay allowed inside a wave. A lead who truly means to start a wave from
 // a step removes the marks on purpose (`env -u CADENCE_WAVE -u
 // CADENCE_WAVE_ID -u CADENCE_LOT -u CADENCE_SESSION cadence apply …`, see
-// README "Agent sessions"); the message does not say so, since it is read
+// docs/agents.md, "No nested waves"); the message does not say so, since it is read
 // by the agent that ran the command.
 func nestedWave(getenv func(string) string) string {
 	var set []string

@@ -9,7 +9,8 @@ import (
 )
 
 // cadenceVersion is cadence's version as a wave's state records it and
-// compares it (the pinned tool, DESIGN.md §6): e.version when set (tests
+// compares it (docs/running.md, "The same tool for
+// a whole wave"): e.version when set (tests
 // set it: the test binary's own build info must not matter), else
 // pinVersion of this build, computed once.
 func (e *env) cadenceVersion() string {

@@ -109,7 +109,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 				}
 				fmt.Fprintln(e.stdout)
 			}
-			// README "State and resume": handed-back, failed.
+			// docs/running.md, "State and resume": handed-back, failed.
 			fmt.Fprintf(e.stdout, "  cadence apply -replace %s %s runs it again (fix what the cause says first)\n", lp.ID, w.file)
 		}
 	}

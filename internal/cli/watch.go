@@ -13,7 +13,7 @@ import (
 	"github.com/cadence-run/cadence/executor/slots"
 )
 
-// watchStatus is status -watch (the seed's --status --watch): it looks at
+// watchStatus is status -watch: it looks at
 // the status every interval and shows it again when it changed, until no
 // wave is live on this machine (none in the registry of live waves and,
 // for a wave file, no apply holding its lock: one that is still planning),

@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultWarn and DefaultFloor are the free space below which a plan or an
-// apply warns, and refuses (README "Free space").
+// apply warns, and refuses (docs/running.md, "Free-space preflight").
 const (
 	DefaultWarn  = 2 << 30   // 2 GiB
 	DefaultFloor = 256 << 20 // 256 MiB

@@ -1,5 +1,5 @@
-// Package layout names every path cadence reads or writes (DESIGN.md §5,
-// §6 and §8): a wave's state file, its journal and lock, the .cadence work
+// Package layout names every path cadence reads or writes
+// (docs/integration.md, docs/running.md, docs/architecture.md): a wave's state file, its journal and lock, the .cadence work
 // folder beside the wave file (logs, reports, the run journal), the lots'
 // worktrees (outside every repository, under the cadence home unless the
 // wave says where), the machine's slot and registry folders under
@@ -43,7 +43,7 @@
 // readable. Worktrees live outside the repositories because tools that
 // look for configuration in parent folders (cargo and npm workspaces,
 // go.work, lint and tsconfig lookups) must see a lot as they see the
-// checkout (DESIGN.md §5). The state file records each lot's worktree:
+// checkout (docs/integration.md, "Worktrees and branches"). The state file records each lot's worktree:
 // once made, a worktree is found from the state (see [AlsoWorktree]),
 // never by computing its path again, so a change of the home or of this
 // scheme loses none. Before this scheme worktrees were
@@ -133,7 +133,8 @@ func (w Wave) Name() string { return w.name }
 func (w Wave) Dir() string { return filepath.Dir(w.file) }
 
 // StateFile is the wave's state file: the wave file's folder, its stem
-// (without .hcl, .json or .hcl.json) plus ".state.json" (DESIGN.md §6).
+// (without .hcl, .json or .hcl.json) plus ".state.json" (docs/running.md,
+// "State and resume").
 func (w Wave) StateFile() string { return StateFile(w.file) }
 
 // StateFile is the state file of the wave file waveFile (see

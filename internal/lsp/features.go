@@ -113,7 +113,7 @@ func markup(m lang.MarkupContent) protocol.MarkupContent {
 }
 
 // hover describes what is at a position: a block type, an attribute (its
-// README description and default), a value or a reference.
+// description and default in docs/wave-file.md), a value or a reference.
 func (s *server) hover(d *document, p protocol.Position) any {
 	if d.file == nil {
 		return nil

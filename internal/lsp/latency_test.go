@@ -27,7 +27,7 @@ func bigWave(n int) string {
 // TestLatency1000Lots edits a 1,000-lot wave and asks for a completion of
 // lot references in its middle, checking the answers and logging how long
 // each took (go test -v -run TestLatency1000Lots). Times are logged,
-// never asserted; the README's figures are the benchmarks' (bench_test.go).
+// never asserted; the figures in bench/README.md are the benchmarks' (bench_test.go).
 func TestLatency1000Lots(t *testing.T) {
 	c := startClient(t, Options{})
 	text := bigWave(1000)

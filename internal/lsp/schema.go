@@ -107,7 +107,7 @@ var blockDocs = map[string]string{
 
 // waveSchema returns the hcl-lang schema of a wave file, built from
 // spec.Schema (the blocks and attributes validate accepts) and spec.Doc
-// (the README's descriptions and defaults). agentKinds are the values an
+// (the descriptions and defaults of docs/wave-file.md). agentKinds are the values an
 // agent's kind may take.
 func waveSchema(agentKinds []string) (*schema.BodySchema, error) {
 	cons := constraints(agentKinds)

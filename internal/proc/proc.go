@@ -70,7 +70,7 @@ type Cmd struct {
 	// Run then ends, besides the step's process group, every process still
 	// carrying all of them (EndMarked), so that what the step started does
 	// not outlive the step. A process that also dropped the marks and left
-	// the group is out of reach (README "Signals").
+	// the group is out of reach (docs/running.md, "Signals").
 	Marks []string
 	// Limits bound the step's tree (see Limits): applied by the
 	// supervisor, so a Direct step, or one run where there is no

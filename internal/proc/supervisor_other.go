@@ -12,7 +12,7 @@ import (
 )
 
 // supervisable is false off Linux: no parent-death signal, no subreaper.
-// Steps run directly in their own process group (see the README, Signals).
+// Steps run directly in their own process group (docs/running.md, "Signals").
 const supervisable = false
 
 // Supervise is the supervisor's main; off Linux there is none, and it

@@ -7,7 +7,7 @@ import (
 )
 
 // DroppedCause is the cause recorded on a lot the lead dropped (`cadence
-// drop`, DESIGN.md §4): the lot is handed back with it, its commits kept.
+// drop`, docs/running.md, "Steering a live wave"): the lot is handed back with it, its commits kept.
 const DroppedCause = "dropped by the lead"
 
 // AlreadyDropped reports whether the lead dropped the lot already (it is

@@ -2,14 +2,15 @@ package state
 
 import "fmt"
 
-// This file is the lot life cycle of DESIGN.md §3 and §6 as pure functions:
+// This file is the lot life cycle (docs/agents.md, "The life cycle";
+// docs/running.md, "State and resume") as pure functions:
 // the one place that says which step comes next after each step's outcome,
 // where a resumed lot goes on after each kind of stop, and when a lot is
 // done, handed back, failed, suspended or waiting for an answer. The planner
 // previews with Resume; the executor runs from Start or Resume and asks Next
 // after every step. Neither keeps a copy of these rules.
 //
-// An agent lot (§3):
+// An agent lot:
 //
 //	[precheck] → implement → [test gate] → review ─ conform ─→ [fix-minors → [test gate] → review-recheck] → integrate → done
 //	                               ↑                   └ not conform → fix (fresh session) ┘ at most fix_passes
@@ -76,7 +77,8 @@ const (
 	// OutcomeInterrupted: the step did not end by itself: cadence stopped
 	// it (signal, cancel, a wait cut short) or the machine failed under it
 	// (ENOSPC, EINTR, EAGAIN, the worktree could not be made); Detail is
-	// the cause. Never a failure: the lot is interrupted, resumable (§6).
+	// the cause. Never a failure: the lot is interrupted, resumable
+	// (docs/running.md, "State and resume").
 	OutcomeInterrupted
 	// OutcomeFailed: the session ended failed, timed-out or cut (Outcome.Status)
 	// with Detail as its cause.
@@ -168,7 +170,7 @@ type Transition struct {
 	// At is the next position; nil when the lot's run ends.
 	At *Position
 	// End is the lot's status when At is nil: done, handed-back, failed,
-	// question, suspended, or interrupted (the next apply resumes it, §6).
+	// question, suspended, or interrupted (the next apply resumes it).
 	End LotStatus
 	// Cause explains End (empty for done).
 	Cause string
@@ -182,7 +184,7 @@ func goOn(p Position) Transition { return Transition{At: &p} }
 func end(st LotStatus, cause string) Transition { return Transition{End: st, Cause: cause} }
 
 // Next says what follows a step at position at that ended with outcome o
-// (DESIGN.md §3):
+// (docs/agents.md, "The life cycle"):
 //
 //   - interrupted (a signal, cadence's cancel, a machine error): the lot is
 //     interrupted with the cause, never failed; wave budget spent, usage
@@ -206,7 +208,8 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 //   - run: a red command fails the lot; else the test gate, or integrate.
 //   - integrate: done; refused for a reason of the lot (a conflict, a red
 //     test gate on the rebased branch) hands the lot back; refused for a
-//     reason outside it (§5) leaves it interrupted at integrate.
+//     reason outside it leaves it interrupted at integrate (docs/running.md,
+//     "Integration waits").
 func Next(f LotFacts, at Position, o Outcome) Transition {
 	switch o.Kind {
 	case OutcomeInterrupted:

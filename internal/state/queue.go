@@ -39,8 +39,8 @@ type Gate struct {
 // GateKey keys a gate result: the repository, the tree id the gate ran
 // on, and env, the digest of the gate's command and environment
 // (executor: gateDigest). The same three never need a second run
-// (DESIGN.md §5: "a gate result is keyed by tree id, so no tree is tested
-// twice").
+// (docs/integration.md, "Merge queue": gate results are keyed by tree
+// id, so no tree is tested twice).
 func GateKey(repo, tree, env string) string {
 	return fmt.Sprintf("%s %s %s", repo, tree, env)
 }

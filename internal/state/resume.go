@@ -36,7 +36,8 @@ type Resumption struct {
 	Cause string
 }
 
-// Resume says where a lot recorded in the state goes on (DESIGN.md §3, §6).
+// Resume says where a lot recorded in the state goes on (docs/running.md,
+// "State and resume").
 // A nil lot, or one without steps, starts. A done lot is done; a handed-back
 // or failed one is held; a question not yet answered waits for its answer.
 // An interrupted lot (a signal, a machine error, an integration that waits

@@ -1,7 +1,7 @@
 package state
 
-// Severity is how much a review finding weighs (DESIGN.md §3, "Structured
-// reports"). The JSON of reports and of the state file keeps the plain
+// Severity is how much a review finding weighs (docs/agents.md,
+// "Briefs and reports" and "The life cycle"). The JSON of reports and of the state file keeps the plain
 // strings "blocking", "major" and "minor".
 type Severity string
 
@@ -24,11 +24,12 @@ func (s Severity) Valid() bool {
 }
 
 // Blocks reports whether a finding of this severity makes a review not
-// conform: blocking and major do, minor does not (DESIGN.md §3).
+// conform: blocking and major do, minor does not (docs/agents.md, "The
+// life cycle").
 func (s Severity) Blocks() bool { return s == SeverityBlocking || s == SeverityMajor }
 
 // Conform is a review's verdict over its findings: no blocking and no major
-// finding (DESIGN.md §3). No findings at all is conform.
+// finding (docs/agents.md, "The life cycle"). No findings at all is conform.
 func Conform(fs []Finding) bool {
 	for _, f := range fs {
 		if f.Severity.Blocks() {
@@ -39,7 +40,8 @@ func Conform(fs []Finding) bool {
 }
 
 // HasMinor reports whether any finding is minor: a conform review with one
-// earns the lot its pass on minor findings (DESIGN.md §3).
+// earns the lot its pass on minor findings (docs/agents.md, "The life
+// cycle").
 func HasMinor(fs []Finding) bool {
 	for _, f := range fs {
 		if f.Severity == SeverityMinor {

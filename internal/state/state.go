@@ -6,7 +6,7 @@
 // schemas/state.schema.json. Writes replace the file atomically (temp file in
 // the same folder, fsync, rename).
 //
-// The package also holds the lot life cycle of DESIGN.md §3 and §6 as pure
+// The package also holds the lot life cycle (docs/architecture.md) as pure
 // functions (lifecycle.go, resume.go): Start, Next and Resume are the one
 // place that says which step comes next, where a resumed lot goes on, and
 // when a lot is done, handed back or held; the planner previews with them

@@ -20,13 +20,13 @@ type RunEnd struct {
 	Total, Outside int
 }
 
-// WaveEnd is the wave's status at the end of a run (DESIGN.md §6, the exit
-// codes of §2 follow it): interrupted when cadence was stopped; suspended
-// when the budget or a usage limit suspended it; done only when every lot of
-// the wave file is done; partial when every selected lot is done but
-// -target left others unselected; otherwise needs-lead (lots handed back,
-// failed, waiting for an answer, blocked, or interrupted by something
-// outside them that the lead has to see to).
+// WaveEnd is the wave's status at the end of a run (docs/running.md; the
+// exit codes of docs/commands.md follow it): interrupted when cadence was
+// stopped; suspended when the budget or a usage limit suspended it; done
+// only when every lot of the wave file is done; partial when every
+// selected lot is done but -target left others unselected; otherwise
+// needs-lead (lots handed back, failed, waiting for an answer, blocked, or
+// interrupted by something outside them that the lead has to see to).
 func WaveEnd(e RunEnd) WaveStatus {
 	switch {
 	case e.Interrupted:

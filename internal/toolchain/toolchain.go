@@ -1,5 +1,5 @@
 // Package toolchain resolves a repository's toolchain files to the folders
-// (and variables) its processes find the tools with, the way the seed did:
+// (and variables) its processes find the tools with:
 // a .nvmrc names a Node version, resolved to the highest matching version
 // installed by nvm ($NVM_DIR/versions/node/vX.Y.Z with an executable
 // bin/node); a .tool-versions or mise.toml is resolved by mise (`mise ls`,

@@ -156,7 +156,7 @@ func estimateLabel(lp *planner.LotPlan) string {
 }
 
 // titleLabel is a lot's title on one line: the id when the lot sets none
-// (spec's default; DESIGN.md §1).
+// (spec's default; docs/wave-file.md, `lot "ID"`).
 func titleLabel(lp *planner.LotPlan) string {
 	if t := oneLine(lp.Title); t != "" {
 		return t
