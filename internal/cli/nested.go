@@ -26,8 +26,8 @@ var waveMarks = []string{"CADENCE_WAVE", "CADENCE_WAVE_ID", "CADENCE_LOT", "CADE
 // stay allowed inside a wave. A lead who truly means to start a wave from
 // a step removes the marks on purpose (`env -u CADENCE_WAVE -u
 // CADENCE_WAVE_ID -u CADENCE_LOT -u CADENCE_SESSION cadence apply …`, see
-// docs/agents.md, "No nested waves"); the message does not say so, since it is read
-// by the agent that ran the command.
+// docs/agents.md, "No nested waves"); the message does not say so, since
+// it is read by the agent that ran the command.
 func nestedWave(getenv func(string) string) string {
 	var set []string
 	for _, k := range waveMarks {
