@@ -14,11 +14,12 @@ import (
 // root is the module's root, from this package's folder.
 const root = "../.."
 
-// outsideDocs are names of documents that are not in the repository, and
-// history that belongs in commit messages: a comment states what holds
-// and why, citing a document under docs/ (docs/architecture.md,
-// "Contributing rules").
-var outsideDocs = regexp.MustCompile(`DESIGN\.md|DECISIONS10|(?i:\bissue #?[0-9]+)`)
+// outsideDocs are names of documents that are not in the repository, a
+// README section cited for a rule (the rules live in docs/), and history
+// that belongs in commit messages: a comment states what holds and why,
+// citing a document under docs/ (docs/architecture.md, "Contributing
+// rules").
+var outsideDocs = regexp.MustCompile(`DESIGN\.md|DECISIONS10|\bREADME "|(?i:\bissue #?[0-9]+)`)
 
 // docRef is a document under docs/ named in a comment.
 var docRef = regexp.MustCompile(`\bdocs/([a-z0-9-]+\.md)\b`)
