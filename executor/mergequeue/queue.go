@@ -15,7 +15,10 @@
 // cut-short integration it completed (Lot.IntegratedSHA, Lot.PatchID and
 // an integrate step) or could not put right (interrupted, with the
 // cause). The integrate step of a running lot is the orchestrator's: it
-// begins it, calls Integrate, and records the Result.
+// begins it, calls Integrate, and records the Result; an Integrated one
+// (Lot.IntegratedSHA, Lot.PatchID) in the same write as the step's end and
+// as clearing Lot.Integrating and Lot.Stacked, so that no crash leaves a
+// lot integrated with an intent or a stack still recorded.
 //
 // The queue knows git, the test gates and the step guards through the
 // small interfaces below, which the orchestrator implements; it imports
