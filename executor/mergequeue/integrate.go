@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -198,4 +199,32 @@ func (q *Queue) startBase(lot string) string {
 		}
 	})
 	return b
+}
+
+// advance moves rp's base to lot's branch (Git.Advance), as cadence's own
+// move (Guard.OwnMove). It returns the base before and after, and the
+// errors of reading the base and of the advance.
+func (q *Queue) advance(ctx context.Context, rp *spec.Repo, lot, branch string) (before, sha string, berr, err error) {
+	q.c.Guard.OwnMove(rp, lot, func() gitint.RefMove {
+		before, berr = q.c.Git.Base(ctx, rp)
+		sha, err = q.c.Git.Advance(ctx, rp, branch)
+		if berr != nil || err != nil {
+			return gitint.RefMove{}
+		}
+		return gitint.RefMove{Ref: "refs/heads/" + rp.Base, Old: before, New: sha}
+	})
+	return before, sha, berr, err
+}
+
+// rewind undoes an advance (Git.Rewind: the base from sha back to old),
+// as cadence's own move like it.
+func (q *Queue) rewind(ctx context.Context, rp *spec.Repo, lot, sha, old string) error {
+	var err error
+	q.c.Guard.OwnMove(rp, lot, func() gitint.RefMove {
+		if err = q.c.Git.Rewind(ctx, rp, sha, old); err != nil {
+			return gitint.RefMove{}
+		}
+		return gitint.RefMove{Ref: "refs/heads/" + rp.Base, Old: sha, New: old}
+	})
+	return err
 }
