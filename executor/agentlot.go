@@ -164,7 +164,7 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 		began, tree := time.Now(), lr.treeOf(ctx, rp)
 		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, rp.TestTimeout, lr.dirs[rp], name)
 		if err == nil && ctx.Err() == nil {
-			lr.r.queueOf(rp).noteGate(time.Since(began))
+			lr.r.queue().NoteGate(rp, time.Since(began))
 			if green && tree != "" {
 				err = lr.recordGate(rp, tree, true, []string{lr.id})
 			}

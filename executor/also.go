@@ -16,7 +16,7 @@ import (
 // sandbox), each repository's test gate runs in its own worktree, the
 // commits a write step adds there are recorded per repository
 // (state.Step.AlsoCommits), and the integration advances every base or
-// none (integrate.go, intent.go).
+// none (executor/mergequeue, intent.go).
 
 // repoLabel is the name a step records for repository rp of the lot: ""
 // for the lot's own repository, the neighbour's name otherwise

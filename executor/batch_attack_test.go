@@ -133,7 +133,7 @@ func TestQueueAttackOwnGateCreditsTheTreeItMade(t *testing.T) {
 	}
 }
 
-// With merge_queue = false the lot integrates alone (integrateOnce):
+// With merge_queue = false the lot integrates alone (mergequeue, integrateAlone):
 // tested() takes the tree's green result, or the test step's HeadAfter
 // (also read after the gate ran), for the rebased tip: the same hole, older
 // than the queue.

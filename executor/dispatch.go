@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/mergequeue"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -26,7 +27,7 @@ type node struct {
 	heldSession bool
 	// queued is set (by the dispatcher) once the lot waits in its
 	// repository's merge queue: it gave back its place under parallel
-	// and -jobs (batch.go).
+	// and -jobs (queue.go: enqueueIntegrate).
 	queued bool
 	// steer is the lead's word on the lot once started (steer.go).
 	steer nodeSteer
@@ -85,12 +86,13 @@ type runner struct {
 	// badSeen are the unreadable request files noted already (only the
 	// watcher's goroutine, or the dispatcher's before it starts, uses it).
 	badSeen map[string]bool
-	// queues are the repositories' merge queues (batch.go); loopCtx is
-	// the run's context their leaders use, began when the run began.
-	queuesMu sync.Mutex
-	queues   map[*spec.Repo]*mergeQueue
-	loopCtx  context.Context
-	began    time.Time
+	// mq is the run's merge queue, made on first use (queue.go); loopCtx
+	// is the run's context its leaders use, began when the run began.
+	mqOnce  sync.Once
+	mq      *mergequeue.Queue
+	mqSide  *queueSide
+	loopCtx context.Context
+	began   time.Time
 	// inQueue carries the lots that entered a merge queue to the
 	// dispatcher, which gives back their places (node.queued).
 	inQueue chan *node
@@ -188,17 +190,11 @@ func (r *runner) build() error {
 			r.emit(Event{Kind: EvLotEnd, Lot: lp.ID, Status: "refused", Message: alive})
 			continue
 		}
-		if run, err := r.settleIntent(n); !run || err != nil {
+		if run, err := r.settleIntegration(n); !run || err != nil {
 			if err != nil {
 				return err
 			}
-			continue // its cut-short integration cannot be completed (intent.go)
-		}
-		if run, err := r.settleStack(n); !run || err != nil {
-			if err != nil {
-				return err
-			}
-			continue // its cut-short batch cannot be put right (queued.go)
+			continue // its cut-short integration cannot be put right (queue.go)
 		}
 		r.tidyLot(n)
 		if err := r.recover(n); err != nil {

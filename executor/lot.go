@@ -42,7 +42,7 @@ type lotRun struct {
 	// with the lot's own (childEnv).
 	guardEnv []string
 	// coming is set while the lot counts as coming to its repository's
-	// merge queue (batch.go: comingUp).
+	// merge queue (queue.go: comingUp).
 	coming bool
 	// conflictFixed is set once a fix session resolved an integration
 	// conflict (on_conflict = "fix" tries once).

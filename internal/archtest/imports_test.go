@@ -25,6 +25,9 @@ var forbidden = map[string][]string{
 	"planner/...":           {"executor/...", "gitint/...", "internal/cli/..."},
 	"gitint/...":            {"executor/...", "planner/...", "internal/cli/..."},
 	"executor/...":          {"internal/cli/..."},
+	// the merge queue is given git, gates and guards through its own
+	// interfaces: it depends on neither the orchestrator nor a step runner
+	"executor/mergequeue/...": {"executor", "executor/step/...", "internal/cli/..."},
 	// the language server starts no process and touches no git
 	// (TestLanguageServerStartsNoProcess checks os/exec too)
 	"internal/lsp/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/...", "internal/proc/...", "internal/flock/..."},

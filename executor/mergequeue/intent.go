@@ -1,16 +1,13 @@
-package executor
+package mergequeue
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
-	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -18,23 +15,23 @@ import (
 // several bases, one after the other; it must be all or nothing even when
 // cadence dies between two advances (kill -9, a crash, the machine). So,
 // once every repository is rebased, its gate green on the rebased tree and
-// the remotes checked, and before the first base moves, integrateOnce
+// the remotes checked, and before the first base moves, integrateAlone
 // records the intent in the lot's state (state.Lot.Integrating): per
 // repository, its base branch, the commit the base is at (Old) and the
 // commit it goes to (New, the lot's rebased branch). The intent is cleared
 // with the record of the integration, or once every advance is undone
 // after a refusal.
 //
-// The next apply, before it runs the lot (runner.build → settleIntent),
-// COMPLETES a recorded intent; it never rewinds it. The intent is only
-// recorded when the integration was decided (every gate passed), part of it
-// may already be the user's (a base advanced, the lead's checkout of it
-// fast-forwarded, built on), and completing it moves only bases still at
-// their recorded Old, by the same fast-forward as the integration
-// (lotRun.advance: under the integration locks, through the ref ledger).
-// The repositories then hold the lot's change all together, and the lot is
-// recorded integrated (done). Rewinding instead would take back from a
-// base what the user may have seen or built on.
+// The next apply, before it runs the lot (Settle), COMPLETES a recorded
+// intent; it never rewinds it. The intent is only recorded when the
+// integration was decided (every gate passed), part of it may already be
+// the user's (a base advanced, the lead's checkout of it fast-forwarded,
+// built on), and completing it moves only bases still at their recorded
+// Old, by the same fast-forward as the integration (Queue.advance: under
+// the integration locks, as cadence's own move). The repositories then
+// hold the lot's change all together, and the lot is recorded integrated
+// (done). Rewinding instead would take back from a base what the user may
+// have seen or built on.
 //
 // A base found at neither Old nor New was moved by someone else since:
 // cadence moves no base then. The lot stays interrupted, its intent kept,
@@ -46,50 +43,23 @@ import (
 // again. An undo cut short (a SIGINT between two advances cancels it too)
 // keeps the intent likewise: the next apply completes it.
 
-// FailIntegrateBetweenRepos is a failpoint (Options.Failpoint), for tests
-// only: cadence kills its own process (SIGKILL) right after the first base
-// of a lot with neighbour repositories advanced, before the next one.
-const FailIntegrateBetweenRepos = "integrate-between-repos"
-
-// FailBatchStacked and FailBatchAdvanced are failpoints (tests only) of
-// the merge queue (batch.go): cadence kills itself once a batch of more
-// than one lot is rebased in order (the later lots stacked on lots not on
-// the base), and once the base advanced over a batch before its lots'
-// integration is recorded.
-const (
-	FailBatchStacked  = "batch-stacked"
-	FailBatchAdvanced = "batch-advanced"
-)
-
-// failpoint kills cadence's own process with SIGKILL when name is the
-// run's failpoint (Options.Failpoint, test-only; internal/cli sets it from
-// CADENCE_FAILPOINT). Otherwise it does nothing.
-func (r *runner) failpoint(name string) {
-	if r.o.Failpoint == "" || r.o.Failpoint != name {
-		return
-	}
-	r.emit(Event{Kind: EvOutput, Message: "failpoint " + name + ": cadence kills itself (test only)"})
-	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Kill() == nil {
-		time.Sleep(time.Minute) // the signal ends the process meanwhile
-	}
-}
-
 // recordIntent records, for a lot with neighbour repositories, the intent
 // of its integration (every base's Old and New) before the first base
 // moves, and returns it; nil for a lot with one repository. cause says why
 // the intent could not be read (the integration waits); the error is a
 // failure to record state.
-func (lr *lotRun) recordIntent(ctx context.Context, repos []*spec.Repo) (*state.Integration, string, error) {
-	if len(repos) < 2 {
+func (q *Queue) recordIntent(ctx context.Context, lot Lot) (*state.Integration, string, error) {
+	if len(lot.Repos) < 2 {
 		return nil, "", nil
 	}
 	in := &state.Integration{}
-	for _, rp := range repos {
-		old, err := lr.baseSHA(ctx, rp)
+	for _, repo := range lot.Repos {
+		rp := repo.Spec
+		old, err := q.c.Git.Base(ctx, rp)
 		if err != nil {
 			return nil, fmt.Sprintf("cannot read the base %s of repo %s: %v", rp.Base, rp.Name, err), nil
 		}
-		tip, err := lr.r.o.Git.Head(ctx, lr.dirs[rp])
+		tip, err := q.c.Git.Head(ctx, repo.Worktree)
 		if err != nil {
 			return nil, fmt.Sprintf("cannot read the rebased branch of repo %s: %v", rp.Name, err), nil
 		}
@@ -97,19 +67,19 @@ func (lr *lotRun) recordIntent(ctx context.Context, repos []*spec.Repo) (*state.
 	}
 	rec := *in
 	rec.Repos = slices.Clone(in.Repos)
-	return in, "", lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Integrating = &rec })
+	return in, "", q.c.Store.UpdateLot(lot.ID, func(l *state.Lot) { l.Integrating = &rec })
 }
 
 // intentMoved records that the k-th base of the intent went to sha when
 // that is not the New it recorded (a base the advance left where it was:
 // the branch was in it already), so that the record stays what the bases
 // hold. A nil intent records nothing.
-func (lr *lotRun) intentMoved(in *state.Integration, k int, sha string) error {
+func (q *Queue) intentMoved(lot string, in *state.Integration, k int, sha string) error {
 	if in == nil || in.Repos[k].New == sha {
 		return nil
 	}
 	in.Repos[k].New = sha
-	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+	return q.c.Store.UpdateLot(lot, func(l *state.Lot) {
 		if l.Integrating != nil && k < len(l.Integrating.Repos) {
 			l.Integrating.Repos[k].New = sha
 		}
@@ -117,70 +87,64 @@ func (lr *lotRun) intentMoved(in *state.Integration, k int, sha string) error {
 }
 
 // clearIntent forgets the lot's intent: every base is back where it was.
-func (lr *lotRun) clearIntent() error {
-	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Integrating = nil })
+func (q *Queue) clearIntent(lot string) error {
+	return q.c.Store.UpdateLot(lot, func(l *state.Lot) { l.Integrating = nil })
 }
 
-// settleIntent completes the integration a lot's state records as begun
-// (see the top of this file) before the lot is run again. It reports
-// whether the lot may run: false when the integration could not be
-// completed (the lot is then recorded interrupted with the cause; its
-// intent is kept for the next apply). A step the state says is running is
-// recorded interrupted either way. Only a failure to record state is an
-// error.
-func (r *runner) settleIntent(n *node) (bool, error) {
+// settleIntent completes the integration the lot's state records as begun
+// (see the top of this file). cause is why it could not (the lot is then
+// recorded interrupted with it; its intent is kept for the next apply).
+// A step the state says is running is recorded interrupted either way.
+// Only a failure to record state is an error.
+func (q *Queue) settleIntent(ctx context.Context, lot Lot) (cause string, err error) {
 	var in *state.Integration
-	r.o.Store.View(func(st *state.State) {
-		if l := st.Lots[n.lot.ID]; l != nil && l.Integrating != nil {
+	q.c.Store.View(func(st *state.State) {
+		if l := st.Lots[lot.ID]; l != nil && l.Integrating != nil {
 			c := *l.Integrating
 			c.Repos = slices.Clone(c.Repos)
 			in = &c
 		}
 	})
-	if in == nil || n.lot.Repo == nil {
-		return true, nil
+	if in == nil {
+		return "", nil
 	}
-	if n.plan.Action == planner.ActionReplace {
+	if lot.Replace {
 		// The lead drops the integration: the lot starts afresh (replace
 		// forgets the intent), the bases stay where they are.
-		r.emit(Event{Kind: EvOutput, Lot: n.lot.ID, Message: "-replace: the cut-short integration into " + reposOf(in) + " is dropped, not completed; the bases stay where they are"})
-		return true, nil
+		q.c.Note(lot.ID, "", "-replace: the cut-short integration into "+reposOf(in)+" is dropped, not completed; the bases stay where they are")
+		return "", nil
 	}
-	ctx := context.Background()
-	lr := &lotRun{r: r, n: n, id: n.lot.ID, branch: r.lotBranch(n)}
-	_, lr.dirs, _ = r.worktreesOf(n.lot)
-	moved, cause := lr.completeIntent(ctx, in)
-	now := r.now().UTC()
+	moved, cause := q.completeIntent(ctx, lot, in)
+	now := q.c.Now().UTC()
 	if cause != "" {
 		cause = "the integration into " + reposOf(in) + " was cut short (cadence stopped between two repositories) and cannot be completed: " + cause
-		err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		err := q.c.Store.UpdateLot(lot.ID, func(l *state.Lot) {
 			endRunning(l, now)
 			l.Status, l.Cause = state.LotInterrupted, cause
 		})
-		r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(state.LotInterrupted), Message: cause})
-		return false, err
+		return cause, err
 	}
 	own := in.Repos[0]
-	patch, _ := r.o.Git.PatchID(ctx, n.lot.Repo, lr.startBase(), own.New)
+	patch, _ := q.c.Git.PatchID(ctx, lot.own().Spec, q.startBase(lot.ID), own.New)
 	msg := fmt.Sprintf("completed the integration that cadence's stop cut short between repositories: %s", strings.Join(moved, "; "))
-	err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+	err = q.c.Store.UpdateLot(lot.ID, func(l *state.Lot) {
 		endRunning(l, now)
 		l.Steps = append(l.Steps, state.Step{Kind: state.StepIntegrate, Started: now, Ended: &now, Status: state.StepOK, HeadAfter: own.New, Cause: msg})
 		l.IntegratedSHA, l.PatchID, l.Integrating = own.New, patch, nil
 	})
-	r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepIntegrate, Message: msg})
-	return true, err
+	q.c.Note(lot.ID, state.StepIntegrate, msg)
+	return "", err
 }
 
 // completeIntent advances every base of the intent that is still at its
-// Old to its New (lotRun.advance), under the repositories' integration
+// Old to its New (Queue.advance), under the repositories' integration
 // locks, and says what it did per repository; cause says why it could not
 // (a base moved by someone else, the lot's branch moved, an advance
 // refused), having moved no base that was not at its Old.
-func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (did []string, cause string) {
+func (q *Queue) completeIntent(ctx context.Context, lot Lot, in *state.Integration) (did []string, cause string) {
 	repos := make([]*spec.Repo, len(in.Repos))
 	for k, m := range in.Repos {
-		if repos[k] = lr.r.o.Config.Repo(m.Repo); repos[k] == nil {
+		if repos[k] = q.c.Spec.Repo(m.Repo); repos[k] == nil {
 			return nil, fmt.Sprintf("repo %s is no longer in the wave file: put it back, then apply again", m.Repo)
 		}
 		if repos[k].Base != m.Base {
@@ -190,7 +154,7 @@ func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (di
 	locked := slices.Clone(repos)
 	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
 	for _, rp := range locked {
-		unlock, err := lr.r.o.Git.LockIntegration(ctx, rp, lr.r.o.Config.Wave.Name)
+		unlock, err := q.c.Git.LockIntegration(ctx, rp, q.wave())
 		if err != nil {
 			return nil, "integration lock of repo " + rp.Name + ": " + err.Error() + "; apply again"
 		}
@@ -200,13 +164,13 @@ func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (di
 	// before anything moves.
 	at := make([]string, len(repos))
 	for k, rp := range repos {
-		sha, err := lr.baseSHA(ctx, rp)
+		sha, err := q.c.Git.Base(ctx, rp)
 		if err != nil {
 			return nil, fmt.Sprintf("cannot read the base %s of repo %s: %v; apply again", rp.Base, rp.Name, err)
 		}
 		if m := in.Repos[k]; sha != m.Old && sha != m.New {
 			return nil, fmt.Sprintf("the base %s of repo %s is at %.12s, neither where it was (%.12s) nor at the lot's integrated commit (%.12s): someone moved it, and cadence moves no base it did not leave. Put it back at one of them and apply again (cadence completes the integration), or apply with -replace %s to drop it (the lot starts afresh)",
-				rp.Base, rp.Name, sha, m.Old, m.New, lr.id)
+				rp.Base, rp.Name, sha, m.Old, m.New, lot.ID)
 		}
 		at[k] = sha
 	}
@@ -216,22 +180,22 @@ func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (di
 			did = append(did, fmt.Sprintf("repo %s: %s already at %.12s", rp.Name, rp.Base, m.New))
 			continue
 		}
-		refs, err := lr.r.o.Git.Refs(ctx, rp, "")
+		refs, err := q.c.Git.Refs(ctx, rp, "")
 		if err != nil {
 			return did, fmt.Sprintf("cannot read the refs of repo %s: %v; apply again", rp.Name, err)
 		}
-		if tip := refs["refs/heads/"+lr.branch]; tip != m.New {
+		if tip := refs["refs/heads/"+lot.Branch]; tip != m.New {
 			return did, fmt.Sprintf("the lot's branch %s in repo %s is at %.12s, not at the commit the integration recorded (%.12s): put it back (git -C %s branch -f %s %s) and apply again, or apply with -replace %s to drop the integration",
-				lr.branch, rp.Name, tip, m.New, rp.Path, lr.branch, m.New, lr.id)
+				lot.Branch, rp.Name, tip, m.New, rp.Path, lot.Branch, m.New, lot.ID)
 		}
-		before, sha, berr, err := lr.advance(ctx, rp)
+		before, sha, berr, err := q.advance(ctx, rp, lot.ID, lot.Branch)
 		if err == nil {
 			err = berr
 		}
 		if err == nil && (before != m.Old || sha != m.New) {
 			err = fmt.Errorf("its base went from %.12s to %.12s, not from %.12s to %.12s", before, sha, m.Old, m.New)
 			if sha != before && before == m.Old {
-				if rerr := lr.rewind(ctx, rp, sha, before); rerr != nil {
+				if rerr := q.rewind(ctx, rp, lot.ID, sha, before); rerr != nil {
 					err = fmt.Errorf("%w, and could not be put back: %v", err, rerr)
 				}
 			}
@@ -242,16 +206,6 @@ func (lr *lotRun) completeIntent(ctx context.Context, in *state.Integration) (di
 		did = append(did, fmt.Sprintf("repo %s: %s advanced to %.12s", rp.Name, rp.Base, m.New))
 	}
 	return did, ""
-}
-
-// endRunning records the lot's steps still running as interrupted
-// (runner.recover's rule for steps).
-func endRunning(l *state.Lot, now time.Time) {
-	for i := range l.Steps {
-		if l.Steps[i].Status == state.StepRunning {
-			l.Steps[i].Status, l.Steps[i].Cause, l.Steps[i].Ended = state.StepInterrupted, "cadence stopped while the step ran", &now
-		}
-	}
 }
 
 // reposOf names the repositories of an intent: "repos app and web".

@@ -1,0 +1,230 @@
+package mergequeue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Integrate brings the lot's branches onto their bases and advances them,
+// all of the lot's repositories or none, under their integration locks:
+// rebase (changelog-only conflicts merged by union), the test gate again on
+// a rebased tree whose result is not known, then fast-forward. A batchable
+// lot (Lot.Batchable) waits for its batch's result; ctx is then not the
+// batch's (Config.Run). The error is a failure to record state; every other
+// end is a Result.
+func (q *Queue) Integrate(ctx context.Context, lot Lot) (Result, error) {
+	if len(lot.Repos) == 0 {
+		return Result{}, fmt.Errorf("lot %s: no repository to integrate into", lot.ID)
+	}
+	if lot.Batchable {
+		return q.enqueue(lot)
+	}
+	return q.integrateAlone(ctx, lot)
+}
+
+// integrateAlone is Integrate for a lot outside the queue.
+func (q *Queue) integrateAlone(ctx context.Context, lot Lot) (Result, error) {
+	specs := make([]*spec.Repo, len(lot.Repos))
+	for k, rp := range lot.Repos {
+		specs[k] = rp.Spec
+	}
+	locked := append([]*spec.Repo(nil), specs...)
+	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
+	var unlocks []func()
+	var unlockOnce sync.Once
+	release := func() {
+		unlockOnce.Do(func() {
+			for j := len(unlocks) - 1; j >= 0; j-- {
+				unlocks[j]()
+			}
+		})
+	}
+	defer release()
+	for _, rp := range locked {
+		unlock, err := q.c.Git.LockIntegration(ctx, rp, q.wave())
+		if err != nil {
+			return Result{Kind: Waits, Cause: "integration lock: " + err.Error()}, nil
+		}
+		unlocks = append(unlocks, unlock)
+	}
+	q.c.Guard.CheckTips(ctx, lot.ID)
+	defer q.c.Guard.Moving(lot.ID)() // its rebase moves the lot's branch
+	for _, repo := range lot.Repos {
+		rp := repo.Spec
+		rebased, err := q.c.Git.Rebase(ctx, rp, repo.Worktree)
+		var conflict RebaseConflict
+		switch {
+		case errors.As(err, &conflict):
+			return Result{Kind: Conflict, Repo: rp, Files: conflict.ConflictFiles()}, nil
+		case err != nil:
+			return Result{Kind: Waits, Cause: "rebase: " + err.Error()}, nil
+		}
+		if rp.Test == "" || !(rebased || !q.tested(ctx, lot.ID, repo)) {
+			continue
+		}
+		g, err := q.c.Gates.Test(ctx, lot.ID, repo)
+		if err != nil {
+			return Result{}, err
+		}
+		switch g.Status {
+		case GateIncident:
+			// The gate moved a guarded ref: the lot fails, nothing is
+			// integrated.
+			return Result{Kind: Incident, Incident: g.Incident}, nil
+		case GateInterrupted:
+			return Result{Kind: GateStopped, Cause: g.Cause}, nil
+		case GateHeld:
+			// The gate changed the lead's checkout: the lot is held, not
+			// integrated in this run.
+			return Result{Kind: Interrupted, Cause: g.Cause}, nil
+		case GateRed:
+			return Result{Kind: Red, Cause: fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, g.Cause)}, nil
+		}
+	}
+	// A push from a command or a test gate since the remotes were last
+	// compared stops the wave before anything is integrated; the lot waits
+	// at integrate (whether it pushed is the lead's to find out).
+	if msg := q.c.Guard.CheckRemotes(ctx, "before the integration of lot "+lot.ID, specs); msg != "" {
+		return Result{Kind: Waits, Cause: "incident: " + msg}, nil
+	}
+	// A replaced lot whose rebased branch adds nothing to the base has its
+	// change there already: it is not put there twice.
+	if res, done := q.alreadyOn(ctx, lot); done {
+		return res, nil
+	}
+	// Advance every base, or none. With neighbours, the intent is recorded
+	// first: a cadence killed between two advances leaves it for the next
+	// apply to complete (intent.go).
+	intent, cause, err := q.recordIntent(ctx, lot)
+	if err != nil {
+		return Result{}, err
+	}
+	if cause != "" {
+		return Result{Kind: Waits, Cause: cause}, nil
+	}
+	type moved struct {
+		repo     *spec.Repo
+		old, new string
+	}
+	var done []moved
+	for k, rp := range specs {
+		before, sha, berr, err := q.advance(ctx, rp, lot.ID, lot.Branch)
+		if err == nil && berr == nil && intent != nil && before != intent.Repos[k].Old {
+			// Moved by someone else since the intent was read: put back
+			// what the advance did on top of it.
+			if sha != before {
+				done = append(done, moved{rp, before, sha})
+			}
+			err = fmt.Errorf("its base %s moved to %.12s while the integration began (from %.12s)", rp.Base, before, intent.Repos[k].Old)
+		}
+		if err != nil || berr != nil {
+			undone := true
+			for j := len(done) - 1; j >= 0; j-- {
+				if rerr := q.rewind(ctx, done[j].repo, lot.ID, done[j].new, done[j].old); rerr != nil {
+					undone = false
+					q.c.Note(lot.ID, "", "could not undo the integration into "+done[j].repo.Name+": "+rerr.Error())
+				}
+			}
+			// Every base back where it was: nothing is left to complete.
+			// A base that could not be put back keeps the intent, for the
+			// next apply to complete the integration.
+			if undone {
+				if err := q.clearIntent(lot.ID); err != nil {
+					return Result{}, err
+				}
+			}
+			if err == nil {
+				err = berr
+			}
+			return Result{Kind: Waits, Cause: fmt.Sprintf("integration into repo %s refused: %v", rp.Name, err)}, nil
+		}
+		done = append(done, moved{rp, before, sha})
+		if err := q.intentMoved(lot.ID, intent, k, sha); err != nil {
+			return Result{}, err
+		}
+		if intent != nil && k == 0 {
+			q.c.Failpoint(FailBetweenRepos)
+		}
+	}
+	own := done[0]
+	return Result{Kind: Integrated, SHA: own.new, From: q.startBase(lot.ID), Batch: []string{lot.ID}, Note: own.repo.Base + " at " + short(own.new)}, nil
+}
+
+// alreadyOn is the AlreadyOn result when the lot recorded the patch-id of
+// an earlier integration (kept across -replace) and its rebased branch,
+// which has commits of its own, adds nothing to the base (an empty diff
+// base..tip): the change is on the base already (docs/integration.md,
+// idempotent integrate). A branch that changes the base is integrated,
+// whatever its patch-id: the base may have lost the change since (a
+// revert). done says so.
+func (q *Queue) alreadyOn(ctx context.Context, lot Lot) (Result, bool) {
+	var prior string
+	q.c.Store.View(func(st *state.State) {
+		if l := st.Lots[lot.ID]; l != nil {
+			prior = l.PatchID
+		}
+	})
+	repo := lot.own()
+	if prior == "" {
+		return Result{}, false
+	}
+	base, err := q.c.Git.Base(ctx, repo.Spec)
+	if err != nil {
+		return Result{}, false
+	}
+	tip, err := q.c.Git.Head(ctx, repo.Worktree)
+	if err != nil || tip == base {
+		return Result{}, false
+	}
+	if p, err := q.c.Git.PatchID(ctx, repo.Spec, base, tip); err != nil || p != "" {
+		return Result{}, false
+	}
+	cause := fmt.Sprintf("the change (patch-id %s) is already on %s: the rebased branch adds nothing to it; not integrated twice", short(prior), repo.Spec.Base)
+	return Result{Kind: AlreadyOn, SHA: base, Cause: cause, Note: cause}, true
+}
+
+// startBase is the base commit the lot started from (state.Lot.BaseSHA).
+func (q *Queue) startBase(lot string) string {
+	var b string
+	q.c.Store.View(func(st *state.State) {
+		if l := st.Lots[lot]; l != nil {
+			b = l.BaseSHA
+		}
+	})
+	return b
+}
+
+// advance moves rp's base to lot's branch (Git.Advance), as cadence's own
+// move (Guard.OwnMove). It returns the base before and after, and the
+// errors of reading the base and of the advance.
+func (q *Queue) advance(ctx context.Context, rp *spec.Repo, lot, branch string) (before, sha string, berr, err error) {
+	q.c.Guard.OwnMove(rp, lot, func() gitint.RefMove {
+		before, berr = q.c.Git.Base(ctx, rp)
+		sha, err = q.c.Git.Advance(ctx, rp, branch)
+		if berr != nil || err != nil {
+			return gitint.RefMove{}
+		}
+		return gitint.RefMove{Ref: "refs/heads/" + rp.Base, Old: before, New: sha}
+	})
+	return before, sha, berr, err
+}
+
+// rewind undoes an advance (Git.Rewind: the base from sha back to old),
+// as cadence's own move like it.
+func (q *Queue) rewind(ctx context.Context, rp *spec.Repo, lot, sha, old string) error {
+	var err error
+	q.c.Guard.OwnMove(rp, lot, func() gitint.RefMove {
+		if err = q.c.Git.Rewind(ctx, rp, sha, old); err != nil {
+			return gitint.RefMove{}
+		}
+		return gitint.RefMove{Ref: "refs/heads/" + rp.Base, Old: sha, New: old}
+	})
+	return err
+}

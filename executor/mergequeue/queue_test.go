@@ -1,0 +1,211 @@
+package mergequeue
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadence-run/cadence/gitint/gittest"
+	"github.com/cadence-run/cadence/internal/state"
+)
+
+// Two lots that reach integration together are one batch: b is rebased
+// onto a's rebased tip, one gate run on the combined tip covers both, and
+// main advances once over both, recorded as cadence's own move.
+func TestBatchOneGateCoversBoth(t *testing.T) {
+	w := newWorld(t, true)
+	a, b := w.lot("a"), w.lot("b")
+	if !a.Batchable || !b.Batchable {
+		t.Fatalf("batchable: a %v, b %v", a.Batchable, b.Batchable)
+	}
+	before := w.main()
+	res := w.inOrder(a, b)
+	for _, id := range []string{"a", "b"} {
+		if r := res[id]; r.Kind != Integrated || !slices.Equal(r.Batch, []string{"a", "b"}) {
+			t.Errorf("lot %s: %+v, want integrated in batch a, b", id, r)
+		}
+	}
+	if runs := w.gates.runs(); len(runs) != 1 || !strings.HasPrefix(runs[0], "b:") {
+		t.Errorf("gate runs %v, want one, in b's worktree", runs)
+	}
+	main := w.main()
+	if res["b"].SHA != main || res["a"].SHA == main || res["a"].From != before || res["b"].From != res["a"].SHA {
+		t.Errorf("main %.12s; a %+v; b %+v", main, res["a"], res["b"])
+	}
+	if got := w.files("main"); got != "README.md\na.txt\nb.txt" {
+		t.Errorf("main holds %q", got)
+	}
+	if len(w.guard.moves) != 1 || w.guard.moves[0].Old != before || w.guard.moves[0].New != main {
+		t.Errorf("own moves %+v, want main %.12s → %.12s", w.guard.moves, before, main)
+	}
+	// The tree that passed is recorded for both lots: not tested again.
+	tree := gittest.Git(t, w.repo("app").Path, "rev-parse", "main^{tree}")
+	if g, ok := w.q.KnownGate(b.Repos[0], tree); !ok || !g.Green || !slices.Equal(g.Lots, []string{"a", "b"}) {
+		t.Errorf("gate of main's tree: %+v, %v", g, ok)
+	}
+	if w.guard.moving["a"] != 1 || w.guard.moving["b"] != 1 || w.guard.active["a"] != 0 || w.guard.active["b"] != 0 {
+		t.Errorf("moving %v, still active %v: each rebase is cadence's move, ended", w.guard.moving, w.guard.active)
+	}
+}
+
+// A red batch is bisected: with the gate red on a tree holding a.txt and
+// c.txt, of the batch a, b, c, d the base advances over a and b, c is
+// handed back red, d is put back where it was and integrates in the next
+// batch. The base never points at a tree the gate did not pass.
+func TestBatchBisectsRed(t *testing.T) {
+	w := newWorld(t, true)
+	w.gates.red = func(files string) bool { return strings.Contains(files, "a.txt") && strings.Contains(files, "c.txt") }
+	lots := []Lot{w.lot("a"), w.lot("b"), w.lot("c"), w.lot("d")}
+	res := w.inOrder(lots...)
+	for id, want := range map[string]Kind{"a": Integrated, "b": Integrated, "c": Red, "d": Integrated} {
+		if res[id].Kind != want {
+			t.Errorf("lot %s: %+v, want kind %d", id, res[id], want)
+		}
+	}
+	if !slices.Equal(res["a"].Batch, []string{"a", "b"}) || !slices.Equal(res["d"].Batch, []string{"d"}) {
+		t.Errorf("batches: a %v, d %v", res["a"].Batch, res["d"].Batch)
+	}
+	if c := res["c"].Cause; !strings.Contains(c, "on top of lots a and b") {
+		t.Errorf("c's cause: %s", c)
+	}
+	if got := w.files("main"); got != "README.md\na.txt\nb.txt\nd.txt" {
+		t.Errorf("main holds %q", got)
+	}
+	// Probes: the whole batch (red), a and b (green), a to c (red), then
+	// d alone on the new main.
+	runs := w.gates.runs()
+	var lotsRun []string
+	for _, r := range runs {
+		lotsRun = append(lotsRun, strings.SplitN(r, ":", 2)[0])
+	}
+	if !slices.Equal(lotsRun, []string{"d", "b", "c", "d"}) {
+		t.Errorf("gate runs in the worktrees of %v, want d, b, c, d", lotsRun)
+	}
+	// Every commit main pointed at passed the gate.
+	for _, m := range w.guard.moves {
+		tree := gittest.Git(t, w.repo("app").Path, "rev-parse", m.New+"^{tree}")
+		if g, ok := w.q.KnownGate(lots[0].Repos[0], tree); !ok || !g.Green {
+			t.Errorf("main moved to %.12s, whose tree has no green gate", m.New)
+		}
+	}
+	// d's own commits sit on the main a and b made; c handed back is no
+	// longer recorded stacked.
+	if res["d"].From != res["b"].SHA {
+		t.Errorf("d from %.12s, want b's %.12s", res["d"].From, res["b"].SHA)
+	}
+	if l := w.lotState("c"); l.Stacked != nil {
+		t.Errorf("c handed back still recorded stacked: %+v", l.Stacked)
+	}
+}
+
+// A lot alone (merge_queue = false) is rebased, tested and integrated by
+// itself; a second Integrate of a branch whose tree passed runs no gate.
+func TestAloneIntegrates(t *testing.T) {
+	w := newWorld(t, false)
+	a := w.lot("a")
+	if a.Batchable {
+		t.Fatal("merge_queue = false: batchable")
+	}
+	gittest.Commit(t, w.repo("app").Path, "moved on", map[string]string{"m.txt": "m\n"})
+	res, err := w.q.Integrate(context.Background(), a)
+	if err != nil || res.Kind != Integrated || res.SHA != w.main() {
+		t.Fatalf("%+v, %v; main %.12s", res, err, w.main())
+	}
+	if len(w.gates.runs()) != 1 {
+		t.Errorf("gate runs %v, want one on the rebased branch", w.gates.runs())
+	}
+}
+
+// A cadence killed between the two advances of a lot with a neighbour
+// left its intent: Settle completes it (never rewinds), advancing only
+// the base still at its Old, and records the lot integrated.
+func TestSettleCompletesIntent(t *testing.T) {
+	w := newWorld(t, false)
+	a := w.lot("a", "web")
+	app, web := w.repo("app"), w.repo("web")
+	old := map[string]string{"app": w.main(), "web": gittest.Git(t, web.Path, "rev-parse", "main")}
+	tip := map[string]string{
+		"app": gittest.Git(t, a.Repos[0].Worktree, "rev-parse", "HEAD"),
+		"web": gittest.Git(t, a.Repos[1].Worktree, "rev-parse", "HEAD"),
+	}
+	// app advanced, web not yet; the integrate step was running.
+	gittest.Git(t, app.Path, "merge", "-q", "--ff-only", a.Branch)
+	if err := w.store.UpdateLot("a", func(l *state.Lot) {
+		l.Steps = []state.Step{{Kind: state.StepIntegrate, Started: time.Now().UTC(), Status: state.StepRunning}}
+		l.Integrating = &state.Integration{Repos: []state.BaseMove{
+			{Repo: "app", Base: "main", Old: old["app"], New: tip["app"]},
+			{Repo: "web", Base: "main", Old: old["web"], New: tip["web"]},
+		}}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := w.q.Settle(context.Background(), a)
+	if stop != "" || err != nil {
+		t.Fatalf("settle: %q, %v", stop, err)
+	}
+	if got := gittest.Git(t, web.Path, "rev-parse", "main"); got != tip["web"] {
+		t.Errorf("web's main at %.12s, want %.12s", got, tip["web"])
+	}
+	l := w.lotState("a")
+	if l.Integrating != nil || l.IntegratedSHA != tip["app"] || !state.Integrated(&l) || l.Steps[0].Status != state.StepInterrupted {
+		t.Errorf("lot: integrating %+v, integrated %.12s, steps %+v", l.Integrating, l.IntegratedSHA, l.Steps)
+	}
+	if len(w.guard.moves) != 1 || w.guard.moves[0].Old != old["web"] || w.guard.moves[0].New != tip["web"] {
+		t.Errorf("own moves %+v, want web's main only", w.guard.moves)
+	}
+}
+
+// A cadence killed while lot b sat on a, not yet on the base, left b
+// stacked: Settle puts b's branch back where it was before the batch, so
+// that a's commit never reaches the base through b.
+func TestSettleUnstacks(t *testing.T) {
+	w := newWorld(t, true)
+	a, b := w.lot("a"), w.lot("b")
+	aTip := gittest.Git(t, a.Repos[0].Worktree, "rev-parse", "HEAD")
+	bPre := gittest.Git(t, b.Repos[0].Worktree, "rev-parse", "HEAD")
+	gittest.Git(t, b.Repos[0].Worktree, "rebase", "-q", aTip)
+	if err := w.store.UpdateLot("b", func(l *state.Lot) { l.Stacked = &state.Stack{Onto: aTip, Tip: bPre} }); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := w.q.Settle(context.Background(), b)
+	if stop != "" || err != nil {
+		t.Fatalf("settle: %q, %v", stop, err)
+	}
+	if got := gittest.Git(t, w.repo("app").Path, "rev-parse", b.Branch); got != bPre {
+		t.Errorf("b's branch at %.12s, want %.12s (before the batch)", got, bPre)
+	}
+	if l := w.lotState("b"); l.Stacked != nil {
+		t.Errorf("b still recorded stacked: %+v", l.Stacked)
+	}
+}
+
+// Gate results are keyed by command and environment in any order; a red
+// result counts only within the run that recorded it.
+func TestGateResults(t *testing.T) {
+	if GateDigest("make", []string{"A=1", "B=2"}) != GateDigest("make", []string{"B=2", "A=1"}) {
+		t.Error("the environment's order changes the digest")
+	}
+	if GateDigest("make", []string{"A=1"}) == GateDigest("make test", []string{"A=1"}) || GateDigest("make", []string{"A=1"}) == GateDigest("make", []string{"A=2"}) {
+		t.Error("command or environment do not change the digest")
+	}
+	w := newWorld(t, true)
+	a := w.lot("a")
+	repo := a.Repos[0]
+	if err := w.q.RecordGate("a", repo, "tree1", false, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.q.KnownGate(repo, "tree1"); !ok {
+		t.Error("a red result of this run is not known")
+	}
+	other := repo
+	other.GateEnv = []string{"A=2"}
+	if _, ok := w.q.KnownGate(other, "tree1"); ok {
+		t.Error("a result counts for another environment")
+	}
+	later := New(Config{Git: w.git, Gates: w.gates, Guard: w.guard, Store: w.store, Spec: w.cfg, Began: time.Now().Add(time.Minute)})
+	if _, ok := later.KnownGate(repo, "tree1"); ok {
+		t.Error("a red result of an earlier run counts")
+	}
+}
