@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -261,15 +262,8 @@ func absPath(p string) string {
 	return p
 }
 
-// newLineage is a random UUID-shaped id, recorded once per state file.
-func newLineage() string {
-	b := make([]byte, 16)
-	if f, err := os.Open("/dev/urandom"); err == nil {
-		_, _ = f.Read(b)
-		f.Close()
-	}
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+// newLineage is a random UUID, recorded once per state file.
+func newLineage() string { return ids.UUID() }
 
 // cloneState copies the state and its lots (not deeper: the caller only
 // reads it).

@@ -25,7 +25,6 @@
 package control
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 )
@@ -104,11 +104,7 @@ type Ack struct {
 type Channel struct{ Dir string }
 
 // NewID returns a fresh request id.
-func NewID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func NewID() string { return ids.Hex(8) }
 
 const (
 	reqSuffix = ".req.json"
