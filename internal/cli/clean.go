@@ -18,7 +18,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runClean(e *env, args []string) int {
+func runClean(e *env, args []string) ExitCode {
 	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, a leftover\npush guard, and the step cgroups killed supervisors left. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor the worktrees and branch of a lot a plain apply resumes\n(queued, interrupted, suspended, waiting for an answer), nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
 	dry := fs.Bool("dry-run", true, "only show what would be removed")
 	pos, code := fs.parse(e, args)

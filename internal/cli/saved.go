@@ -236,17 +236,17 @@ func varFilesChanged(saved, given []string) string {
 }
 
 // refuseStale prints why a saved plan is stale, with a -var-file list given
-// again that differs from the saved one, and returns exitRefused; -1 when
+// again that differs from the saved one, and returns ExitApplyRefused; goOn when
 // nothing changed.
-func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) int {
+func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) ExitCode {
 	if d := varFilesChanged(savedVarFiles, givenVarFiles); d != "" {
 		why = append(why, d)
 	}
 	if len(why) == 0 {
-		return -1
+		return goOn
 	}
 	fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
-	return exitRefused
+	return ExitApplyRefused
 }
 
 // cadenceVarsKey is the key, among a saved plan's env() digests, of the

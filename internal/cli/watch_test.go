@@ -58,7 +58,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // watchLive runs status -watch while a fake wave is registered live,
 // ends the wave on an event (its registration closed once the watch has
 // shown it) and returns what the watch wrote and its exit code.
-func watchLive(t *testing.T, tty bool, args ...string) (string, int) {
+func watchLive(t *testing.T, tty bool, args ...string) (string, ExitCode) {
 	home := t.TempDir()
 	e, stdout, stderr := testEnv(map[string]string{"CADENCE_HOME": home}, tty)
 	reg, err := slots.Register(layout.New("", "", home).RegistryDir(),
@@ -67,7 +67,7 @@ func watchLive(t *testing.T, tty bool, args ...string) (string, int) {
 		t.Fatal(err)
 	}
 	defer reg.Close()
-	code := make(chan int, 1)
+	code := make(chan ExitCode, 1)
 	go func() { code <- runStatus(e, append([]string{"-watch", "-interval", "5ms"}, args...)) }()
 	waitFor(t, "the live wave shown", func() bool { return strings.Contains(stdout.String(), "fakewave") })
 	select {
@@ -139,7 +139,7 @@ func TestStatusWatchInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Close()
-	code := make(chan int, 1)
+	code := make(chan ExitCode, 1)
 	go func() { code <- runStatus(e, []string{"-watch", "-all", "-interval", "5ms"}) }()
 	// The signal handler is in place before the first block is printed.
 	waitFor(t, "the first block", func() bool { return strings.Contains(stdout.String(), "fakewave") })
