@@ -1,6 +1,6 @@
 // Package control is the request channel between the commands that steer
 // a wave (`cadence drop`, `cadence stop`, `cadence answer`) and the apply
-// that runs it (DESIGN.md §4 "Steering a live wave").
+// that runs it (docs/running.md, Steering a live wave).
 //
 // The channel is a folder next to the wave lock, <state file>.requests
 // (layout.Wave.Requests), private to the user (0700). A command writes one
@@ -20,8 +20,10 @@
 // that others may write, is refused (ErrForeign), and so is a request file
 // of another owner. A request file is at most MaxRequestBytes.
 //
-// The package holds the channel's files only; what a request does is the
-// executor's (executor/steer.go) and the command's (internal/cli).
+// The package holds the channel's files (Channel) and the commands' side of
+// it (Client: lock probe, send, wait for the acknowledgement, withdraw);
+// what a request does is the executor's (applied by the live apply) and
+// the command's (internal/cli, when no apply is live).
 package control
 
 import (

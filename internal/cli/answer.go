@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +30,7 @@ func runAnswer(e *env, args []string) ExitCode {
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
 		return ExitError
 	}
-	d, err := deliver(lay, "answer", control.Request{Kind: control.KindAnswer, Lot: id, Text: text, PID: os.Getpid()}, *wait)
+	d, err := steerClient(lay, "answer").Send(context.Background(), control.Request{Kind: control.KindAnswer, Lot: id, Text: text, PID: os.Getpid()}, *wait)
 	switch {
 	case err != nil:
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/control"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/diskspace"
 	"github.com/cadence-run/cadence/internal/flock"
@@ -94,7 +95,7 @@ func runApply(e *env, args []string) ExitCode {
 	// planning (the plan reads the state it guards) and running.
 	started := time.Now()
 	lay := e.layoutOf(file, "")
-	waveLock, err := flock.AcquireTimeout(context.Background(), lay.Lock(), flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"},
+	waveLock, err := flock.AcquireTimeout(context.Background(), lay.Lock(), control.ApplyHolder(file, started),
 		e.lockTimeout, e.waitingFor("the wave lock"))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)

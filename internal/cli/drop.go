@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -31,7 +32,7 @@ func runDrop(e *env, args []string) ExitCode {
 		fmt.Fprintf(e.stderr, "cadence drop: %v\n", err)
 		return ExitError
 	}
-	d, err := deliver(lay, "drop", control.Request{Kind: control.KindDrop, Lots: ids, Now: *now, PID: os.Getpid()}, *wait)
+	d, err := steerClient(lay, "drop").Send(context.Background(), control.Request{Kind: control.KindDrop, Lots: ids, Now: *now, PID: os.Getpid()}, *wait)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence drop: %v\n", err)
 		return ExitError
@@ -139,7 +140,7 @@ func runStop(e *env, args []string) ExitCode {
 		fmt.Fprintf(e.stderr, "cadence stop: %v\n", err)
 		return ExitError
 	}
-	d, err := deliver(lay, "stop", control.Request{Kind: control.KindStop, PID: os.Getpid()}, *wait)
+	d, err := steerClient(lay, "stop").Send(context.Background(), control.Request{Kind: control.KindStop, PID: os.Getpid()}, *wait)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence stop: %v\n", err)
 		return ExitError
