@@ -162,3 +162,25 @@ func f() {
 		t.Errorf("flockUses =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// testOnly are packages only tests import: no non-test package of the
+// module depends on them.
+var testOnly = []string{"internal/testutil"}
+
+// TestTestOnlyPackages fails when non-test code imports a test-support
+// package.
+func TestTestOnlyPackages(t *testing.T) {
+	all := deps(t)
+	for _, only := range testOnly {
+		if _, ok := all[only]; !ok {
+			t.Errorf("%s: no such package", only)
+		}
+		for pkg, ds := range all {
+			for _, d := range ds {
+				if d == only && pkg != only {
+					t.Errorf("%s imports %s (directly or not): only tests may", pkg, only)
+				}
+			}
+		}
+	}
+}
