@@ -29,10 +29,10 @@ type ApplyOptions struct {
 	// WaveDigest is the wave file's digest, recorded in the state.
 	WaveDigest string
 	Agent      Agent
-	// Git is git for the run (nil: gitint.NewRepos()).
+	// Git is git for the run (nil: gitint.NewRepos(Env)).
 	Git Git
 	// Host takes and gives back the locks, guards, store, slots and
-	// registry (nil: SystemHost, the real ones).
+	// registry (nil: SystemHost with git starting from Env, the real ones).
 	Host Host
 	// Env is the environment of every child process.
 	Env []string
@@ -111,7 +111,7 @@ func (e *SetupError) Unwrap() error { return e.Err }
 func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, err error) {
 	host := o.Host
 	if host == nil {
-		host = SystemHost{}
+		host = SystemHost{Git: gitint.NewGit(o.Env)}
 	}
 	warn := o.Warn
 	if warn == nil {
@@ -211,7 +211,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	}
 	g := o.Git
 	if g == nil {
-		g = gitint.NewRepos()
+		g = gitint.NewRepos(o.Env)
 	}
 	run := o.run
 	if run == nil {

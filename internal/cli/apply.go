@@ -114,7 +114,7 @@ func runApply(e *env, args []string) ExitCode {
 		if code := refuseOffline(e, saved, p); code >= 0 {
 			return code
 		}
-		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
+		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), gitint.NewGit(os.Environ()), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
 			return code
 		}
 	}
@@ -225,7 +225,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	env := gitint.StepEnviron(os.Environ())
 	var host executor.Host // nil: executor.SystemHost, which refuses a held repository lock at once
 	if e.lockTimeout > 0 {
-		host = waitingHost{ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
+		host = waitingHost{SystemHost: executor.SystemHost{Git: gitint.NewGit(os.Environ())}, ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
 	apiBackoff, _ := e.apiBackoff()     // checked before the confirmation
 	_, minFree, _ := e.freeThresholds() // checked by the plan

@@ -54,7 +54,7 @@ func runClean(e *env, args []string) ExitCode {
 	if branches == "" {
 		branches = planner.Namespace(w.cfg.Wave.Name)
 	}
-	g := gitint.NewRepos()
+	g := gitint.NewRepos(os.Environ())
 	status := ExitOK
 	out := cleanOutput{FormatVersion: outputFormatVersion, Wave: w.cfg.Wave.Name, DryRun: *dry, Items: []cleanItem{}}
 	// say prints one item as text (-json prints them all at the end).
@@ -83,11 +83,11 @@ func runClean(e *env, args []string) ExitCode {
 		}
 	}
 	for _, repo := range w.cfg.Repos {
-		if f, err := gitint.Inspect(ctx, repo.Path, repo.Base); err != nil || !f.IsGit {
+		if f, err := g.Inspect(ctx, repo.Path, repo.Base); err != nil || !f.IsGit {
 			continue
 		}
-		gitint.Prune(ctx, repo.Path)
-		lefts, err := gitint.Leftovers(ctx, repo, w.cfg.Wave.Name, branches, known)
+		g.Prune(ctx, repo.Path)
+		lefts, err := g.Leftovers(ctx, repo, w.cfg.Wave.Name, branches, known)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "cadence clean: repo %s: %v\n", repo.Name, err)
 			status = ExitError

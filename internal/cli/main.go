@@ -136,7 +136,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	defer closeLog()
 	e.log = log
 	hclog.SetDefault(log)
-	gitint.SetEnviron(os.Environ)
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage

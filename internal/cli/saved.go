@@ -64,7 +64,7 @@ func recordInputs(s *planner.SavedPlan, w *wave) {
 // the wave w and its plan p as apply loaded them now, and, for what they
 // no longer read, the files, variables and base branches themselves.
 // givenVars are the -var assignments given to apply itself.
-func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planner.Plan, givenVars []string) planner.Inputs {
+func currentInputs(ctx context.Context, git gitint.Git, s *planner.SavedPlan, w *wave, p *planner.Plan, givenVars []string) planner.Inputs {
 	in := planner.Inputs{
 		WaveDigest: w.digest, StateDigest: w.stateDigest, Vars: givenVars,
 		BaseSHAs: map[string]string{}, Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
@@ -105,7 +105,7 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 	// The plan checks only the repos with pending lots: look the others up.
 	for name := range s.BaseSHAs {
 		if r := w.cfg.Repo(name); in.BaseSHAs[name] == "" && r != nil {
-			if f, err := gitint.Inspect(ctx, r.Path, r.Base); err == nil {
+			if f, err := git.Inspect(ctx, r.Path, r.Base); err == nil {
 				in.BaseSHAs[name] = f.BaseSHA
 			}
 		}
