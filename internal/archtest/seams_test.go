@@ -66,10 +66,10 @@ func flockUses(fset *token.FileSet, f *ast.File) []string {
 	return out
 }
 
-// goFiles parses every non-test Go file of the module outside the folders
+// scanGoFiles parses every non-test Go file of the module outside the folders
 // skip names (with their subfolders) and returns what check finds in them,
 // as paths relative to the module's root.
-func goFiles(t *testing.T, skip []string, check func(*token.FileSet, *ast.File) []string) []string {
+func scanGoFiles(t *testing.T, skip []string, check func(*token.FileSet, *ast.File) []string) []string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -123,7 +123,7 @@ func goFiles(t *testing.T, skip []string, check func(*token.FileSet, *ast.File) 
 // files itself: internal/flock is the one flock layer (named locks with a
 // holder record, and flock.File for slot, registry and holds files).
 func TestOnlyFlockLocks(t *testing.T) {
-	for _, b := range goFiles(t, []string{"internal/flock"}, flockUses) {
+	for _, b := range scanGoFiles(t, []string{"internal/flock"}, flockUses) {
 		t.Errorf("%s: only internal/flock locks files; use flock.Open or flock.TryAcquire", b)
 	}
 }

@@ -266,7 +266,7 @@ func lotIDs(file string) []string {
 }
 
 // runCompletion prints the lines that turn on completion in a shell, to
-// add to its startup file (the README says where).
+// add to its startup file (docs/commands.md, Shell completion, says where).
 func runCompletion(e *env, args []string) ExitCode {
 	fs := newFlags(e, "completion", "bash|zsh|fish", "Print what turns on cadence's completion of commands, flags, wave files and lot ids\nin a shell, to add to its startup file:\n  bash: cadence completion bash >> ~/.bashrc\n  zsh:  cadence completion zsh >> ~/.zshrc\n  fish: cadence completion fish > ~/.config/fish/completions/cadence.fish\nThe lines run this cadence binary (its absolute path) to complete. Nothing is written\nby cadence itself.")
 	pos, code := fs.parse(e, args)
