@@ -11,9 +11,8 @@ import (
 // the scheduler's priority (longest remaining path, then file order)
 // instead of arrival order: lots that started together (their repositories
 // had room) then take sessions in the scheduler's order (docs/running.md,
-// Scheduling). Each agent
-// session takes one unit and gives it back when it ends, so a lot waiting
-// for its next step holds none.
+// Order and Caps). Each agent session takes one unit and gives it back
+// when it ends, so a lot waiting for its next step holds none.
 type prioritySem struct {
 	mu      sync.Mutex
 	free    int
