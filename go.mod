@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/agext/levenshtein v1.2.3
-	github.com/gofrs/flock v0.13.2
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/hcl-lang v0.0.0-20260717051043-ecfa08c1a13f
 	github.com/hashicorp/hcl/v2 v2.25.0
@@ -33,6 +32,7 @@ require (
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.3.4 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
 	go.lsp.dev/pkg v0.0.0-20210717090340-384b27a52fb2 // indirect
 	go.uber.org/atomic v1.9.0 // indirect
 	go.uber.org/multierr v1.8.0 // indirect

@@ -2,13 +2,13 @@ package executor
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -351,10 +351,4 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 func NewSessionID() string { return newUUID() }
 
 // newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+func newUUID() string { return ids.UUID() }

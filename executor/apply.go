@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
+	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -28,10 +29,10 @@ type ApplyOptions struct {
 	// WaveDigest is the wave file's digest, recorded in the state.
 	WaveDigest string
 	Agent      Agent
-	// Git is git for the run (nil: gitint.NewRepos()).
+	// Git is git for the run (nil: gitint.NewRepos(Env)).
 	Git Git
 	// Host takes and gives back the locks, guards, store, slots and
-	// registry (nil: SystemHost, the real ones).
+	// registry (nil: SystemHost with git starting from Env, the real ones).
 	Host Host
 	// Env is the environment of every child process.
 	Env []string
@@ -110,7 +111,7 @@ func (e *SetupError) Unwrap() error { return e.Err }
 func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, err error) {
 	host := o.Host
 	if host == nil {
-		host = SystemHost{}
+		host = SystemHost{Git: gitint.NewGit(o.Env)}
 	}
 	warn := o.Warn
 	if warn == nil {
@@ -210,7 +211,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	}
 	g := o.Git
 	if g == nil {
-		g = gitint.NewRepos()
+		g = gitint.NewRepos(o.Env)
 	}
 	run := o.run
 	if run == nil {
@@ -261,15 +262,8 @@ func absPath(p string) string {
 	return p
 }
 
-// newLineage is a random UUID-shaped id, recorded once per state file.
-func newLineage() string {
-	b := make([]byte, 16)
-	if f, err := os.Open("/dev/urandom"); err == nil {
-		_, _ = f.Read(b)
-		f.Close()
-	}
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+// newLineage is a random UUID, recorded once per state file.
+func newLineage() string { return ids.UUID() }
 
 // cloneState copies the state and its lots (not deeper: the caller only
 // reads it).

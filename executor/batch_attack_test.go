@@ -33,7 +33,6 @@ func newReviewWorld(t *testing.T, test string, parallel string, lots [][2]string
 
 // newReviewWorldWith is newReviewWorld with extra attributes of the repo.
 func newReviewWorldWith(t *testing.T, test, parallel, extra string, lots [][2]string) *reviewWorld {
-	gitint.SetEnviron(gittest.Env)
 	repo := gittest.NewRepo(t, map[string]string{"README.md": "# app\n", "x.txt": "base\n"})
 	w := &reviewWorld{repo: repo, go_: t.TempDir(), log: filepath.Join(t.TempDir(), "gate.log")}
 	src := `wave "w" {}
@@ -52,13 +51,13 @@ repo "app" {
 `
 	}
 	w.h = newHarness(t, src)
-	remove, err := SystemHost{}.InstallGuard(context.Background(), w.h.cfg.Repos[0])
+	remove, err := SystemHost{Git: gitint.NewGit(gittest.Env())}.InstallGuard(context.Background(), w.h.cfg.Repos[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = remove() })
 	env := append(gittest.Env(), "GO_DIR="+w.go_, "GATE_LOG="+w.log, "REPO_DIR="+repo)
-	w.o = func(o *Options) { o.Git, o.Env = gitint.NewRepos(), env }
+	w.o = func(o *Options) { o.Git, o.Env = gitint.NewRepos(gittest.Env()), env }
 	return w
 }
 
@@ -204,7 +203,7 @@ func TestQueueAttackConflictFixGivesItsPlaceTwice(t *testing.T) {
 	})
 	// The test holds the integration lock until b's session runs, so that
 	// b's branch starts from main without a's change, and conflicts.
-	unlock, err := gitint.NewRepos().LockIntegration(context.Background(), w.h.cfg.Repos[0], "test")
+	unlock, err := gitint.NewRepos(gittest.Env()).LockIntegration(context.Background(), w.h.cfg.Repos[0], "test")
 	if err != nil {
 		t.Fatal(err)
 	}

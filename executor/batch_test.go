@@ -34,7 +34,6 @@ func newQueueWorld(t *testing.T, mergeQueue bool, ids ...string) *queueWorld {
 // newQueueWorldFiles is newQueueWorld where lot id writes files[id] (its
 // own id.txt when not named) with its id as content.
 func newQueueWorldFiles(t *testing.T, mergeQueue bool, files map[string]string, ids ...string) *queueWorld {
-	gitint.SetEnviron(gittest.Env)
 	repo := gittest.NewRepo(t, map[string]string{"README.md": "# app\n"})
 	w := &queueWorld{repo: repo, go_: t.TempDir(), log: filepath.Join(t.TempDir(), "gate.log")}
 	mq := ""
@@ -62,13 +61,13 @@ repo "app" {
 	}
 	w.h = newHarness(t, src)
 	// What Apply does before Run: the repository's guard.
-	remove, err := SystemHost{}.InstallGuard(context.Background(), w.h.cfg.Repos[0])
+	remove, err := SystemHost{Git: gitint.NewGit(gittest.Env())}.InstallGuard(context.Background(), w.h.cfg.Repos[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = remove() })
 	env := append(gittest.Env(), "GO_DIR="+w.go_, "GATE_LOG="+w.log)
-	w.o = func(o *Options) { o.Git, o.Env = gitint.NewRepos(), env }
+	w.o = func(o *Options) { o.Git, o.Env = gitint.NewRepos(gittest.Env()), env }
 	return w
 }
 
@@ -99,7 +98,7 @@ func (w *queueWorld) integrating(t *testing.T, id string, done <-chan Result) {
 func (w *queueWorld) runInOrder(t *testing.T, order ...string) Result {
 	t.Helper()
 	cfgRepo := w.h.cfg.Repos[0]
-	unlock, err := gitint.NewRepos().LockIntegration(context.Background(), cfgRepo, "test")
+	unlock, err := gitint.NewRepos(gittest.Env()).LockIntegration(context.Background(), cfgRepo, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

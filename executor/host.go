@@ -46,13 +46,16 @@ type SlotPool interface {
 // SystemHost is the Host of a real apply: flock locks in each repository's
 // git common dir (layout.RepoLock), gitint's push guards, the state file's
 // store, and the slots package.
-type SystemHost struct{}
+type SystemHost struct {
+	// Git runs the git calls of the locks and guards.
+	Git gitint.Git
+}
 
 // LockRepo implements Host.
-func (SystemHost) LockRepo(ctx context.Context, repo *spec.Repo, h flock.Holder) (func(), error) {
-	// The common dir as gitint.Inspect (and so `cadence` elsewhere) reads
+func (s SystemHost) LockRepo(ctx context.Context, repo *spec.Repo, h flock.Holder) (func(), error) {
+	// The common dir as gitint.Git.Inspect (and so `cadence` elsewhere) reads
 	// it, with one git call: the lock file must be the same for all.
-	out, err := gitint.Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	out, err := s.Git.Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	common := strings.TrimSpace(out)
 	if err != nil || common == "" {
 		return nil, fmt.Errorf("repo %s: cannot find its git folder: %v", repo.Name, err)
@@ -65,8 +68,8 @@ func (SystemHost) LockRepo(ctx context.Context, repo *spec.Repo, h flock.Holder)
 }
 
 // InstallGuard implements Host.
-func (SystemHost) InstallGuard(ctx context.Context, repo *spec.Repo) (func() error, error) {
-	return gitint.InstallGuard(ctx, repo.Path)
+func (h SystemHost) InstallGuard(ctx context.Context, repo *spec.Repo) (func() error, error) {
+	return h.Git.InstallGuard(ctx, repo.Path)
 }
 
 // OpenStore implements Host.

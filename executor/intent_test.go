@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
@@ -108,7 +109,7 @@ func (w *intentWorld) commit(dir, file string) {
 // settle runs the next apply's recovery of lot a (planned with action).
 func (w *intentWorld) settle(action planner.Action) (*runner, bool, *state.Lot) {
 	w.t.Helper()
-	r := &runner{o: Options{Config: w.cfg, Store: w.store, Git: gitint.NewRepos(),
+	r := &runner{o: Options{Config: w.cfg, Store: w.store, Git: gitint.NewRepos(gittest.Env()),
 		Layout: layout.New(filepath.Join(w.dir, "wave.hcl"), "w", filepath.Join(w.dir, "home"))}, now: time.Now}
 	run, err := r.settleIntegration(&node{lot: w.cfg.Lot("a"), plan: planner.LotPlan{ID: "a", Action: action}})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 )
@@ -186,7 +187,7 @@ func BenchmarkAgentLatencyGit(b *testing.B) {
 		os.WriteFile(filepath.Join(repo, "README"), []byte("x\n"), 0o644)
 		git(repo, "add", "README")
 		git(repo, "commit", "-qm", "init")
-		remove, err := gitint.InstallGuard(context.Background(), repo) // as Apply does
+		remove, err := gitint.NewGit(gittest.Env()).InstallGuard(context.Background(), repo) // as Apply does
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func BenchmarkAgentLatencyGit(b *testing.B) {
 		}
 		b.StartTimer()
 		res, err := h.runWith(context.Background(), planner.Options{}, func(o *Options) {
-			o.Events, o.Git = events, gitint.NewRepos()
+			o.Events, o.Git = events, gitint.NewRepos(gittest.Env())
 		})
 		b.StopTimer()
 		if rerr := remove(); rerr != nil {

@@ -10,9 +10,9 @@ import (
 // like golang.org/x/sync/semaphore.Weighted, but its waiters are served by
 // the scheduler's priority (longest remaining path, then file order)
 // instead of arrival order: lots that started together (their repositories
-// had room) then take sessions in the order the design asks for. Each agent
-// session takes one unit and gives it back when it ends, so a lot waiting
-// for its next step holds none.
+// had room) then take sessions in the scheduler's order (docs/running.md,
+// Order and Caps). Each agent session takes one unit and gives it back
+// when it ends, so a lot waiting for its next step holds none.
 type prioritySem struct {
 	mu      sync.Mutex
 	free    int
@@ -31,8 +31,13 @@ type semWaiter struct {
 func newPrioritySem(size int) *prioritySem { return &prioritySem{free: size} }
 
 // Acquire takes a unit for lot n, waiting behind waiters of higher
-// priority; it returns ctx's error if ctx ends first.
+// priority; it returns ctx's error if ctx ends first. A ctx already done
+// takes nothing, even when a unit is free: a lot whose wave is stopping
+// starts no session.
 func (s *prioritySem) Acquire(ctx context.Context, n *node) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	if s.free > 0 && s.waiters.Len() == 0 {
 		s.free--

@@ -18,19 +18,19 @@ const BackupPrefix = "refs/cadence/backup/"
 
 // BackupRefs lists the backup refs of a lot (lot "" : of every lot of the
 // wave), oldest first per lot.
-func BackupRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
-	return lotRefs(ctx, repo, BackupPrefix, wave, lot)
+func (g Git) BackupRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
+	return g.lotRefs(ctx, repo, BackupPrefix, wave, lot)
 }
 
 // lotRefs lists the refs of a lot under prefix (BackupPrefix,
 // RescuePrefix): <prefix><wave>/<lot>/<n> (lot "": of every lot of the
 // wave), sorted by name, with one git call.
-func lotRefs(ctx context.Context, repo, prefix, wave, lot string) ([]string, error) {
+func (g Git) lotRefs(ctx context.Context, repo, prefix, wave, lot string) ([]string, error) {
 	prefix += wave + "/"
 	if lot != "" {
 		prefix += lot + "/"
 	}
-	out, err := Run(ctx, repo, "for-each-ref", "--format=%(refname)", "--sort=refname", prefix)
+	out, err := g.Run(ctx, repo, "for-each-ref", "--format=%(refname)", "--sort=refname", prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -54,37 +54,37 @@ func nextNumber(refs []string) int {
 // create` makes on top of HEAD) under the lot's next backup ref, and
 // returns the ref. Untracked files are not kept. With skipInBase, a clean
 // tree whose HEAD the base holds has nothing to keep: no ref, "".
-func backup(ctx context.Context, repo *spec.Repo, dir, wave, lot string, skipInBase bool) (string, error) {
-	keep, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+func (g Git) backup(ctx context.Context, repo *spec.Repo, dir, wave, lot string, skipInBase bool) (string, error) {
+	keep, err := g.Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", err
 	}
 	keep = strings.TrimSpace(keep)
-	if st, err := Run(ctx, dir, "stash", "create", "cadence: uncommitted changes of an earlier attempt of "+lot); err == nil && strings.TrimSpace(st) != "" {
+	if st, err := g.Run(ctx, dir, "stash", "create", "cadence: uncommitted changes of an earlier attempt of "+lot); err == nil && strings.TrimSpace(st) != "" {
 		keep = strings.TrimSpace(st)
-	} else if skipInBase && inBase(ctx, repo, keep) {
+	} else if skipInBase && g.inBase(ctx, repo, keep) {
 		return "", nil
 	}
-	return keepRef(ctx, repo, wave, lot, keep)
+	return g.keepRef(ctx, repo, wave, lot, keep)
 }
 
 // inBase reports whether the base branch of repo holds the commit sha (sha
 // has no commit beyond the base); false when git cannot tell (no base
 // branch), so that what cannot be checked is kept.
-func inBase(ctx context.Context, repo *spec.Repo, sha string) bool {
-	_, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", sha, "refs/heads/"+repo.Base)
+func (g Git) inBase(ctx context.Context, repo *spec.Repo, sha string) bool {
+	_, err := g.Run(ctx, repo.Path, "merge-base", "--is-ancestor", sha, "refs/heads/"+repo.Base)
 	return err == nil
 }
 
 // keepRef stores sha under the lot's next free backup ref (created, never
 // overwritten) and returns the ref.
-func keepRef(ctx context.Context, repo *spec.Repo, wave, lot, sha string) (string, error) {
-	refs, err := BackupRefs(ctx, repo.Path, wave, lot)
+func (g Git) keepRef(ctx context.Context, repo *spec.Repo, wave, lot, sha string) (string, error) {
+	refs, err := g.BackupRefs(ctx, repo.Path, wave, lot)
 	if err != nil {
 		return "", err
 	}
 	ref := fmt.Sprintf("%s%s/%s/%d", BackupPrefix, wave, lot, nextNumber(refs))
-	if _, err := Run(ctx, repo.Path, "update-ref", "-m", "cadence: keep an earlier attempt of "+lot, ref, sha, ""); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: keep an earlier attempt of "+lot, ref, sha, ""); err != nil {
 		return "", fmt.Errorf("keep the earlier attempt under %s: %w", ref, err)
 	}
 	return ref, nil
@@ -105,25 +105,25 @@ func (g *Repos) ResetForReplay(ctx context.Context, repo *spec.Repo, dir, wave, 
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
-	head, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+	head, err := g.Run(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", err
 	}
-	dirty, err := dirtyFiles(ctx, dir)
+	dirty, err := g.dirtyFiles(ctx, dir)
 	if err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(head) == to && len(dirty) == 0 {
 		return "", nil
 	}
-	ref, err := backup(ctx, repo, dir, wave, lot, false)
+	ref, err := g.backup(ctx, repo, dir, wave, lot, false)
 	if err != nil {
 		return "", err
 	}
-	if _, err := Run(ctx, dir, "reset", "-q", "--hard", to); err != nil {
+	if _, err := g.Run(ctx, dir, "reset", "-q", "--hard", to); err != nil {
 		return ref, err
 	}
-	if _, err := Run(ctx, dir, "clean", "-fdq"); err != nil {
+	if _, err := g.Run(ctx, dir, "clean", "-fdq"); err != nil {
 		return ref, err
 	}
 	return ref, nil
@@ -140,37 +140,37 @@ func (g *Repos) SetAside(ctx context.Context, repo *spec.Repo, dir, branch, wave
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
-	tip, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
+	tip, err := g.Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
 	if err != nil {
 		tip = ""
 	}
 	tip = strings.TrimSpace(tip)
 	ref := ""
 	onBranch := false
-	if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
+	if out, err := g.Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
 		onBranch = true
-		if rebaseInProgress(ctx, dir) {
-			_ = abortRebase(ctx, dir, branch)
+		if g.rebaseInProgress(ctx, dir) {
+			_ = g.abortRebase(ctx, dir, branch)
 		}
-		if ref, err = backup(ctx, repo, dir, wave, lot, true); err != nil {
+		if ref, err = g.backup(ctx, repo, dir, wave, lot, true); err != nil {
 			return "", err
 		}
-	} else if tip != "" && !inBase(ctx, repo, tip) {
-		if ref, err = keepRef(ctx, repo, wave, lot, tip); err != nil {
+	} else if tip != "" && !g.inBase(ctx, repo, tip) {
+		if ref, err = g.keepRef(ctx, repo, wave, lot, tip); err != nil {
 			return "", err
 		}
 	}
 	if _, serr := os.Stat(dir); serr == nil || onBranch {
-		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
-		if _, err := Run(ctx, repo.Path, "worktree", "remove", "--force", "--force", dir); err != nil {
+		_, _ = g.Run(ctx, repo.Path, "worktree", "unlock", dir)
+		if _, err := g.Run(ctx, repo.Path, "worktree", "remove", "--force", "--force", dir); err != nil {
 			if err := os.RemoveAll(dir); err != nil {
 				return ref, err
 			}
 		}
 	}
-	_, _ = Run(ctx, repo.Path, "worktree", "prune")
+	_, _ = g.Run(ctx, repo.Path, "worktree", "prune")
 	if tip != "" {
-		if _, err := Run(ctx, repo.Path, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
+		if _, err := g.Run(ctx, repo.Path, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
 			return ref, fmt.Errorf("delete branch %s (kept under %s): %w", branch, ref, err)
 		}
 	}

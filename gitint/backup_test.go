@@ -20,7 +20,7 @@ func TestResetForReplay(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	dir := startLot(t, g, repo, "a")
 	start := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	// Nothing to keep: the same commit, a clean tree.
@@ -58,7 +58,7 @@ func TestResetForReplay(t *testing.T) {
 	if got := strings.TrimSpace(gittest.Git(t, path, "show", ref2+":f")); got != "y" {
 		t.Errorf("staged change not kept: %q", got)
 	}
-	refs, _ := BackupRefs(ctx, path, "w", "")
+	refs, _ := tgit().BackupRefs(ctx, path, "w", "")
 	if strings.Join(refs, " ") != "refs/cadence/backup/w/a/1 refs/cadence/backup/w/a/2" {
 		t.Errorf("BackupRefs = %v", refs)
 	}
@@ -71,7 +71,7 @@ func TestSetAside(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	dir := startLot(t, g, repo, "a", map[string]string{"f": "old\n"})
 	old := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	base := gittest.Commit(t, path, "base moves", map[string]string{"g": "g\n"})

@@ -19,7 +19,7 @@ const maxBaseFile = 64 << 10
 // is larger than 64 KiB). The lots of a wave work from their base branch,
 // not from whatever the checkout has (docs/wave-file.md, "Each repository's environment"): what they see of a
 // repository's files is this.
-func BaseFiles(ctx context.Context, dir, base string, names []string) (map[string][]byte, error) {
+func (g Git) BaseFiles(ctx context.Context, dir, base string, names []string) (map[string][]byte, error) {
 	var in strings.Builder
 	for _, n := range names {
 		if strings.ContainsAny(n, "\n\r") {
@@ -27,7 +27,7 @@ func BaseFiles(ctx context.Context, dir, base string, names []string) (map[strin
 		}
 		fmt.Fprintf(&in, "refs/heads/%s:%s\n", base, n)
 	}
-	out, err := runStdin(ctx, dir, in.String(), "cat-file", "--batch")
+	out, err := g.runStdin(ctx, dir, in.String(), "cat-file", "--batch")
 	if err != nil {
 		return nil, err
 	}

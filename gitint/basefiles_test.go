@@ -29,14 +29,14 @@ func TestBaseFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "mise.toml"), []byte("[tools]\n"), 0o644)
 	git("add", ".")
 	git("commit", "-qm", "other")
-	got, err := BaseFiles(context.Background(), dir, "main", []string{".nvmrc", "mise.toml", "sub", ".tool-versions"})
+	got, err := tgit().BaseFiles(context.Background(), dir, "main", []string{".nvmrc", "mise.toml", "sub", ".tool-versions"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got[".nvmrc"]) != "22\n" || len(got) != 1 {
 		t.Errorf("base files %q", got)
 	}
-	if _, err := BaseFiles(context.Background(), dir, "main", []string{"a\nb"}); err == nil {
+	if _, err := tgit().BaseFiles(context.Background(), dir, "main", []string{"a\nb"}); err == nil {
 		t.Error("a name with a newline was read")
 	}
 }

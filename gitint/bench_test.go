@@ -3,6 +3,7 @@ package gitint
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func benchIntegrate(b *testing.B, moveBase bool) {
 	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	ctx := context.Background()
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
@@ -69,7 +70,7 @@ func BenchmarkGitAlone(b *testing.B) {
 	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -93,9 +94,9 @@ func BenchmarkGuardedCommit(b *testing.B) {
 	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	ctx := context.Background()
-	remove, err := InstallGuard(ctx, path)
+	remove, err := tgit().InstallGuard(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,11 +20,11 @@ import (
 // files.
 func (g *Repos) SetUpWorktree(ctx context.Context, repo *spec.Repo, dir string, b spec.Bootstrap) error {
 	if b.Submodules != spec.SubmodulesOff {
-		if err := CheckoutSubmodules(ctx, repo, dir); err != nil {
+		if err := g.CheckoutSubmodules(ctx, repo, dir); err != nil {
 			return err
 		}
 	}
-	return CopyIn(ctx, repo, dir, b.Copy)
+	return g.CopyIn(ctx, repo, dir, b.Copy)
 }
 
 // CheckoutSubmodules checks out, in the lot worktree at dir of repo, the
@@ -38,15 +38,15 @@ func (g *Repos) SetUpWorktree(ctx context.Context, repo *spec.Repo, dir string, 
 // lead's checkout has no copy of, or whose copy lacks the commit the
 // worktree records, is an error naming it. A worktree without a
 // .gitmodules has nothing to do.
-func CheckoutSubmodules(ctx context.Context, repo *spec.Repo, dir string) error {
+func (g Git) CheckoutSubmodules(ctx context.Context, repo *spec.Repo, dir string) error {
 	if _, err := os.Lstat(filepath.Join(dir, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	out, err := Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	out, err := g.Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return err
 	}
-	return checkoutSubmodules(ctx, dir, repo.Path, filepath.Join(strings.TrimSpace(out), "modules"), 0)
+	return g.checkoutSubmodules(ctx, dir, repo.Path, filepath.Join(strings.TrimSpace(out), "modules"), 0)
 }
 
 // maxSubmoduleDepth bounds the nesting of submodules (a submodule whose
@@ -58,11 +58,11 @@ type submodule struct{ name, path string }
 
 // submodulesOf lists the submodules of the .gitmodules in dir (none when
 // there is no such file), sorted by path.
-func submodulesOf(ctx context.Context, dir string) ([]submodule, error) {
+func (g Git) submodulesOf(ctx context.Context, dir string) ([]submodule, error) {
 	if _, err := os.Lstat(filepath.Join(dir, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	out, err := Run(ctx, dir, "config", "--file", ".gitmodules", "-z", "--get-regexp", `^submodule\..*\.path$`)
+	out, err := g.Run(ctx, dir, "config", "--file", ".gitmodules", "-z", "--get-regexp", `^submodule\..*\.path$`)
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 { // no entry
@@ -86,8 +86,8 @@ func submodulesOf(ctx context.Context, dir string) ([]submodule, error) {
 // checkoutSubmodules is CheckoutSubmodules for the repository checked out
 // at dir, whose submodules the lead has under modules (or, older layout,
 // in the checkout at lead).
-func checkoutSubmodules(ctx context.Context, dir, lead, modules string, depth int) error {
-	subs, err := submodulesOf(ctx, dir)
+func (g Git) checkoutSubmodules(ctx context.Context, dir, lead, modules string, depth int) error {
+	subs, err := g.submodulesOf(ctx, dir)
 	if err != nil || len(subs) == 0 {
 		return err
 	}
@@ -114,7 +114,7 @@ func checkoutSubmodules(ctx context.Context, dir, lead, modules string, depth in
 		paths = append(paths, s.path)
 	}
 	args = append(append(args, "submodule", "--quiet", "update", "--init", "--checkout", "--"), paths...)
-	if _, err := Run(ctx, dir, args...); err != nil {
+	if _, err := g.Run(ctx, dir, args...); err != nil {
 		return fmt.Errorf("check out the submodules %s: %w", strings.Join(paths, ", "), err)
 	}
 	for _, s := range subs {
@@ -123,7 +123,7 @@ func checkoutSubmodules(ctx context.Context, dir, lead, modules string, depth in
 		if !isGitDir(src) { // the older layout: the checkout's <path>/.git
 			nested = filepath.Join(src, ".git", "modules")
 		}
-		if err := checkoutSubmodules(ctx, filepath.Join(dir, filepath.FromSlash(s.path)), filepath.Join(lead, filepath.FromSlash(s.path)), nested, depth+1); err != nil {
+		if err := g.checkoutSubmodules(ctx, filepath.Join(dir, filepath.FromSlash(s.path)), filepath.Join(lead, filepath.FromSlash(s.path)), nested, depth+1); err != nil {
 			return err
 		}
 	}
@@ -142,8 +142,8 @@ func isGitDir(p string) bool {
 // BaseHasGitmodules says whether the base branch of the repository at
 // path has a .gitmodules at its root (its lots' worktrees then get
 // submodules under the default).
-func BaseHasGitmodules(ctx context.Context, path, base string) bool {
-	_, err := Run(ctx, path, "cat-file", "-e", "refs/heads/"+base+":.gitmodules")
+func (g Git) BaseHasGitmodules(ctx context.Context, path, base string) bool {
+	_, err := g.Run(ctx, path, "cat-file", "-e", "refs/heads/"+base+":.gitmodules")
 	return err == nil
 }
 
@@ -163,7 +163,7 @@ type CopyProblem struct {
 // tracked file is already in every worktree, and a lot's change to it
 // would be committed), and ignored by git (else it would show as the
 // lot's uncommitted change). It returns the entries that fail, in order.
-func CheckCopy(ctx context.Context, path, base string, copies []string) ([]CopyProblem, error) {
+func (g Git) CheckCopy(ctx context.Context, path, base string, copies []string) ([]CopyProblem, error) {
 	if len(copies) == 0 {
 		return nil, nil
 	}
@@ -175,11 +175,11 @@ func CheckCopy(ctx context.Context, path, base string, copies []string) ([]CopyP
 			out = append(out, CopyProblem{p, problem})
 		}
 	}
-	tracked, err := trackedIn(ctx, path, base, copies)
+	tracked, err := g.trackedIn(ctx, path, base, copies)
 	if err != nil {
 		return nil, err
 	}
-	ignored, err := ignoredIn(ctx, path, copies)
+	ignored, err := g.ignoredIn(ctx, path, copies)
 	if err != nil {
 		return nil, err
 	}
@@ -216,9 +216,9 @@ func CheckCopy(ctx context.Context, path, base string, copies []string) ([]CopyP
 
 // trackedIn says which of paths the commit base of the repository at
 // path holds (as a file, or as a folder with files in it).
-func trackedIn(ctx context.Context, path, base string, paths []string) (map[string]bool, error) {
+func (g Git) trackedIn(ctx context.Context, path, base string, paths []string) (map[string]bool, error) {
 	args := append([]string{"ls-tree", "-r", "--name-only", "-z", "refs/heads/" + base, "--"}, paths...)
-	out, err := Run(ctx, path, args...)
+	out, err := g.Run(ctx, path, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +236,8 @@ func trackedIn(ctx context.Context, path, base string, paths []string) (map[stri
 // ignoredIn says which of paths git ignores in the checkout at path (its
 // .gitignore files, info/exclude and core.excludesFile), whether or not
 // they are in the index.
-func ignoredIn(ctx context.Context, path string, paths []string) (map[string]bool, error) {
-	out, err := runStdin(ctx, path, strings.Join(paths, "\x00")+"\x00", "check-ignore", "--no-index", "-z", "--stdin")
+func (g Git) ignoredIn(ctx context.Context, path string, paths []string) (map[string]bool, error) {
+	out, err := g.runStdin(ctx, path, strings.Join(paths, "\x00")+"\x00", "check-ignore", "--no-index", "-z", "--stdin")
 	var ge *Error
 	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) { // 1: none is ignored
 		return nil, err
@@ -258,7 +258,7 @@ func ignoredIn(ctx context.Context, path string, paths []string) (map[string]boo
 // spec.MaxCopyBytes (CheckCopy), and git must ignore the copy in the
 // worktree: one it does not is removed again and reported, as it would
 // be the lot's uncommitted change.
-func CopyIn(ctx context.Context, repo *spec.Repo, dir string, copies []string) error {
+func (g Git) CopyIn(ctx context.Context, repo *spec.Repo, dir string, copies []string) error {
 	var made []string
 	// Both ends are opened through an os.Root: a folder of the path
 	// that is a symbolic link out of the checkout or the worktree (a
@@ -287,7 +287,7 @@ func CopyIn(ctx context.Context, repo *spec.Repo, dir string, copies []string) e
 	if len(made) == 0 {
 		return nil
 	}
-	ignored, err := runStdin(ctx, dir, strings.Join(made, "\x00")+"\x00", "check-ignore", "-z", "--stdin")
+	ignored, err := g.runStdin(ctx, dir, strings.Join(made, "\x00")+"\x00", "check-ignore", "-z", "--stdin")
 	var ge *Error
 	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
 		return err
@@ -346,32 +346,32 @@ func copyFile(src, dst *os.Root, rel string) error {
 // clean (untracked files included), and each submodule's HEAD commit is
 // in the lead's copy of it (a commit made in a lot's submodule lives
 // only in the worktree's own git dir). It returns why not.
-func submodulesKept(ctx context.Context, repo *spec.Repo, dir string) error {
-	out, err := Run(ctx, dir, "status", "--porcelain=v1", "--ignore-submodules=none", "--untracked-files=all")
+func (g Git) submodulesKept(ctx context.Context, repo *spec.Repo, dir string) error {
+	out, err := g.Run(ctx, dir, "status", "--porcelain=v1", "--ignore-submodules=none", "--untracked-files=all")
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(out) != "" {
 		return fmt.Errorf("the worktree %s or one of its submodules has uncommitted changes: kept", dir)
 	}
-	common, err := Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := g.Run(ctx, repo.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return err
 	}
-	return submoduleCommitsKept(ctx, dir, repo.Path, filepath.Join(strings.TrimSpace(common), "modules"), 0)
+	return g.submoduleCommitsKept(ctx, dir, repo.Path, filepath.Join(strings.TrimSpace(common), "modules"), 0)
 }
 
 // submoduleCommitsKept is submodulesKept's check of the commits, for the
 // repository checked out at dir whose submodules the lead has under
 // modules (or in the checkout at lead).
-func submoduleCommitsKept(ctx context.Context, dir, lead, modules string, depth int) error {
-	subs, err := submodulesOf(ctx, dir)
+func (g Git) submoduleCommitsKept(ctx context.Context, dir, lead, modules string, depth int) error {
+	subs, err := g.submodulesOf(ctx, dir)
 	if err != nil || depth == maxSubmoduleDepth {
 		return err
 	}
 	for _, s := range subs {
 		sub := filepath.Join(dir, filepath.FromSlash(s.path))
-		head, err := Run(ctx, sub, "rev-parse", "--verify", "--quiet", "HEAD")
+		head, err := g.Run(ctx, sub, "rev-parse", "--verify", "--quiet", "HEAD")
 		if err != nil {
 			continue // not checked out: nothing of it to lose
 		}
@@ -382,10 +382,10 @@ func submoduleCommitsKept(ctx context.Context, dir, lead, modules string, depth 
 			src = filepath.Join(lead, filepath.FromSlash(s.path))
 			nested = filepath.Join(src, ".git", "modules")
 		}
-		if _, err := Run(ctx, src, "cat-file", "-e", head+"^{commit}"); err != nil {
+		if _, err := g.Run(ctx, src, "cat-file", "-e", head+"^{commit}"); err != nil {
 			return fmt.Errorf("submodule %s of the worktree %s is at %s, a commit the lead's copy of it lacks: kept", s.path, dir, short12(head))
 		}
-		if err := submoduleCommitsKept(ctx, sub, filepath.Join(lead, filepath.FromSlash(s.path)), nested, depth+1); err != nil {
+		if err := g.submoduleCommitsKept(ctx, sub, filepath.Join(lead, filepath.FromSlash(s.path)), nested, depth+1); err != nil {
 			return err
 		}
 	}

@@ -38,12 +38,12 @@ func TestCheckoutSubmodules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	dir := filepath.Join(t.TempDir(), "wt")
 	if _, err := g.Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckoutSubmodules(ctx, repo, dir); err != nil {
+	if err := tgit().CheckoutSubmodules(ctx, repo, dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"vendor/lib/lib.txt", "vendor/lib/inner/inner.txt"} {
@@ -58,7 +58,7 @@ func TestCheckoutSubmodules(t *testing.T) {
 		t.Errorf("the lead's .git/config changed:\n%s\nwas\n%s", after, cfgBefore)
 	}
 	// Checked out again (a resumed bootstrap): nothing to do, no error.
-	if err := CheckoutSubmodules(ctx, repo, dir); err != nil {
+	if err := tgit().CheckoutSubmodules(ctx, repo, dir); err != nil {
 		t.Fatal(err)
 	}
 	// A commit made in the lot's submodule exists nowhere else: the
@@ -90,10 +90,10 @@ func TestCheckoutSubmodulesNoLocalCopy(t *testing.T) {
 	gittest.Git(t, app, "clone", "-q", app, clone) // submodules not initialised
 	repo := &spec.Repo{Name: "app", Path: clone, Base: "main"}
 	dir := filepath.Join(t.TempDir(), "wt")
-	if _, err := NewRepos().Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
+	if _, err := NewRepos(os.Environ()).Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckoutSubmodules(ctx, repo, dir)
+	err := tgit().CheckoutSubmodules(ctx, repo, dir)
 	if err == nil || !strings.Contains(err.Error(), "submodule vendor/lib has no local copy") {
 		t.Fatalf("CheckoutSubmodules = %v", err)
 	}
@@ -114,7 +114,7 @@ func TestCheckCopy(t *testing.T) {
 	if err := os.Symlink(".env", filepath.Join(app, "link")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := CheckCopy(ctx, app, "main", []string{".env", "tracked.local", "missing.local", "plain.txt", "big", "link"})
+	got, err := tgit().CheckCopy(ctx, app, "main", []string{".env", "tracked.local", "missing.local", "plain.txt", "big", "link"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,10 @@ func TestCopyIn(t *testing.T) {
 	}
 	repo := &spec.Repo{Name: "app", Path: app, Base: "main"}
 	dir := filepath.Join(t.TempDir(), "wt")
-	if _, err := NewRepos().Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
+	if _, err := NewRepos(os.Environ()).Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyIn(ctx, repo, dir, []string{".env", "config/local.yml"}); err != nil {
+	if err := tgit().CopyIn(ctx, repo, dir, []string{".env", "config/local.yml"}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "config/local.yml"))
@@ -170,14 +170,14 @@ func TestCopyIn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("lot's\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyIn(ctx, repo, dir, []string{".env"}); err != nil {
+	if err := tgit().CopyIn(ctx, repo, dir, []string{".env"}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".env")); string(b) != "lot's\n" {
 		t.Errorf(".env overwritten: %q", b)
 	}
 	// One git does not ignore there is refused and not left behind.
-	err = CopyIn(ctx, repo, dir, []string{"other"})
+	err = tgit().CopyIn(ctx, repo, dir, []string{"other"})
 	if err == nil || !strings.Contains(err.Error(), "does not ignore it") {
 		t.Fatalf("CopyIn of an unignored file = %v", err)
 	}

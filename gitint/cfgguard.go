@@ -253,8 +253,8 @@ func GuardIntact(common string) string {
 // are left (InstallGuard makes the folder afresh; the witness this process
 // runs keeps listening, with what it recorded), and says what was wrong
 // ("" when it was intact).
-func RepairGuard(ctx context.Context, repo string) (string, error) {
-	common, err := commonDir(ctx, repo)
+func (g Git) RepairGuard(ctx context.Context, repo string) (string, error) {
+	common, err := g.commonDir(ctx, repo)
 	if err != nil {
 		return "", err
 	}
@@ -270,7 +270,7 @@ func RepairGuard(ctx context.Context, repo string) (string, error) {
 			entries[de.Name()] = b
 		}
 	}
-	if _, err := InstallGuard(ctx, repo); err != nil {
+	if _, err := g.InstallGuard(ctx, repo); err != nil {
 		return what, err
 	}
 	m := guardLock(common)
@@ -293,7 +293,7 @@ var commons sync.Map // repo path -> common dir
 // repository's config files (ReadConfigFiles), its common dir asked of git
 // once per repository.
 func (g *Repos) ConfigFiles(ctx context.Context, repo *spec.Repo) (ConfigFiles, error) {
-	common, err := commonDir(ctx, repo.Path)
+	common, err := g.commonDir(ctx, repo.Path)
 	if err != nil {
 		return ConfigFiles{}, err
 	}
@@ -310,5 +310,5 @@ func (g *Repos) GuardIntact(before ConfigFiles) string { return GuardIntact(befo
 
 // RepairGuard implements the executor's view (RepairGuard).
 func (g *Repos) RepairGuard(ctx context.Context, repo *spec.Repo) (string, error) {
-	return RepairGuard(ctx, repo.Path)
+	return g.Git.RepairGuard(ctx, repo.Path)
 }

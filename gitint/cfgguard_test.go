@@ -22,7 +22,7 @@ func TestRunIgnoresPlantedFsmonitor(t *testing.T) {
 	gittest.Git(t, repo, "config", "core.fsmonitor", evil)
 	ctx := context.Background()
 	for _, args := range [][]string{{"status", "--porcelain"}, {"diff", "--quiet"}, {"checkout", "-q", "-b", "other"}} {
-		if _, err := Run(ctx, repo, args...); err != nil {
+		if _, err := tgit().Run(ctx, repo, args...); err != nil {
 			t.Fatalf("git %v: %v", args, err)
 		}
 		if _, err := os.Stat(marker); err == nil {
@@ -123,12 +123,12 @@ func TestRestoreConfigPlaceholders(t *testing.T) {
 func TestGuardIntact(t *testing.T) {
 	repo := gittest.NewRepo(t, map[string]string{"a": "1"})
 	ctx := context.Background()
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
-	common, _ := commonDir(ctx, repo)
+	common, _ := tgit().commonDir(ctx, repo)
 	if what := GuardIntact(common); what != "" {
 		t.Fatalf("fresh guard: %s", what)
 	}
@@ -139,7 +139,7 @@ func TestGuardIntact(t *testing.T) {
 	if what := GuardIntact(common); !strings.Contains(what, "pre-push") {
 		t.Fatalf("GuardIntact = %q", what)
 	}
-	if what, err := RepairGuard(ctx, repo); err != nil || what == "" {
+	if what, err := tgit().RepairGuard(ctx, repo); err != nil || what == "" {
 		t.Fatalf("RepairGuard = %q, %v", what, err)
 	}
 	if what := GuardIntact(common); what != "" {

@@ -21,8 +21,8 @@ type CheckoutStatus map[string]string
 // ReadCheckoutStatus reads the status of the checkout at dir (cadence's
 // own git: no hook, no optional lock, so the index is not rewritten). The
 // error is git's.
-func ReadCheckoutStatus(ctx context.Context, dir string) (CheckoutStatus, error) {
-	out, err := Run(ctx, dir, "status", "--porcelain=v2", "-z", "--untracked-files=all")
+func (g Git) ReadCheckoutStatus(ctx context.Context, dir string) (CheckoutStatus, error) {
+	out, err := g.Run(ctx, dir, "status", "--porcelain=v2", "-z", "--untracked-files=all")
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func describeEntry(e string) string {
 // CheckoutStatus implements the executor's view: the status of the
 // repository's checkout (the lead's, at repo.Path).
 func (g *Repos) CheckoutStatus(ctx context.Context, repo *spec.Repo) (CheckoutStatus, error) {
-	return ReadCheckoutStatus(ctx, repo.Path)
+	return g.ReadCheckoutStatus(ctx, repo.Path)
 }
 
 // editorScratch says whether path names a file editors write beside the

@@ -46,10 +46,10 @@ type Leftover struct {
 // wave of its name; planner.RecordedNamespace): the branches of another
 // wave of the same name are never listed. git runs in the repository, and
 // in a worktree only when its folder is there.
-func Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, known func(path string) bool) ([]Leftover, error) {
+func (g Git) Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, known func(path string) bool) ([]Leftover, error) {
 	var out []Leftover
 	base := "refs/heads/" + repo.Base
-	list, err := worktreeList(ctx, repo.Path)
+	list, err := g.worktreeList(ctx, repo.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, know
 			out = append(out, l)
 		case mine && !e.gone() && known(e.Path):
 			l := Leftover{Kind: "worktree", Path: e.Path}
-			if dirty, err := dirtyFiles(ctx, e.Path); err != nil {
+			if dirty, err := g.dirtyFiles(ctx, e.Path); err != nil {
 				l.Keep = "cannot read its status: " + err.Error()
 			} else if len(dirty) > 0 {
 				l.Keep = fmt.Sprintf("uncommitted changes to %s", strings.Join(first(dirty, 5), ", "))
@@ -77,13 +77,13 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, know
 			staying[e.Branch] = e.Path
 		}
 	}
-	refs, err := Run(ctx, repo.Path, "for-each-ref", "--format=%(refname)", "refs/heads/"+branches+"/")
+	refs, err := g.Run(ctx, repo.Path, "for-each-ref", "--format=%(refname)", "refs/heads/"+branches+"/")
 	if err != nil {
 		return nil, fmt.Errorf("list the branches %s/… of wave %s: %w", branches, wave, err)
 	}
 	for _, ref := range strings.Fields(refs) {
 		l := Leftover{Kind: "branch", Path: strings.TrimPrefix(ref, "refs/heads/")}
-		if n, err := Run(ctx, repo.Path, "rev-list", "--count", base+".."+ref); err != nil {
+		if n, err := g.Run(ctx, repo.Path, "rev-list", "--count", base+".."+ref); err != nil {
 			l.Keep = "cannot compare it with " + repo.Base
 		} else if c := strings.TrimSpace(n); c != "0" {
 			l.Keep = fmt.Sprintf("%s commit(s) not in %s", c, repo.Base)
@@ -116,7 +116,7 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, know
 			out[i].Keep = "checked out in the worktree " + p + ", which stays"
 		}
 	}
-	backups, err := BackupRefs(ctx, repo.Path, wave, "")
+	backups, err := g.BackupRefs(ctx, repo.Path, wave, "")
 	if err != nil {
 		return nil, fmt.Errorf("list the backup refs of wave %s: %w", wave, err)
 	}
@@ -124,10 +124,10 @@ func Leftovers(ctx context.Context, repo *spec.Repo, wave, branches string, know
 		out = append(out, Leftover{Kind: "backup", Path: ref,
 			Keep: "the commits of an earlier attempt; cadence never deletes a backup (git update-ref -d " + ref + " does)"})
 	}
-	if hook, ours, err := GuardHook(ctx, repo.Path); err == nil && ours {
+	if hook, ours, err := g.GuardHook(ctx, repo.Path); err == nil && ours {
 		out = append(out, Leftover{Kind: "hook", Path: hook})
 	}
-	if common, err := commonDir(ctx, repo.Path); err == nil && GuardInstalled(ctx, common) {
+	if common, err := g.commonDir(ctx, repo.Path); err == nil && g.GuardInstalled(ctx, common) {
 		l := Leftover{Kind: "guard", Path: layout.RepoGuard(common)}
 		if release, err := holdRepo(common, wave); err != nil {
 			l.Keep = err.Error()
@@ -195,15 +195,15 @@ func (g *Repos) RemoveLeftover(ctx context.Context, repo *spec.Repo, l Leftover)
 			return err
 		}
 		defer release()
-		return RemoveGuardDir(ctx, common)
+		return g.RemoveGuardDir(ctx, common)
 	}
 	return fmt.Errorf("unknown leftover %s", l.Kind)
 }
 
 // Prune drops worktree entries whose folders are gone.
-func Prune(ctx context.Context, repo string) {
+func (g Git) Prune(ctx context.Context, repo string) {
 	if _, err := os.Stat(repo); err == nil {
-		_, _ = Run(ctx, repo, "worktree", "prune")
+		_, _ = g.Run(ctx, repo, "worktree", "prune")
 	}
 }
 
@@ -215,14 +215,14 @@ func (g *Repos) removeBranch(ctx context.Context, repo *spec.Repo, branch string
 	m.Lock()
 	defer m.Unlock()
 	ref := "refs/heads/" + branch
-	sha, err := Run(ctx, repo.Path, "rev-parse", "--verify", ref)
+	sha, err := g.Run(ctx, repo.Path, "rev-parse", "--verify", ref)
 	if err != nil {
 		return fmt.Errorf("read branch %s: %w", branch, err)
 	}
-	if _, err := Run(ctx, repo.Path, "merge-base", "--is-ancestor", ref, "refs/heads/"+repo.Base); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "merge-base", "--is-ancestor", ref, "refs/heads/"+repo.Base); err != nil {
 		return fmt.Errorf("branch %s is not in %s any more: kept", branch, repo.Base)
 	}
-	list, err := worktreeList(ctx, repo.Path)
+	list, err := g.worktreeList(ctx, repo.Path)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (g *Repos) removeBranch(ctx context.Context, repo *spec.Repo, branch string
 			return fmt.Errorf("branch %s is checked out in the worktree %s: kept", branch, e.Path)
 		}
 	}
-	if _, err := Run(ctx, repo.Path, "update-ref", "-d", ref, strings.TrimSpace(sha)); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "update-ref", "-d", ref, strings.TrimSpace(sha)); err != nil {
 		return fmt.Errorf("delete branch %s: %w", branch, err)
 	}
 	return nil

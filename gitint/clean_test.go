@@ -36,10 +36,10 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a")
 	os.WriteFile(filepath.Join(a, "notes.txt"), []byte("draft\n"), 0o644)
-	ls, err := Leftovers(ctx, repo, "w", "cadence/w", all)
+	ls, err := tgit().Leftovers(ctx, repo, "w", "cadence/w", all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 
 	// A worktree on the wave's branch that is not the wave's (known says
 	// no) is not listed, and its branch stays too.
-	ls, err = Leftovers(ctx, repo, "w", "cadence/w", func(string) bool { return false })
+	ls, err = tgit().Leftovers(ctx, repo, "w", "cadence/w", func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 
 	// Once the file is gone, both go.
 	os.Remove(filepath.Join(a, "notes.txt"))
-	ls, _ = Leftovers(ctx, repo, "w", "cadence/w", all)
+	ls, _ = tgit().Leftovers(ctx, repo, "w", "cadence/w", all)
 	for _, kind := range []string{"worktree", "branch"} {
 		for _, l := range ls {
 			if l.Kind != kind {
@@ -98,13 +98,13 @@ func TestCleanGoneWorktree(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	if err := os.RemoveAll(a); err != nil {
 		t.Fatal(err)
 	}
-	ls, err := Leftovers(ctx, repo, "w", "cadence/w", func(string) bool { return false })
+	ls, err := tgit().Leftovers(ctx, repo, "w", "cadence/w", func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}

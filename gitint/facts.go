@@ -29,13 +29,13 @@ type Facts struct {
 }
 
 // Inspect gathers preflight facts about the repository at path.
-func Inspect(ctx context.Context, path, base string) (Facts, error) {
+func (g Git) Inspect(ctx context.Context, path, base string) (Facts, error) {
 	var f Facts
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return f, nil
 	}
 	f.Exists = true
-	top, err := Run(ctx, path, "rev-parse", "--show-toplevel")
+	top, err := g.Run(ctx, path, "rev-parse", "--show-toplevel")
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.ExitCode == 128 {
@@ -49,18 +49,18 @@ func Inspect(ctx context.Context, path, base string) (Facts, error) {
 			return f, fmt.Errorf("%s is inside the repository %s, not its top folder", path, strings.TrimSpace(top))
 		}
 	}
-	if out, err := Run(ctx, path, "rev-parse", "--verify", "--quiet", "refs/heads/"+base+"^{commit}"); err == nil {
+	if out, err := g.Run(ctx, path, "rev-parse", "--verify", "--quiet", "refs/heads/"+base+"^{commit}"); err == nil {
 		f.BaseSHA = strings.TrimSpace(out)
 	}
-	out, err := Run(ctx, path, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=none")
+	out, err := g.Run(ctx, path, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=none")
 	if err != nil {
 		return f, err
 	}
 	f.Dirty = parsePorcelainZ(out)
-	if out, err = Run(ctx, path, "rev-parse", "--path-format=absolute", "--git-common-dir"); err == nil {
+	if out, err = g.Run(ctx, path, "rev-parse", "--path-format=absolute", "--git-common-dir"); err == nil {
 		f.CommonDir = strings.TrimSpace(out)
 	}
-	hook, err := hookPath(ctx, path, f.CommonDir)
+	hook, err := g.hookPath(ctx, path, f.CommonDir)
 	if err != nil {
 		return f, err
 	}
@@ -71,8 +71,8 @@ func Inspect(ctx context.Context, path, base string) (Facts, error) {
 }
 
 // hookPath is where git looks for the pre-push hook, honouring core.hooksPath.
-func hookPath(ctx context.Context, repo, commonDir string) (string, error) {
-	out, err := Run(ctx, repo, "config", "--get", "core.hooksPath")
+func (g Git) hookPath(ctx context.Context, repo, commonDir string) (string, error) {
+	out, err := g.Run(ctx, repo, "config", "--get", "core.hooksPath")
 	if err == nil && strings.TrimSpace(out) != "" {
 		p := strings.TrimSpace(out)
 		if strings.HasPrefix(p, "~/") {

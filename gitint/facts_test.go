@@ -17,7 +17,7 @@ func newRepo(t *testing.T) string {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		cmd.Env = append(Env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		cmd.Env = append(Env(os.Environ()), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
@@ -33,55 +33,55 @@ func newRepo(t *testing.T) string {
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
-	f, err := Inspect(ctx, dir, "main")
+	f, err := tgit().Inspect(ctx, dir, "main")
 	if err != nil || !f.Exists || !f.IsGit || len(f.BaseSHA) != 40 || len(f.Dirty) != 0 || f.ForeignPrePush != "" {
 		t.Fatalf("clean repo: %+v %v", f, err)
 	}
-	if f, _ := Inspect(ctx, dir, "trunk"); f.BaseSHA != "" {
+	if f, _ := tgit().Inspect(ctx, dir, "trunk"); f.BaseSHA != "" {
 		t.Errorf("missing base found: %q", f.BaseSHA)
 	}
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed\n"), 0o644)
 	os.Remove(filepath.Join(dir, "b.txt"))
 	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("untracked\n"), 0o644)
-	if f, _ := Inspect(ctx, dir, "main"); !reflect.DeepEqual(f.Dirty, []string{"a.txt", "b.txt"}) {
+	if f, _ := tgit().Inspect(ctx, dir, "main"); !reflect.DeepEqual(f.Dirty, []string{"a.txt", "b.txt"}) {
 		t.Errorf("dirty = %v", f.Dirty)
 	}
 	hook := filepath.Join(dir, ".git", "hooks", "pre-push")
 	os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
-	if f, _ := Inspect(ctx, dir, "main"); f.ForeignPrePush != hook {
+	if f, _ := tgit().Inspect(ctx, dir, "main"); f.ForeignPrePush != hook {
 		t.Errorf("foreign hook = %q", f.ForeignPrePush)
 	}
 	os.WriteFile(hook, []byte("#!/bin/sh\n"+HookMarker+"\nexit 1\n"), 0o755)
-	if f, _ := Inspect(ctx, dir, "main"); f.ForeignPrePush != "" {
+	if f, _ := tgit().Inspect(ctx, dir, "main"); f.ForeignPrePush != "" {
 		t.Errorf("own hook reported foreign: %q", f.ForeignPrePush)
 	}
 	// core.hooksPath is honoured
 	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
 	os.WriteFile(filepath.Join(dir, "hooks", "pre-push"), []byte("#!/bin/sh\n"), 0o755)
 	exec.Command("git", "-C", dir, "config", "core.hooksPath", "hooks").Run()
-	if f, _ := Inspect(ctx, dir, "main"); f.ForeignPrePush != filepath.Join(dir, "hooks", "pre-push") {
+	if f, _ := tgit().Inspect(ctx, dir, "main"); f.ForeignPrePush != filepath.Join(dir, "hooks", "pre-push") {
 		t.Errorf("hooksPath hook = %q", f.ForeignPrePush)
 	}
 }
 
 func TestInspectNotRepo(t *testing.T) {
 	ctx := context.Background()
-	if f, err := Inspect(ctx, filepath.Join(t.TempDir(), "nope"), "main"); err != nil || f.Exists {
+	if f, err := tgit().Inspect(ctx, filepath.Join(t.TempDir(), "nope"), "main"); err != nil || f.Exists {
 		t.Errorf("missing: %+v %v", f, err)
 	}
 	plain := t.TempDir()
-	if f, err := Inspect(ctx, plain, "main"); err != nil || !f.Exists || f.IsGit {
+	if f, err := tgit().Inspect(ctx, plain, "main"); err != nil || !f.Exists || f.IsGit {
 		t.Errorf("plain folder: %+v %v", f, err)
 	}
 	sub := filepath.Join(newRepo(t), "sub")
 	os.Mkdir(sub, 0o755)
-	if _, err := Inspect(ctx, sub, "main"); err == nil {
+	if _, err := tgit().Inspect(ctx, sub, "main"); err == nil {
 		t.Error("a subfolder of a repository was taken for the repository")
 	}
 }
 
 func TestRunError(t *testing.T) {
-	_, err := Run(context.Background(), t.TempDir(), "rev-parse", "--verify", "nope")
+	_, err := tgit().Run(context.Background(), t.TempDir(), "rev-parse", "--verify", "nope")
 	ge, ok := err.(*Error)
 	if !ok || ge.ExitCode == 0 || ge.Stderr == "" {
 		t.Fatalf("err = %#v", err)

@@ -1,14 +1,15 @@
 // Package gitint is everything cadence does to git: a bounded git runner,
 // preflight facts about repositories, and (as the executor grows) worktrees,
-// integration and push guards. Every git call goes through Run, which starts
+// integration and push guards. Every git call goes through Git.Run, which starts
 // git with internal/proc: bound to a context with a timeout, in its own
 // process group, with an explicit environment (LC_ALL=C, no prompts, no
 // inherited GIT_DIR and friends).
 //
 // The environment git starts from is the caller's: internal/cli, the only
-// package that reads the process environment, hands it over once with
-// SetEnviron. At debug level every git call is logged with its duration
-// (the "gitint" sub-logger of hclog.L()).
+// package that reads the process environment, makes a [Git] (or a [Repos],
+// which is one) with it, and every git call runs through that value. At
+// debug level every git call is logged with its duration (the "gitint"
+// sub-logger of hclog.L()).
 package gitint
 
 import (
@@ -16,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/cadence-run/cadence/internal/proc"
@@ -119,25 +119,24 @@ func StepEnviron(env []string) []string {
 	return append(out, noPrompt...)
 }
 
-// environ is the source of the environment git starts from (SetEnviron).
-var environ atomic.Pointer[func() []string]
+// Git runs git with the base environment it was made with: cadence's
+// git calls that belong to no wave's repositories (preflight facts,
+// clean, guards). [Repos] is a Git too.
+type Git struct {
+	// Environ is the environment git starts from ("KEY=value" entries):
+	// the process's, which internal/cli reads. Env derives git's own
+	// from it.
+	Environ []string
+}
 
-// SetEnviron sets where Env gets the environment git starts from, as
-// "KEY=value" entries: internal/cli passes os.Environ, once, before any git
-// call (tests do the same in TestMain). It is a function, read at each call,
-// so that a test's t.Setenv reaches git as it did when gitint read the
-// environment itself. Until it is set, git starts from an empty environment
-// (plus the entries Env adds).
-func SetEnviron(fn func() []string) { environ.Store(&fn) }
+// NewGit returns a Git starting from the environment environ.
+func NewGit(environ []string) Git { return Git{Environ: environ} }
 
-// Env returns the environment git runs with: the environment set by
-// SetEnviron without the variables that redirect git, plus LC_ALL=C,
-// GIT_TERMINAL_PROMPT=0, GIT_OPTIONAL_LOCKS=0 and the extra entries.
-func Env(extra ...string) []string {
-	var base []string
-	if fn := environ.Load(); fn != nil && *fn != nil {
-		base = (*fn)()
-	}
+// Env returns the environment git runs with: base without the variables
+// that redirect git (StepEnviron, and cadence's own settings), plus
+// LC_ALL=C, GIT_TERMINAL_PROMPT=0, GIT_OPTIONAL_LOCKS=0 and the extra
+// entries.
+func Env(base []string, extra ...string) []string {
 	var env []string
 	for _, kv := range StepEnviron(base) {
 		k, _, _ := strings.Cut(kv, "=")
@@ -150,18 +149,18 @@ func Env(extra ...string) []string {
 
 // Run runs git with args in dir and returns its stdout. A non-zero exit is an
 // *Error carrying stderr.
-func Run(ctx context.Context, dir string, args ...string) (string, error) {
-	return run(ctx, dir, nil, "", args...)
+func (g Git) Run(ctx context.Context, dir string, args ...string) (string, error) {
+	return g.run(ctx, dir, nil, "", args...)
 }
 
 // runEnv is Run with extra environment entries.
-func runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	return run(ctx, dir, env, "", args...)
+func (g Git) runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return g.run(ctx, dir, env, "", args...)
 }
 
 // runStdin is Run with the given standard input.
-func runStdin(ctx context.Context, dir, stdin string, args ...string) (string, error) {
-	return run(ctx, dir, nil, stdin, args...)
+func (g Git) runStdin(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	return g.run(ctx, dir, nil, stdin, args...)
 }
 
 // noHooks prefixes git's arguments with `-c core.hooksPath=/dev/null`:
@@ -206,7 +205,7 @@ func noHooks(args []string) []string {
 //     may have planted in the objects folder (writable in the sandbox).
 var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.commitGraph=false"}
 
-func run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
+func (g Git) run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
@@ -216,7 +215,7 @@ func run(ctx context.Context, dir string, extraEnv []string, stdin string, args 
 	var stdout, stderr bytes.Buffer
 	// Direct: no supervisor for git (proc.Cmd.Direct): it doubles the cost
 	// of a short call, and a git killed halfway leaves index.lock behind.
-	c := proc.Cmd{Path: "git", Args: noHooks(args), Dir: dir, Env: Env(extraEnv...),
+	c := proc.Cmd{Path: "git", Args: noHooks(args), Dir: dir, Env: Env(g.Environ, extraEnv...),
 		Stdout: &stdout, Stderr: &stderr, Grace: Grace, Log: hclog.L().Named("gitint"), Direct: true}
 	if stdin != "" {
 		c.Stdin = strings.NewReader(stdin)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Run(ctx, t.TempDir(), "version")
+	_, err := tgit().Run(ctx, t.TempDir(), "version")
 	var ge *Error
 	if !errors.As(err, &ge) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v (%T)", err, err)
@@ -30,7 +31,7 @@ func TestRunStoppedByContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := Run(ctx, t.TempDir(), "-c", "alias.nap=!sleep 30", "nap")
+	_, err := tgit().Run(ctx, t.TempDir(), "-c", "alias.nap=!sleep 30", "nap")
 	var ge *Error
 	if !errors.As(err, &ge) || !errors.Is(err, context.DeadlineExceeded) || ge.ExitCode == 0 {
 		t.Fatalf("err %v (%T)", err, err)
@@ -43,26 +44,39 @@ func TestRunStoppedByContext(t *testing.T) {
 // TestRunStartFailure: git that cannot start (no such folder) is an *Error
 // with exit code -1.
 func TestRunStartFailure(t *testing.T) {
-	_, err := Run(context.Background(), "/no/such/folder", "version")
+	_, err := tgit().Run(context.Background(), "/no/such/folder", "version")
 	var ge *Error
 	if !errors.As(err, &ge) || ge.ExitCode != -1 || ge.Err == nil {
 		t.Fatalf("err %v (%T)", err, err)
 	}
 }
 
-// TestEnvFromSetEnviron: git's environment is the one SetEnviron gave,
-// without the variables that redirect git, with cadence's own entries.
-func TestEnvFromSetEnviron(t *testing.T) {
-	old := environ.Load()
-	defer environ.Store(old)
-	SetEnviron(func() []string { return []string{"PATH=/x", "GIT_DIR=/elsewhere", "LANG=fr_FR", "KEEP=1"} })
-	got := strings.Join(Env("EXTRA=2"), " ")
+// TestEnvFromBase: git's environment is the base it is given, without
+// the variables that redirect git, with cadence's own entries.
+func TestEnvFromBase(t *testing.T) {
+	got := strings.Join(Env([]string{"PATH=/x", "GIT_DIR=/elsewhere", "LANG=fr_FR", "KEEP=1"}, "EXTRA=2"), " ")
 	if want := "PATH=/x KEEP=1 GIT_ASKPASS= SSH_ASKPASS= SSH_ASKPASS_REQUIRE=never GCM_INTERACTIVE=never LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0 EXTRA=2"; got != want {
 		t.Errorf("Env = %q, want %q", got, want)
 	}
-	environ.Store(nil)
-	if got := strings.Join(Env(), " "); got != "GIT_ASKPASS= SSH_ASKPASS= SSH_ASKPASS_REQUIRE=never GCM_INTERACTIVE=never LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0" {
-		t.Errorf("Env without SetEnviron = %q", got)
+	if got := strings.Join(Env(nil), " "); got != "GIT_ASKPASS= SSH_ASKPASS= SSH_ASKPASS_REQUIRE=never GCM_INTERACTIVE=never LC_ALL=C GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0" {
+		t.Errorf("Env of no base = %q", got)
+	}
+}
+
+// TestGitRunsWithItsEnviron: each Git runs git from the environment it was
+// made with, whatever the process's: two in one process see their own.
+func TestGitRunsWithItsEnviron(t *testing.T) {
+	dir := t.TempDir()
+	ident := func(name string) string {
+		g := NewGit(append(os.Environ(), "GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL=t@cadence.invalid", "GIT_DIR=/elsewhere"))
+		out, err := g.Run(context.Background(), dir, "var", "GIT_AUTHOR_IDENT")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if a, b := ident("Ann Lead"), ident("Bo Step"); !strings.HasPrefix(a, "Ann Lead ") || !strings.HasPrefix(b, "Bo Step ") {
+		t.Errorf("git saw %q and %q, want each Git's own author", a, b)
 	}
 }
 
@@ -74,7 +88,7 @@ func TestRunLogged(t *testing.T) {
 	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
 	defer hclog.SetDefault(prev)
 	dir := t.TempDir()
-	if _, err := Run(context.Background(), dir, "version"); err != nil {
+	if _, err := tgit().Run(context.Background(), dir, "version"); err != nil {
 		t.Fatal(err)
 	}
 	got := buf.String()

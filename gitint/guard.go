@@ -48,11 +48,11 @@ func guardLock(common string) *sync.Mutex {
 // commonDir returns the repository's git common dir, absolute, with
 // symbolic links resolved (git matches includeIf gitdir against both),
 // asked of git once per repository path and process (commons).
-func commonDir(ctx context.Context, repo string) (string, error) {
+func (g Git) commonDir(ctx context.Context, repo string) (string, error) {
 	if c, ok := commons.Load(repo); ok {
 		return c.(string), nil
 	}
-	out, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	out, err := g.Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", err
 	}
@@ -75,19 +75,19 @@ func commonDir(ctx context.Context, repo string) (string, error) {
 // and the entry, or a legacy pre-push hook of older versions) is taken
 // over: made afresh. The caller holds the repository's lock (one wave per
 // repository).
-func InstallGuard(ctx context.Context, repo string) (func() error, error) {
-	common, err := commonDir(ctx, repo)
+func (g Git) InstallGuard(ctx context.Context, repo string) (func() error, error) {
+	common, err := g.commonDir(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
-	remotes, err := remoteURLs(ctx, repo)
+	remotes, err := g.remoteURLs(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
 	m := guardLock(common)
 	m.Lock()
 	defer m.Unlock()
-	if hook, ours, err := GuardHook(ctx, repo); err == nil && ours {
+	if hook, ours, err := g.GuardHook(ctx, repo); err == nil && ours {
 		_ = RemoveGuard(hook)
 	}
 	guard := layout.RepoGuard(common)
@@ -101,7 +101,7 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := writeGuard(tmp, guard, common, ownHooksPath(ctx, repo, guard), remotes); err != nil {
+	if err := writeGuard(tmp, guard, common, g.ownHooksPath(ctx, repo, guard), remotes); err != nil {
 		return nil, fmt.Errorf("write the guard of %s: %w", repo, err)
 	}
 	if err := os.RemoveAll(guard); err != nil {
@@ -115,14 +115,14 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 		_ = os.RemoveAll(guard)
 		return nil, fmt.Errorf("start the witness of the lead's moves in %s: %w", repo, err)
 	}
-	if err := addInclude(ctx, common); err != nil {
+	if err := g.addInclude(ctx, common); err != nil {
 		stopWitness(common)
 		_ = os.RemoveAll(guard)
 		return nil, fmt.Errorf("include the guard in the config of %s: %w", repo, err)
 	}
 	return func() error {
 		stopWitness(common)
-		return RemoveGuardDir(context.WithoutCancel(ctx), common)
+		return g.RemoveGuardDir(context.WithoutCancel(ctx), common)
 	}, nil
 }
 
@@ -131,8 +131,8 @@ func InstallGuard(ctx context.Context, repo string) (func() error, error) {
 // gives it (`~/` expanded; a relative path stays relative: git runs hooks
 // at the worktree's top); "" when none, and the hooks folder of the git
 // dir is the repository's.
-func ownHooksPath(ctx context.Context, repo, guard string) string {
-	out, _ := Run(ctx, repo, "config", "--path", "--get-all", "core.hooksPath")
+func (g Git) ownHooksPath(ctx context.Context, repo, guard string) string {
+	out, _ := g.Run(ctx, repo, "config", "--path", "--get-all", "core.hooksPath")
 	own := ""
 	for _, p := range strings.Split(strings.TrimSpace(out), "\n") {
 		if p != "" && p != filepath.Join(guard, "hooks") && p != filepath.Join(guard, "lead-hooks") {
@@ -190,11 +190,11 @@ func removeStaleNew(dir string) {
 // dir is common: the include entry in its config, then the guard folder,
 // and the witness's socket file unless this process's witness listens
 // there. Nothing there is no error.
-func RemoveGuardDir(ctx context.Context, common string) error {
+func (g Git) RemoveGuardDir(ctx context.Context, common string) error {
 	m := guardLock(common)
 	m.Lock()
 	defer m.Unlock()
-	err := removeInclude(ctx, common)
+	err := g.removeInclude(ctx, common)
 	if rerr := os.RemoveAll(layout.RepoGuard(common)); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -208,12 +208,12 @@ func RemoveGuardDir(ctx context.Context, common string) error {
 // GuardInstalled reports whether the repository whose git common dir is
 // common has cadence's guard (its folder or its include entry): during a
 // wave, or left by a killed one.
-func GuardInstalled(ctx context.Context, common string) bool {
+func (g Git) GuardInstalled(ctx context.Context, common string) bool {
 	if _, err := os.Stat(layout.RepoGuard(common)); err == nil {
 		return true
 	}
 	for _, e := range includeEntries(common) {
-		if out, _ := Run(ctx, common, "config", "--file", filepath.Join(common, "config"), "--get-all", e[0]); strings.TrimSpace(out) != "" {
+		if out, _ := g.Run(ctx, common, "config", "--file", filepath.Join(common, "config"), "--get-all", e[0]); strings.TrimSpace(out) != "" {
 			return true
 		}
 	}
@@ -239,9 +239,9 @@ func includeEntries(common string) [][2]string {
 }
 
 // addInclude adds cadence's entries to the repository's config, once each.
-func addInclude(ctx context.Context, common string) error {
+func (g Git) addInclude(ctx context.Context, common string) error {
 	for _, e := range includeEntries(common) {
-		if err := addIncludeEntry(ctx, common, e[0], e[1]); err != nil {
+		if err := g.addIncludeEntry(ctx, common, e[0], e[1]); err != nil {
 			return err
 		}
 	}
@@ -249,36 +249,36 @@ func addInclude(ctx context.Context, common string) error {
 }
 
 // addIncludeEntry adds key = val to the repository's config, once.
-func addIncludeEntry(ctx context.Context, common, key, val string) error {
+func (g Git) addIncludeEntry(ctx context.Context, common, key, val string) error {
 	cfg := filepath.Join(common, "config")
-	if out, err := gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--get-all", key, val); err == nil && strings.TrimSpace(out) != "" {
+	if out, err := g.gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--get-all", key, val); err == nil && strings.TrimSpace(out) != "" {
 		return nil
 	}
-	_, err := gitConfig(ctx, common, "--file", cfg, "--add", key, val)
+	_, err := g.gitConfig(ctx, common, "--file", cfg, "--add", key, val)
 	return err
 }
 
 // removeInclude removes cadence's entries from the repository's config,
 // and each one's section when nothing else is left in it.
-func removeInclude(ctx context.Context, common string) error {
+func (g Git) removeInclude(ctx context.Context, common string) error {
 	var errs []error
 	for _, e := range includeEntries(common) {
-		errs = append(errs, removeIncludeEntry(ctx, common, e[0], e[1]))
+		errs = append(errs, g.removeIncludeEntry(ctx, common, e[0], e[1]))
 	}
 	return errors.Join(errs...)
 }
 
 // removeIncludeEntry removes key = val from the repository's config, and
 // its section when nothing else is left in it.
-func removeIncludeEntry(ctx context.Context, common, key, val string) error {
+func (g Git) removeIncludeEntry(ctx context.Context, common, key, val string) error {
 	cfg := filepath.Join(common, "config")
 	if _, err := os.Stat(cfg); err != nil {
 		return nil
 	}
-	if _, err := gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--unset-all", key, val); err != nil && !isExit(err, 5) {
+	if _, err := g.gitConfig(ctx, common, "--file", cfg, "--fixed-value", "--unset-all", key, val); err != nil && !isExit(err, 5) {
 		return err
 	}
-	names, err := gitConfig(ctx, common, "--file", cfg, "--name-only", "--list")
+	names, err := g.gitConfig(ctx, common, "--file", cfg, "--name-only", "--list")
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func removeIncludeEntry(ctx context.Context, common, key, val string) error {
 			return nil // someone else's key in the same section: kept
 		}
 	}
-	if _, err := gitConfig(ctx, common, "--file", cfg, "--remove-section", section); err != nil && !isExit(err, 128) {
+	if _, err := g.gitConfig(ctx, common, "--file", cfg, "--remove-section", section); err != nil && !isExit(err, 128) {
 		return err
 	}
 	return nil
@@ -297,9 +297,9 @@ func removeIncludeEntry(ctx context.Context, common, key, val string) error {
 
 // gitConfig runs git config, trying again a few times while another git
 // holds the config's lock (git fails at once then).
-func gitConfig(ctx context.Context, dir string, args ...string) (string, error) {
+func (g Git) gitConfig(ctx context.Context, dir string, args ...string) (string, error) {
 	for try := 0; ; try++ {
-		out, err := Run(ctx, dir, append([]string{"config"}, args...)...)
+		out, err := g.Run(ctx, dir, append([]string{"config"}, args...)...)
 		var ge *Error
 		if err == nil || try == 20 || !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "could not lock config file") {
 			return out, err
@@ -343,8 +343,8 @@ type remoteURL struct {
 }
 
 // remoteURLs lists the URLs and push URLs of the repository's remotes.
-func remoteURLs(ctx context.Context, repo string) ([]remoteURL, error) {
-	out, err := Run(ctx, repo, "config", "-z", "--get-regexp", `^remote\..*\.(url|pushurl)$`)
+func (g Git) remoteURLs(ctx context.Context, repo string) ([]remoteURL, error) {
+	out, err := g.Run(ctx, repo, "config", "-z", "--get-regexp", `^remote\..*\.(url|pushurl)$`)
 	if err != nil && !isExit(err, 1) {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ import (
 // A step can lift these (`env -u GIT_CONFIG_COUNT`); the include entries of
 // lot worktrees (GuardWorktree) still hold there. Nothing is returned when
 // there is nothing to add.
-func PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
+func (g Git) PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
 	n := 0
 	path, hasPath := "", false
 	for _, kv := range base {
@@ -57,11 +57,11 @@ func PushBlockEnv(ctx context.Context, repos []string, base []string) []string {
 	seen := map[string]bool{}
 	bin := ""
 	for _, repo := range repos {
-		common, err := commonDir(ctx, repo)
+		common, err := g.commonDir(ctx, repo)
 		if err != nil {
 			continue
 		}
-		remotes, _ := remoteURLs(ctx, repo)
+		remotes, _ := g.remoteURLs(ctx, repo)
 		for _, r := range remotes {
 			for _, u := range urlVariants(repo, r.URL) {
 				if !seen[u] {

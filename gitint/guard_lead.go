@@ -246,7 +246,7 @@ func LeadValue(m RefMove, outside []OutsideMove) string {
 // OutsideMoves implements the executor's view (OutsideMoves), the common
 // dir asked of git once per repository.
 func (g *Repos) OutsideMoves(ctx context.Context, repo *spec.Repo, since time.Time) []OutsideMove {
-	common, err := commonDir(ctx, repo.Path)
+	common, err := g.commonDir(ctx, repo.Path)
 	if err != nil {
 		return nil
 	}
@@ -255,7 +255,7 @@ func (g *Repos) OutsideMoves(ctx context.Context, repo *spec.Repo, since time.Ti
 
 // Refusals implements the executor's view (Refusals).
 func (g *Repos) Refusals(ctx context.Context, repo *spec.Repo) []Refusal {
-	common, err := commonDir(ctx, repo.Path)
+	common, err := g.commonDir(ctx, repo.Path)
 	if err != nil {
 		return nil
 	}

@@ -32,12 +32,12 @@ func TestGuardLeadSideAttribution(t *testing.T) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(t, nil)
 	begin := time.Now().Truncate(time.Second)
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
-	common, err := commonDir(ctx, repo)
+	common, err := tgit().commonDir(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestGuardLeadSideAttribution(t *testing.T) {
 	// This test process plays cadence: its children are steps.
 	guardOwner = os.Getpid
 	defer func() { guardOwner = func() int { return 0 } }()
-	if _, err := InstallGuard(ctx, repo); err != nil {
+	if _, err := tgit().InstallGuard(ctx, repo); err != nil {
 		t.Fatal(err)
 	}
 	if err := commitOnMain(t, repo, "step.txt"); err == nil {

@@ -30,12 +30,12 @@ func RemoveGuard(hook string) error {
 
 // GuardHook returns where the pre-push hook of a repository is, and whether
 // it is a legacy cadence hook left there.
-func GuardHook(ctx context.Context, repo string) (string, bool, error) {
-	common, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+func (g Git) GuardHook(ctx context.Context, repo string) (string, bool, error) {
+	common, err := g.Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", false, err
 	}
-	hook, err := hookPath(ctx, repo, strings.TrimSpace(common))
+	hook, err := g.hookPath(ctx, repo, strings.TrimSpace(common))
 	if err != nil {
 		return "", false, err
 	}

@@ -80,14 +80,14 @@ func newLab(t *testing.T, layout string) *lab {
 	os.RemoveAll(l.marks)
 	os.MkdirAll(l.marks, 0o755)
 
-	remove, err := InstallGuard(ctx, l.repo)
+	remove, err := tgit().InstallGuard(ctx, l.repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.remove = remove
 	t.Cleanup(func() { remove() })
 	l.wt = filepath.Join(t.TempDir(), "a")
-	if _, err := NewRepos().Worktree(ctx, repoSpec(l.repo), l.wt, "cadence/w/a", true); err != nil {
+	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(l.repo), l.wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, l.repo, l.wt, "cadence/w/a"); err != nil {
@@ -97,7 +97,7 @@ func newLab(t *testing.T, layout string) *lab {
 		writeHooks(filepath.Join(l.wt, ".husky", "_")) // the lot's npm install
 	}
 	l.plainEnv = append(gittest.Env(), "CADENCE_WAVE=w", "CADENCE_LOT=a")
-	l.stepEnv = append(append([]string{}, l.plainEnv...), PushBlockEnv(ctx, []string{l.repo}, l.plainEnv)...)
+	l.stepEnv = append(append([]string{}, l.plainEnv...), tgit().PushBlockEnv(ctx, []string{l.repo}, l.plainEnv)...)
 	l.remoteBefore = gittest.Git(t, l.remote, "for-each-ref")
 	l.main = gittest.Git(t, l.repo, "rev-parse", "main")
 	return l

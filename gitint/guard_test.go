@@ -41,8 +41,8 @@ func TestPushGuards(t *testing.T) {
 	ctx := context.Background()
 	repo, _ := withRemote(t)
 	gittest.Commit(t, repo, "local work", map[string]string{"w.txt": "w\n"})
-	before := RemoteState(ctx, repo)
-	env := PushBlockEnv(ctx, []string{repo}, gittest.Env())
+	before := tgit().RemoteState(ctx, repo)
+	env := tgit().PushBlockEnv(ctx, []string{repo}, gittest.Env())
 	if len(env) == 0 {
 		t.Fatal("no push-blocking entries")
 	}
@@ -57,13 +57,13 @@ func TestPushGuards(t *testing.T) {
 			t.Errorf("%q pushed despite the guard", script)
 		}
 	}
-	if RemoteState(ctx, repo) != before {
+	if tgit().RemoteState(ctx, repo) != before {
 		t.Error("the remote changed")
 	}
 	if err := push(t, repo, nil, "git push -q origin HEAD:refs/heads/lead"); err != nil {
 		t.Errorf("the lead's own push was refused: %v", err)
 	}
-	if RemoteState(ctx, repo) == before {
+	if tgit().RemoteState(ctx, repo) == before {
 		t.Error("a push the state does not see")
 	}
 }
@@ -84,7 +84,7 @@ func TestGuardLeavesTheRepositoryAlone(t *testing.T) {
 	gittest.Git(t, repo, "config", "core.hooksPath", ".githooks")
 	cfg := filepath.Join(repo, ".git", "config")
 	before, _ := os.ReadFile(cfg)
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestGuardLeavesTheRepositoryAlone(t *testing.T) {
 	if _, err := os.Stat(layout.RepoGuard(common)); !os.IsNotExist(err) {
 		t.Errorf("the guard folder is left: %v", err)
 	}
-	if GuardInstalled(ctx, common) {
+	if tgit().GuardInstalled(ctx, common) {
 		t.Error("GuardInstalled after the removal")
 	}
 }
@@ -127,19 +127,19 @@ func TestGuardLeftovers(t *testing.T) {
 	before, _ := os.ReadFile(cfg)
 	legacy := filepath.Join(repo, ".git", "hooks", "pre-push")
 	os.WriteFile(legacy, []byte("#!/bin/sh\n"+HookMarker+"\nexit 1\n"), 0o755)
-	if _, err := InstallGuard(ctx, repo); err != nil { // killed: never removed
+	if _, err := tgit().InstallGuard(ctx, repo); err != nil { // killed: never removed
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
 		t.Error("the legacy hook was not taken over")
 	}
-	if _, err := InstallGuard(ctx, repo); err != nil { // the next apply
+	if _, err := tgit().InstallGuard(ctx, repo); err != nil { // the next apply
 		t.Fatal(err)
 	}
 	if n := strings.Count(gittest.Git(t, repo, "config", "--list"), "cadence/guard/lots.config"); n != 1 {
 		t.Errorf("%d include entries", n)
 	}
-	lefts, err := Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
+	lefts, err := tgit().Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,21 +158,21 @@ func TestGuardLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := NewRepos().RemoveLeftover(ctx, spec, *guard); err == nil {
+	if err := NewRepos(os.Environ()).RemoveLeftover(ctx, spec, *guard); err == nil {
 		t.Error("removed the guard of a running wave")
 	}
-	lefts, _ = Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
+	lefts, _ = tgit().Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
 	if len(lefts) == 0 || !strings.Contains(lefts[len(lefts)-1].Keep, "used by a running wave") {
 		t.Errorf("leftovers while held = %+v", lefts)
 	}
 	release()
-	if err := NewRepos().RemoveLeftover(ctx, spec, *guard); err != nil {
+	if err := NewRepos(os.Environ()).RemoveLeftover(ctx, spec, *guard); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
 		t.Errorf("the config is not back:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
-	if lefts, _ := Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false }); len(lefts) != 0 {
+	if lefts, _ := tgit().Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false }); len(lefts) != 0 {
 		t.Errorf("leftovers after clean = %+v", lefts)
 	}
 }
@@ -182,12 +182,12 @@ func TestGuardLeftovers(t *testing.T) {
 func TestGuardWorktreeConcurrent(t *testing.T) {
 	ctx := context.Background()
 	repo, _ := withRemote(t)
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	const n = 6
 	dirs := make([]string, n)
 	root := t.TempDir()
@@ -255,13 +255,13 @@ func TestGuardOddPaths(t *testing.T) {
 	gittest.Git(t, repo, "init", "-q", "--bare", remote)
 	gittest.Git(t, repo, "remote", "add", "origin", remote)
 	gittest.Git(t, repo, "checkout", "-q", "-b", "lead")
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
 	wt := filepath.Join(parent, "wt [1]")
-	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
@@ -280,17 +280,17 @@ func TestGuardOddPaths(t *testing.T) {
 
 func TestPushBlockEnvContinuesUserConfig(t *testing.T) {
 	repo, _ := withRemote(t)
-	env := PushBlockEnv(context.Background(), []string{repo}, []string{"PATH=/bin", "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
+	env := tgit().PushBlockEnv(context.Background(), []string{repo}, []string{"PATH=/bin", "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"})
 	got := strings.Join(env, " ")
 	if !strings.Contains(got, "GIT_CONFIG_KEY_2=url.cadence-no-push::") || strings.Contains(got, "GIT_CONFIG_KEY_0=") || strings.Contains(got, "PATH=") {
 		t.Errorf("env = %v", env)
 	}
-	remove, err := InstallGuard(context.Background(), repo)
+	remove, err := tgit().InstallGuard(context.Background(), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
-	env = PushBlockEnv(context.Background(), []string{repo}, []string{"PATH=/bin"})
+	env = tgit().PushBlockEnv(context.Background(), []string{repo}, []string{"PATH=/bin"})
 	got = strings.Join(env, " ")
 	for _, want := range []string{"GIT_CONFIG_KEY_0=url.cadence-no-push::", "/cadence/guard/repo.config", "protocol.ext.allow", "PATH=" + filepath.Join(repo, ".git", "cadence", "guard", "bin") + ":/bin"} {
 		if !strings.Contains(got, want) {
@@ -308,13 +308,13 @@ func TestGuardRewritesOwnPushURL(t *testing.T) {
 	gittest.Git(t, repo, "init", "-q", "--bare", other)
 	gittest.Git(t, repo, "config", "remote.origin.pushurl", other)
 	gittest.Git(t, repo, "checkout", "-q", "-b", "lead")
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
 	wt := filepath.Join(t.TempDir(), "a")
-	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
@@ -355,7 +355,7 @@ func TestGuardWorktreeNeedsTheGuard(t *testing.T) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(t, nil)
 	wt := filepath.Join(t.TempDir(), "a")
-	if _, err := NewRepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err == nil || !strings.Contains(err.Error(), "not installed") {
@@ -372,7 +372,7 @@ func TestGuardWorktreeNeedsTheGuard(t *testing.T) {
 func TestPushBlockEnvNoHousekeeping(t *testing.T) {
 	repo := gittest.NewRepo(t, map[string]string{"a": "1"})
 	gittest.Git(t, repo, "remote", "add", "origin", t.TempDir())
-	env := append(gittest.Env(), PushBlockEnv(context.Background(), []string{repo}, gittest.Env())...)
+	env := append(gittest.Env(), tgit().PushBlockEnv(context.Background(), []string{repo}, gittest.Env())...)
 	for key, want := range map[string]string{"gc.auto": "0", "maintenance.auto": "false", "gc.writeCommitGraph": "false", "fetch.writeCommitGraph": "false"} {
 		cmd := exec.Command("git", "config", "--get", key)
 		cmd.Dir, cmd.Env = repo, env

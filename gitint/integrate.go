@@ -32,11 +32,11 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 	m.Lock()
 	defer m.Unlock()
 	baseRef := "refs/heads/" + repo.Base
-	base, err := branchCommit(ctx, repo.Path, repo.Base)
+	base, err := g.branchCommit(ctx, repo.Path, repo.Base)
 	if err != nil {
 		return "", fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
-	tip, err := branchCommit(ctx, repo.Path, branch)
+	tip, err := g.branchCommit(ctx, repo.Path, branch)
 	if err != nil {
 		return "", fmt.Errorf("lot branch %s: %w", branch, err)
 	}
@@ -51,7 +51,7 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		if wt == "" {
 			break
 		}
-		st, err := checkoutStatus(ctx, wt)
+		st, err := g.checkoutStatus(ctx, wt)
 		if (err != nil || st.head != baseRef) && attempt == 0 {
 			continue // the remembered checkout is gone or elsewhere: list again
 		}
@@ -76,7 +76,7 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		// Ctrl-C) left tracked files half updated, which the next apply
 		// refused as a dirty checkout. (A kill -9 of cadence does not stop
 		// it either: git runs outside the supervisor.)
-		if _, err := Run(context.WithoutCancel(ctx), wt, "merge", "--ff-only", "--quiet", tip); err != nil {
+		if _, err := g.Run(context.WithoutCancel(ctx), wt, "merge", "--ff-only", "--quiet", tip); err != nil {
 			if !g.isAncestor(ctx, repo.Path, st.oid, tip) {
 				if g.isAncestor(ctx, repo.Path, tip, st.oid) {
 					return st.oid, nil // already in the base
@@ -87,7 +87,7 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		}
 		// "Already up to date" (the branch is in the base) leaves the
 		// base where it was.
-		if now, err := branchCommit(ctx, repo.Path, repo.Base); err == nil && now == st.oid {
+		if now, err := g.branchCommit(ctx, repo.Path, repo.Base); err == nil && now == st.oid {
 			return st.oid, nil
 		}
 		return tip, nil
@@ -98,7 +98,7 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 	if !g.isAncestor(ctx, repo.Path, base, tip) {
 		return "", ErrNotFastForward
 	}
-	if _, err := Run(ctx, repo.Path, "update-ref", "-m", "cadence: integrate "+branch, baseRef, tip, base); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: integrate "+branch, baseRef, tip, base); err != nil {
 		return "", fmt.Errorf("the base moved while integrating: %w", err)
 	}
 	return tip, nil
@@ -107,7 +107,7 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 // isAncestor says whether commit a is an ancestor of commit b (`git
 // merge-base --is-ancestor`); false when git cannot say.
 func (g *Repos) isAncestor(ctx context.Context, repo, a, b string) bool {
-	_, err := Run(ctx, repo, "merge-base", "--is-ancestor", a, b)
+	_, err := g.Run(ctx, repo, "merge-base", "--is-ancestor", a, b)
 	return err == nil
 }
 
@@ -123,7 +123,7 @@ func (g *Repos) checkoutOf(ctx context.Context, repo, ref string, fresh bool) (s
 	if ok && !fresh {
 		return wt, nil
 	}
-	wt, err := checkedOutIn(ctx, repo, ref)
+	wt, err := g.checkedOutIn(ctx, repo, ref)
 	if err != nil {
 		return "", err
 	}
@@ -150,8 +150,8 @@ type checkout struct {
 
 // checkoutStatus reads the status of the worktree at wt (tracked files
 // only, submodules included, as Inspect).
-func checkoutStatus(ctx context.Context, wt string) (checkout, error) {
-	out, err := Run(ctx, wt, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=no", "--ignore-submodules=none")
+func (g Git) checkoutStatus(ctx context.Context, wt string) (checkout, error) {
+	out, err := g.Run(ctx, wt, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=no", "--ignore-submodules=none")
 	if err != nil {
 		return checkout{}, err
 	}
@@ -198,30 +198,30 @@ func (g *Repos) Rewind(ctx context.Context, repo *spec.Repo, sha, old string) er
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
-	wt, err := checkedOutIn(ctx, repo.Path, "refs/heads/"+repo.Base)
+	wt, err := g.checkedOutIn(ctx, repo.Path, "refs/heads/"+repo.Base)
 	if err != nil {
 		return err
 	}
 	if wt != "" {
 		// Only a fast-forward was made there and the tree is clean: reset
 		// the checkout to the old commit if nothing changed since.
-		f, err := Inspect(ctx, wt, repo.Base)
+		f, err := g.Inspect(ctx, wt, repo.Base)
 		if err != nil || len(f.Dirty) > 0 || f.BaseSHA != sha {
 			return fmt.Errorf("cannot put %s back to %.12s: it moved or has changes", repo.Base, old)
 		}
 		// Like the fast-forward, the reset of the lead's checkout is not
 		// stopped halfway by cadence's cancel.
-		_, err = Run(context.WithoutCancel(ctx), wt, "reset", "--keep", old)
+		_, err = g.Run(context.WithoutCancel(ctx), wt, "reset", "--keep", old)
 		return err
 	}
-	_, err = Run(ctx, repo.Path, "update-ref", "-m", "cadence: undo integration", "refs/heads/"+repo.Base, old, sha)
+	_, err = g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: undo integration", "refs/heads/"+repo.Base, old, sha)
 	return err
 }
 
 // checkedOutIn returns the worktree that has ref (refs/heads/<name>)
 // checked out, or "".
-func checkedOutIn(ctx context.Context, repo, ref string) (string, error) {
-	list, err := worktreeList(ctx, repo)
+func (g Git) checkedOutIn(ctx context.Context, repo, ref string) (string, error) {
+	list, err := g.worktreeList(ctx, repo)
 	if err != nil {
 		return "", err
 	}

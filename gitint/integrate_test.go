@@ -56,7 +56,7 @@ func TestFastForwardAndRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	b := startLot(t, g, repo, "b", map[string]string{"b.txt": "b\n"})
 	shaA, err := integrate(t, g, repo, "a", a)
@@ -85,7 +85,7 @@ func TestChangelogUnionOverThreeLots(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"CHANGELOG.md": ancestor})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main", Changelog: "CHANGELOG.md"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	entry := func(line string) string {
 		return strings.Replace(ancestor, "- first entry\n", "- first entry\n"+line+"\n", 1)
 	}
@@ -118,7 +118,7 @@ func TestRealConflictLeavesEverything(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "package x\n// v0\n", "CHANGELOG.md": ancestor})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main", Changelog: "CHANGELOG.md"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "package x\n// from a\n"})
 	b := startLot(t, g, repo, "b", map[string]string{"x.go": "package x\n// from b\n", "CHANGELOG.md": strings.Replace(ancestor, "- first entry\n", "- first entry\n- b\n", 1)})
 	if _, err := integrate(t, g, repo, "a", a); err != nil {
@@ -144,7 +144,7 @@ func TestDirtyCheckoutRefused(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.txt": "x\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	writeFile(t, filepath.Join(path, "x.txt"), "the user's edit\n")
 	before := gittest.Snapshot(t, path, path, a)
@@ -165,7 +165,7 @@ func TestUpdateRefRefusesMovedBase(t *testing.T) {
 	path := gittest.NewRepo(t, nil)
 	gittest.Git(t, path, "checkout", "-q", "-b", "other")
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	if _, err := g.Rebase(ctx, repo, a); err != nil {
@@ -189,7 +189,7 @@ func TestParallelIntegrations(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	dirs := map[string]string{}
 	for i := 0; i < 8; i++ {
 		id := fmt.Sprintf("L%d", i)
@@ -235,7 +235,7 @@ func TestPatchIDSurvivesRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	ctx := context.Background()
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	start := gittest.Git(t, a, "rev-parse", "HEAD~1")
@@ -260,7 +260,7 @@ func TestWorktreeAbortsUnfinishedRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	gittest.Commit(t, path, "base moves", map[string]string{"x.go": "from base\n"})
@@ -273,7 +273,7 @@ func TestWorktreeAbortsUnfinishedRebase(t *testing.T) {
 	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip {
 		t.Errorf("HEAD %s, want %s", got, tip)
 	}
-	if rebaseInProgress(context.Background(), a) {
+	if tgit().rebaseInProgress(context.Background(), a) {
 		t.Error("rebase still in progress")
 	}
 }
@@ -285,7 +285,7 @@ func TestWorktreeRecoversHalfAppliedRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n", "new.txt": "new\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	gittest.Commit(t, path, "base moves", map[string]string{"x.go": "from base\n"})
@@ -300,8 +300,8 @@ func TestWorktreeRecoversHalfAppliedRebase(t *testing.T) {
 	if _, err := g.Worktree(context.Background(), repo, a, "cadence/w/a", false); err != nil {
 		t.Fatal(err)
 	}
-	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip || rebaseInProgress(context.Background(), a) {
-		t.Errorf("HEAD %s (want %s), rebase in progress %v", got, tip, rebaseInProgress(context.Background(), a))
+	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip || tgit().rebaseInProgress(context.Background(), a) {
+		t.Errorf("HEAD %s (want %s), rebase in progress %v", got, tip, tgit().rebaseInProgress(context.Background(), a))
 	}
 	if st := gittest.Git(t, a, "status", "--porcelain"); st != "" {
 		t.Errorf("worktree not clean: %s", st)
@@ -316,7 +316,7 @@ func TestWorktreeClearsStaleLocks(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
 	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")
 	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
@@ -352,7 +352,7 @@ func TestWorktreeRetriesStaleBranchLock(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
 	lock := filepath.Join(common, "refs", "heads", "cadence", "w", "b.lock")
 	other := filepath.Join(common, "refs", "heads", "main.lock")
@@ -414,7 +414,7 @@ func TestAdvanceFinishesTheCheckout(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n", ".gitattributes": "*.txt filter=slow\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	dir := startLot(t, g, repo, "a", map[string]string{"a.txt": "a1\n", "b.txt": "b1\n"})
 	tip := gittest.Git(t, dir, "rev-parse", "HEAD")
 	// The smudge filter says when git is checking out, then takes its time.
@@ -455,20 +455,20 @@ func TestWorktreeDropsRebaseKilledAtItsStart(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")
 	if err := os.Mkdir(filepath.Join(gitDir, "rebase-merge"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if !rebaseInProgress(context.Background(), a) {
+	if !tgit().rebaseInProgress(context.Background(), a) {
 		t.Fatal("git does not see the rebase: the test proves nothing")
 	}
 	if _, err := g.Worktree(context.Background(), repo, a, "cadence/w/a", false); err != nil {
 		t.Fatal(err)
 	}
-	if rebaseInProgress(context.Background(), a) {
+	if tgit().rebaseInProgress(context.Background(), a) {
 		t.Error("the rebase is still there")
 	}
 	if got := gittest.Git(t, a, "rev-parse", "HEAD"); got != tip {

@@ -14,8 +14,8 @@ const lotBranchRoot = "cadence"
 // lotBranchRoot or under it (names without refs/heads/, git's order; nil
 // for none), with one `git for-each-ref`: a pattern matches a ref whole or
 // up to a '/' (git-for-each-ref(1)). The error is git's.
-func LotBranches(ctx context.Context, repo string) ([]string, error) {
-	out, err := Run(ctx, repo, "for-each-ref", "--format=%(refname)", "refs/heads/"+lotBranchRoot)
+func (g Git) LotBranches(ctx context.Context, repo string) ([]string, error) {
+	out, err := g.Run(ctx, repo, "for-each-ref", "--format=%(refname)", "refs/heads/"+lotBranchRoot)
 	if err != nil {
 		return nil, fmt.Errorf("list the branches %s/… of %s: %w", lotBranchRoot, repo, err)
 	}

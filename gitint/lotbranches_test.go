@@ -2,6 +2,7 @@ package gitint
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"testing"
 
@@ -18,16 +19,16 @@ func TestLotBranches(t *testing.T) {
 	for _, b := range []string{"cadence-x", "lead/cadence", "cadence/w/a", "cadence/w-0123abcd/a"} {
 		gittest.Git(t, path, "branch", b)
 	}
-	got, err := LotBranches(ctx, path)
+	got, err := tgit().LotBranches(ctx, path)
 	if want := []string{"cadence/w-0123abcd/a", "cadence/w/a"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("LotBranches = %q, %v; want %q", got, err, want)
 	}
 	other := gittest.NewRepo(t, nil)
 	gittest.Git(t, other, "branch", "cadence")
-	if got, err := LotBranches(ctx, other); err != nil || !reflect.DeepEqual(got, []string{"cadence"}) {
+	if got, err := tgit().LotBranches(ctx, other); err != nil || !reflect.DeepEqual(got, []string{"cadence"}) {
 		t.Fatalf("LotBranches = %q, %v; want [cadence]", got, err)
 	}
-	if got, err := LotBranches(ctx, t.TempDir()); err == nil {
+	if got, err := tgit().LotBranches(ctx, t.TempDir()); err == nil {
 		t.Errorf("LotBranches of a folder that is no repository = %q, want an error", got)
 	}
 }
@@ -40,10 +41,10 @@ func TestLeftoversOfOneNamespace(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	startLot(t, g, repo, "a") // cadence/w/a, with its worktree
 	gittest.Git(t, path, "branch", "cadence/w-0123abcd/a")
-	ls, err := Leftovers(ctx, repo, "w", "cadence/w-0123abcd", all)
+	ls, err := tgit().Leftovers(ctx, repo, "w", "cadence/w-0123abcd", all)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestMain gives git the test process's environment, as internal/cli does
-// for cadence.
+// TestMain makes the test binary the witness client of the guards it
+// installs.
 func TestMain(m *testing.M) {
 	// The test binary is the witness client of the guards it installs,
 	// as the cadence binary is cadence's.
@@ -22,9 +22,12 @@ func TestMain(m *testing.M) {
 	if exe, err := os.Executable(); err == nil {
 		SetWitnessClient(exe)
 	}
-	SetEnviron(os.Environ)
 	// The tests run git as the lead: the guard's owner is no process
 	// (pid 0), so the test binary's children are not a wave's steps.
 	guardOwner = func() int { return 0 }
 	os.Exit(m.Run())
 }
+
+// tgit is git starting from the test process's environment as it is now
+// (after the test's t.Setenv), as internal/cli makes it for cadence.
+func tgit() Git { return NewGit(os.Environ()) }

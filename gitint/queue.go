@@ -12,7 +12,7 @@ import (
 // Tree is the tree id of the commit checked out in the worktree at dir
 // (`git rev-parse HEAD^{tree}`): what a test gate result is keyed by.
 func (g *Repos) Tree(ctx context.Context, dir string) (string, error) {
-	out, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD^{tree}")
+	out, err := g.Run(ctx, dir, "rev-parse", "--verify", "HEAD^{tree}")
 	return strings.TrimSpace(out), err
 }
 
@@ -32,7 +32,7 @@ func (g *Repos) IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bo
 // current commit is first kept under the lot's next backup ref
 // (refs/cadence/backup/<wave>/<lot>/<n>), returned.
 func (g *Repos) Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot, tip string, keep bool) (string, error) {
-	cur, err := branchCommit(ctx, repo.Path, branch)
+	cur, err := g.branchCommit(ctx, repo.Path, branch)
 	if err != nil {
 		return "", fmt.Errorf("lot branch %s: %w", branch, err)
 	}
@@ -41,16 +41,16 @@ func (g *Repos) Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave,
 	}
 	backup := ""
 	if keep {
-		if backup, err = keepRef(ctx, repo, wave, lot, cur); err != nil {
+		if backup, err = g.keepRef(ctx, repo, wave, lot, cur); err != nil {
 			return "", err
 		}
 	}
 	if _, err := os.Stat(dir); err == nil {
 		if head, err := g.WorktreeHead(dir); err == nil && head == "refs/heads/"+branch {
-			_, err := Run(ctx, dir, "reset", "--keep", "-q", tip)
+			_, err := g.Run(ctx, dir, "reset", "--keep", "-q", tip)
 			return backup, err
 		}
 	}
-	_, err = Run(ctx, repo.Path, "update-ref", "-m", "cadence: batch not integrated", "refs/heads/"+branch, tip, cur)
+	_, err = g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: batch not integrated", "refs/heads/"+branch, tip, cur)
 	return backup, err
 }

@@ -70,7 +70,7 @@ func (g *Repos) commonDirOf(ctx context.Context, repo string) (string, error) {
 	if ok {
 		return c, nil
 	}
-	out, err := Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	out, err := g.Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +92,7 @@ func (g *Repos) commonDirOf(ctx context.Context, repo string) (string, error) {
 // worktree are left exactly as they were) and returns a *ConflictError. It
 // reports whether the branch was rewritten.
 func (g *Repos) Rebase(ctx context.Context, repo *spec.Repo, wt string) (bool, error) {
-	base, err := branchCommit(ctx, repo.Path, repo.Base)
+	base, err := g.branchCommit(ctx, repo.Path, repo.Base)
 	if err != nil {
 		return false, fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
@@ -110,7 +110,7 @@ func (g *Repos) RebaseOnto(ctx context.Context, repo *spec.Repo, wt, onto, upstr
 	if g.knownAncestor(onto, wt) {
 		return false, nil
 	}
-	if _, err := Run(ctx, wt, "merge-base", "--is-ancestor", onto, "HEAD"); err == nil {
+	if _, err := g.Run(ctx, wt, "merge-base", "--is-ancestor", onto, "HEAD"); err == nil {
 		return false, nil
 	}
 	args := []string{"rebase", "--no-autosquash", "--no-autostash"}
@@ -119,25 +119,25 @@ func (g *Repos) RebaseOnto(ctx context.Context, repo *spec.Repo, wt, onto, upstr
 	} else {
 		args = append(args, onto)
 	}
-	_, rerr := runEnv(ctx, wt, []string{"GIT_EDITOR=true"}, args...)
+	_, rerr := g.runEnv(ctx, wt, []string{"GIT_EDITOR=true"}, args...)
 	for rerr != nil {
-		files, err := conflicted(ctx, wt)
+		files, err := g.conflicted(ctx, wt)
 		if err != nil || len(files) == 0 {
-			_, _ = Run(ctx, wt, "rebase", "--abort")
+			_, _ = g.Run(ctx, wt, "rebase", "--abort")
 			if err == nil {
 				err = rerr
 			}
 			return false, fmt.Errorf("rebase onto %s: %w", repo.Base, err)
 		}
 		if repo.Changelog == "" || len(files) != 1 || files[0] != filepath.ToSlash(repo.Changelog) {
-			_, _ = Run(ctx, wt, "rebase", "--abort")
+			_, _ = g.Run(ctx, wt, "rebase", "--abort")
 			return false, &ConflictError{Repo: repo.Name, Files: files}
 		}
 		if !g.unionChangelog(ctx, wt, files[0]) {
-			_, _ = Run(ctx, wt, "rebase", "--abort")
+			_, _ = g.Run(ctx, wt, "rebase", "--abort")
 			return false, &ConflictError{Repo: repo.Name, Files: files}
 		}
-		_, rerr = runEnv(ctx, wt, []string{"GIT_EDITOR=true"}, "rebase", "--continue")
+		_, rerr = g.runEnv(ctx, wt, []string{"GIT_EDITOR=true"}, "rebase", "--continue")
 	}
 	return true, nil
 }
@@ -146,7 +146,7 @@ func (g *Repos) RebaseOnto(ctx context.Context, repo *spec.Repo, wt, onto, upstr
 // by union, and stages it.
 func (g *Repos) unionChangelog(ctx context.Context, wt, path string) bool {
 	stage := func(n int) (string, bool) {
-		out, err := Run(ctx, wt, "show", fmt.Sprintf(":%d:%s", n, path))
+		out, err := g.Run(ctx, wt, "show", fmt.Sprintf(":%d:%s", n, path))
 		return out, err == nil
 	}
 	ancestor, ok1 := stage(1)
@@ -162,13 +162,13 @@ func (g *Repos) unionChangelog(ctx context.Context, wt, path string) bool {
 	if err := os.WriteFile(filepath.Join(wt, path), []byte(merged), 0o644); err != nil {
 		return false
 	}
-	_, err := Run(ctx, wt, "add", "--", path)
+	_, err := g.Run(ctx, wt, "add", "--", path)
 	return err == nil
 }
 
 // conflicted lists the unmerged paths of a worktree, sorted.
-func conflicted(ctx context.Context, wt string) ([]string, error) {
-	out, err := Run(ctx, wt, "diff", "--name-only", "--diff-filter=U", "-z")
+func (g Git) conflicted(ctx context.Context, wt string) ([]string, error) {
+	out, err := g.Run(ctx, wt, "diff", "--name-only", "--diff-filter=U", "-z")
 	if err != nil {
 		return nil, err
 	}
@@ -185,14 +185,14 @@ func conflicted(ctx context.Context, wt string) ([]string, error) {
 // PatchID is the stable patch-id of the diff from..to: the same change has
 // the same id, rebased or not.
 func (g *Repos) PatchID(ctx context.Context, repo *spec.Repo, from, to string) (string, error) {
-	diff, err := Run(ctx, repo.Path, "diff", "--no-color", "--no-ext-diff", "--no-textconv", from, to)
+	diff, err := g.Run(ctx, repo.Path, "diff", "--no-color", "--no-ext-diff", "--no-textconv", from, to)
 	if err != nil {
 		return "", err
 	}
 	if diff == "" {
 		return "", nil
 	}
-	out, err := runStdin(ctx, repo.Path, diff, "patch-id", "--stable")
+	out, err := g.runStdin(ctx, repo.Path, diff, "patch-id", "--stable")
 	if err != nil {
 		return "", err
 	}

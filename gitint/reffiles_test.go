@@ -62,7 +62,7 @@ func TestSnapshotFilesMatchesGit(t *testing.T) {
 			t.Errorf("%s: the files say\n%v\ngit says\n%v", s.name, got, want)
 		}
 		// SnapshotRefs (the executor's reading) agrees, skip applied.
-		snap, err := SnapshotRefs(context.Background(), repo, "refs/heads/cadence/")
+		snap, err := tgit().SnapshotRefs(context.Background(), repo, "refs/heads/cadence/")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestRefFilesAskGit(t *testing.T) {
 		t.Errorf("resolve a broken ref file: %v, want errAskGit", err)
 	}
 	// SnapshotRefs falls back on git, which leaves the broken ref out.
-	snap, err := SnapshotRefs(context.Background(), repo, "")
+	snap, err := tgit().SnapshotRefs(context.Background(), repo, "")
 	if err != nil || snap["refs/heads/main"] == "" {
 		t.Errorf("SnapshotRefs with a broken ref: %v %v", snap, err)
 	}
@@ -124,7 +124,7 @@ func TestHeadAndBranchFromFiles(t *testing.T) {
 		if want := gittest.Git(t, wt, "rev-parse", "HEAD"); err != nil || got != want {
 			t.Errorf("%s: headOf = %q, %v; git says %s", what, got, err, want)
 		}
-		g := NewRepos()
+		g := NewRepos(os.Environ())
 		if got, err := g.Head(context.Background(), wt); err != nil || got != gittest.Git(t, wt, "rev-parse", "HEAD") {
 			t.Errorf("%s: Head = %q, %v", what, got, err)
 		}
@@ -182,7 +182,7 @@ func TestRemoteStateNames(t *testing.T) {
 	other := gittest.NewRepo(t, map[string]string{"b.txt": "b\n"})
 	gittest.Git(t, repo, "remote", "add", "up.stream", other)
 	gittest.Git(t, repo, "fetch", "-q", "up.stream")
-	st := RemoteState(context.Background(), repo)
+	st := tgit().RemoteState(context.Background(), repo)
 	for _, want := range []string{"remote.up.stream.url " + other, "refs/remotes/up.stream/main ", "remote up.stream:\n"} {
 		if !strings.Contains(st, want) {
 			t.Errorf("RemoteState lacks %q:\n%s", want, st)
@@ -190,7 +190,7 @@ func TestRemoteStateNames(t *testing.T) {
 	}
 	before := st
 	gittest.Commit(t, other, "pushed", map[string]string{"c.txt": "c\n"})
-	if RemoteState(context.Background(), repo) == before {
+	if tgit().RemoteState(context.Background(), repo) == before {
 		t.Error("a change of the remote's refs did not change the state")
 	}
 }
@@ -249,7 +249,7 @@ func TestCommitsFromFiles(t *testing.T) {
 	if got, err := commitsFromFiles(repo, head, head); err != nil || len(got) != 0 {
 		t.Errorf("an empty range: %q, %v", got, err)
 	}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	for _, msg := range []string{"a subject\nof two lines", "\nafter a blank line", "caf\u00e9"} {
 		gittest.Git(t, repo, "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", msg)
 		tip := gittest.Git(t, repo, "rev-parse", "HEAD")
@@ -283,7 +283,7 @@ func TestKnownAncestor(t *testing.T) {
 	base := gittest.Git(t, repo, "rev-parse", "HEAD")
 	wt := filepath.Join(t.TempDir(), "wt")
 	gittest.Git(t, repo, "worktree", "add", "-q", "-b", "cadence/w/a", wt)
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 	if !g.knownAncestor(base, wt) {
 		t.Error("HEAD at the base itself is not known to descend from it")
 	}

@@ -58,7 +58,7 @@ func short12(sha string) string {
 // nothing): from the ref files (snapshotFiles, no git process) or, when
 // they cannot be read with certainty, with one `git for-each-ref`. The
 // error is git's.
-func SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) {
+func (g Git) SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) {
 	if refs, err := snapshotFiles(repo, GuardedRefs); err == nil {
 		for ref := range refs {
 			if skip != "" && strings.HasPrefix(ref, skip) {
@@ -68,7 +68,7 @@ func SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) {
 		return refs, nil
 	}
 	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, GuardedRefs...)
-	out, err := Run(ctx, repo, args...)
+	out, err := g.Run(ctx, repo, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -141,13 +141,13 @@ func (p PutBack) String() string {
 // <ref> <old> ""` for a deleted one. A ref that moved again since (the swap
 // finds another value) is left as it is and said so in its Err: cadence
 // never forces a ref. Call it with the repository's write lock held.
-func RestoreRefs(ctx context.Context, repo, wave, lot string, moves []RefMove) []PutBack {
-	next := nextRescue(ctx, repo, wave, lot)
+func (g Git) RestoreRefs(ctx context.Context, repo, wave, lot string, moves []RefMove) []PutBack {
+	next := g.nextRescue(ctx, repo, wave, lot)
 	out := make([]PutBack, 0, len(moves))
 	for _, m := range moves {
 		p := PutBack{RefMove: m}
 		if m.New != "" {
-			ref, err := keepRescue(ctx, repo, wave, lot, next, m.New, m.Ref+" moved")
+			ref, err := g.keepRescue(ctx, repo, wave, lot, next, m.New, m.Ref+" moved")
 			next++
 			if err != nil {
 				p.Err = fmt.Errorf("%w, so it is left as it is", err)
@@ -160,12 +160,12 @@ func RestoreRefs(ctx context.Context, repo, wave, lot string, moves []RefMove) [
 		var err error
 		switch {
 		case m.Old == "":
-			_, err = Run(ctx, repo, "update-ref", "-m", msg, "-d", m.Ref, m.New)
+			_, err = g.Run(ctx, repo, "update-ref", "-m", msg, "-d", m.Ref, m.New)
 		default:
-			_, err = Run(ctx, repo, "update-ref", "-m", msg, m.Ref, m.Old, m.New)
+			_, err = g.Run(ctx, repo, "update-ref", "-m", msg, m.Ref, m.Old, m.New)
 		}
 		if err != nil {
-			p.Err = casError(ctx, repo, m, err)
+			p.Err = g.casError(ctx, repo, m, err)
 		}
 		out = append(out, p)
 	}
@@ -174,9 +174,9 @@ func RestoreRefs(ctx context.Context, repo, wave, lot string, moves []RefMove) [
 
 // keepRescue stores sha under the lot's rescue ref number n (created, never
 // overwritten) and returns the ref.
-func keepRescue(ctx context.Context, repo, wave, lot string, n int, sha, what string) (string, error) {
+func (g Git) keepRescue(ctx context.Context, repo, wave, lot string, n int, sha, what string) (string, error) {
 	ref := fmt.Sprintf("%s%s/%s/%d", RescuePrefix, wave, lot, n)
-	if _, err := Run(ctx, repo, "update-ref", "-m", "cadence: rescue ("+what+" during lot "+lot+")", ref, sha, ""); err != nil {
+	if _, err := g.Run(ctx, repo, "update-ref", "-m", "cadence: rescue ("+what+" during lot "+lot+")", ref, sha, ""); err != nil {
 		return "", fmt.Errorf("cannot keep %s under %s: %w", short12(sha), ref, err)
 	}
 	return ref, nil
@@ -184,8 +184,8 @@ func keepRescue(ctx context.Context, repo, wave, lot string, n int, sha, what st
 
 // casError explains a failed put-back: the ref moved again (its value now),
 // or git's error.
-func casError(ctx context.Context, repo string, m RefMove, err error) error {
-	now, rerr := refValue(ctx, repo, m.Ref)
+func (g Git) casError(ctx context.Context, repo string, m RefMove, err error) error {
+	now, rerr := g.refValue(ctx, repo, m.Ref)
 	switch {
 	case rerr != nil && m.New != "":
 		return errors.New("it was deleted again meanwhile")
@@ -198,7 +198,7 @@ func casError(ctx context.Context, repo string, m RefMove, err error) error {
 // refValue is the object name ref points at in the repository at repo (its
 // files, or `git rev-parse --verify --quiet`); an error when there is no
 // such ref.
-func refValue(ctx context.Context, repo, ref string) (string, error) {
+func (g Git) refValue(ctx context.Context, repo, ref string) (string, error) {
 	if _, common, ok := gitDirs(repo); ok {
 		if sha, err := resolveRef(common, ref); err == nil {
 			if sha == "" {
@@ -207,20 +207,20 @@ func refValue(ctx context.Context, repo, ref string) (string, error) {
 			return sha, nil
 		}
 	}
-	out, err := Run(ctx, repo, "rev-parse", "--verify", "--quiet", ref)
+	out, err := g.Run(ctx, repo, "rev-parse", "--verify", "--quiet", ref)
 	return strings.TrimSpace(out), err
 }
 
 // nextRescue is the lot's next free rescue number (1 when it has none).
-func nextRescue(ctx context.Context, repo, wave, lot string) int {
-	refs, _ := lotRefs(ctx, repo, RescuePrefix, wave, lot)
+func (g Git) nextRescue(ctx context.Context, repo, wave, lot string) int {
+	refs, _ := g.lotRefs(ctx, repo, RescuePrefix, wave, lot)
 	return nextNumber(refs)
 }
 
 // RescueRefs lists the rescue refs of a lot (lot "": of every lot of the
 // wave), sorted by name.
-func RescueRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
-	return lotRefs(ctx, repo, RescuePrefix, wave, lot)
+func (g Git) RescueRefs(ctx context.Context, repo, wave, lot string) ([]string, error) {
+	return g.lotRefs(ctx, repo, RescuePrefix, wave, lot)
 }
 
 // WorktreeHead says what the linked worktree at dir has checked out, read
@@ -261,22 +261,22 @@ func WorktreeHead(dir string) (string, error) {
 // changes only gets its HEAD pointed back (`git symbolic-ref`): its files
 // and index are left as they are and show as changes against the branch.
 // It says what it did.
-func PutOnBranch(ctx context.Context, repo, dir, branch, wave, lot string) (string, error) {
+func (g Git) PutOnBranch(ctx context.Context, repo, dir, branch, wave, lot string) (string, error) {
 	var did []string
 	if head, err := WorktreeHead(dir); err == nil && !strings.HasPrefix(head, "refs/") && head != "" {
-		ref, err := keepRescue(ctx, repo, wave, lot, nextRescue(ctx, repo, wave, lot), head, "detached HEAD of "+dir)
+		ref, err := g.keepRescue(ctx, repo, wave, lot, g.nextRescue(ctx, repo, wave, lot), head, "detached HEAD of "+dir)
 		if err != nil {
 			return "", err
 		}
 		did = append(did, "its detached HEAD "+short12(head)+" kept under "+ref)
 	}
-	dirty, err := dirtyFiles(ctx, dir)
+	dirty, err := g.dirtyFiles(ctx, dir)
 	if err == nil && len(dirty) == 0 {
-		if _, err := Run(ctx, dir, "checkout", "-q", branch, "--"); err == nil {
+		if _, err := g.Run(ctx, dir, "checkout", "-q", branch, "--"); err == nil {
 			return strings.Join(append(did, "checked out "+branch+" again"), "; "), nil
 		}
 	}
-	if _, err := Run(ctx, dir, "symbolic-ref", "-m", "cadence: back on the lot's branch", "HEAD", "refs/heads/"+branch); err != nil {
+	if _, err := g.Run(ctx, dir, "symbolic-ref", "-m", "cadence: back on the lot's branch", "HEAD", "refs/heads/"+branch); err != nil {
 		return strings.Join(did, "; "), err
 	}
 	return strings.Join(append(did, "HEAD pointed back at "+branch+" with git symbolic-ref (the uncommitted files are left as they were and now show as changes against "+branch+")"), "; "), nil
@@ -285,7 +285,7 @@ func PutOnBranch(ctx context.Context, repo, dir, branch, wave, lot string) (stri
 // Refs implements the executor's view: the guarded refs of a repository
 // (SnapshotRefs).
 func (g *Repos) Refs(ctx context.Context, repo *spec.Repo, skip string) (Refs, error) {
-	return SnapshotRefs(ctx, repo.Path, skip)
+	return g.SnapshotRefs(ctx, repo.Path, skip)
 }
 
 // RestoreRefs implements the executor's view (RestoreRefs), under the
@@ -294,7 +294,7 @@ func (g *Repos) RestoreRefs(ctx context.Context, repo *spec.Repo, wave, lot stri
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
-	return RestoreRefs(ctx, repo.Path, wave, lot, moves)
+	return g.Git.RestoreRefs(ctx, repo.Path, wave, lot, moves)
 }
 
 // WorktreeHead implements the executor's view (WorktreeHead).
@@ -306,5 +306,5 @@ func (g *Repos) PutOnBranch(ctx context.Context, repo *spec.Repo, dir, branch, w
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
-	return PutOnBranch(ctx, repo.Path, dir, branch, wave, lot)
+	return g.Git.PutOnBranch(ctx, repo.Path, dir, branch, wave, lot)
 }

@@ -32,7 +32,7 @@ func guardedRepo(t *testing.T) (repo, wt string, c []string) {
 func TestSnapshotRefs(t *testing.T) {
 	ctx := context.Background()
 	repo, _, c := guardedRepo(t)
-	refs, err := SnapshotRefs(ctx, repo, "refs/heads/cadence/w/")
+	refs, err := tgit().SnapshotRefs(ctx, repo, "refs/heads/cadence/w/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestSnapshotRefs(t *testing.T) {
 	if !reflect.DeepEqual(refs, want) {
 		t.Errorf("SnapshotRefs = %v, want %v (no lot branch, no remote-tracking or cadence ref)", refs, want)
 	}
-	all, _ := SnapshotRefs(ctx, repo, "")
+	all, _ := tgit().SnapshotRefs(ctx, repo, "")
 	if all["refs/heads/cadence/w/a"] != c[2] {
 		t.Errorf("without skip, the lot branch is read too: %v", all)
 	}
@@ -70,17 +70,17 @@ func TestRestoreRefs(t *testing.T) {
 	ctx := context.Background()
 	repo, _, c := guardedRepo(t)
 	gittest.Git(t, repo, "update-ref", RescuePrefix+"w/a/1", c[0]) // an earlier incident
-	before, _ := SnapshotRefs(ctx, repo, "refs/heads/cadence/w/")
+	before, _ := tgit().SnapshotRefs(ctx, repo, "refs/heads/cadence/w/")
 	gittest.Git(t, repo, "update-ref", "refs/heads/main", c[0])
 	gittest.Git(t, repo, "tag", "v9", c[1])
 	gittest.Git(t, repo, "update-ref", "-d", "refs/tags/v1")
 	gittest.Git(t, repo, "update-ref", "refs/heads/work", c[1])
-	after, _ := SnapshotRefs(ctx, repo, "refs/heads/cadence/w/")
+	after, _ := tgit().SnapshotRefs(ctx, repo, "refs/heads/cadence/w/")
 	moves := before.Diff(after)
 	// work moves again before cadence puts it back.
 	gittest.Git(t, repo, "update-ref", "refs/heads/work", c[0])
 
-	got := RestoreRefs(ctx, repo, "w", "a", moves)
+	got := tgit().RestoreRefs(ctx, repo, "w", "a", moves)
 	if len(got) != 4 {
 		t.Fatalf("%d results for %d moves", len(got), len(moves))
 	}
@@ -122,7 +122,7 @@ func TestRestoreRefs(t *testing.T) {
 			t.Errorf("%s: %v", ref, byRef[ref].Err)
 		}
 	}
-	if refs, _ := RescueRefs(ctx, repo, "w", "a"); len(refs) != 4 {
+	if refs, _ := tgit().RescueRefs(ctx, repo, "w", "a"); len(refs) != 4 {
 		t.Errorf("RescueRefs = %v", refs)
 	}
 }
@@ -163,7 +163,7 @@ func TestPutOnBranch(t *testing.T) {
 	lotTip := gittest.Git(t, wt, "rev-parse", "HEAD")
 
 	gittest.Git(t, wt, "checkout", "-q", "main")
-	how, err := PutOnBranch(ctx, repo, wt, "cadence/w/a", "w", "a")
+	how, err := tgit().PutOnBranch(ctx, repo, wt, "cadence/w/a", "w", "a")
 	if err != nil || !strings.Contains(how, "checked out cadence/w/a") {
 		t.Fatalf("clean: %q, %v", how, err)
 	}
@@ -173,7 +173,7 @@ func TestPutOnBranch(t *testing.T) {
 
 	gittest.Git(t, wt, "checkout", "-q", "main")
 	os.WriteFile(filepath.Join(wt, "README.md"), []byte("changed\n"), 0o644)
-	how, err = PutOnBranch(ctx, repo, wt, "cadence/w/a", "w", "a")
+	how, err = tgit().PutOnBranch(ctx, repo, wt, "cadence/w/a", "w", "a")
 	if err != nil || !strings.Contains(how, "symbolic-ref") {
 		t.Fatalf("dirty: %q, %v", how, err)
 	}
@@ -188,7 +188,7 @@ func TestPutOnBranch(t *testing.T) {
 	gittest.Git(t, wt, "checkout", "-q", "--detach")
 	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "detached work")
 	detached := gittest.Git(t, wt, "rev-parse", "HEAD")
-	how, err = PutOnBranch(ctx, repo, wt, "cadence/w/a", "w", "a")
+	how, err = tgit().PutOnBranch(ctx, repo, wt, "cadence/w/a", "w", "a")
 	if err != nil || !strings.Contains(how, "kept under "+RescuePrefix+"w/a/1") {
 		t.Fatalf("detached: %q, %v", how, err)
 	}

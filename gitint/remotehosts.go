@@ -17,11 +17,11 @@ import (
 //
 // The claude adapter denies these hosts to sandboxed commands, so that a
 // push over the network is refused before any connection.
-func RemoteHosts(ctx context.Context, repos []string) []string {
+func (g Git) RemoteHosts(ctx context.Context, repos []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, repo := range repos {
-		cfg, err := Run(ctx, repo, "config", "-z", "--get-regexp",
+		cfg, err := g.Run(ctx, repo, "config", "-z", "--get-regexp",
 			`^(remote\..*\.(url|pushurl)|url\..*\.(insteadof|pushinsteadof))$`)
 		if err != nil {
 			continue

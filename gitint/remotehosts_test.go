@@ -70,15 +70,15 @@ func TestRemoteHostsRepo(t *testing.T) {
 		{"remote", "add", "near", "/srv/near.git"},
 		{"config", "remote.origin.pushurl", "ssh://git@github.com/x/y.git"},
 	} {
-		if _, err := Run(ctx, repo, args...); err != nil {
+		if _, err := tgit().Run(ctx, repo, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	empty := t.TempDir()
-	if _, err := Run(ctx, empty, "init", "-q"); err != nil {
+	if _, err := tgit().Run(ctx, empty, "init", "-q"); err != nil {
 		t.Fatal(err)
 	}
-	got := RemoteHosts(ctx, []string{repo, empty, repo})
+	got := tgit().RemoteHosts(ctx, []string{repo, empty, repo})
 	if want := []string{"github.com", "gitlab.example"}; !slices.Equal(got, want) {
 		t.Errorf("RemoteHosts = %q, want %q", got, want)
 	}

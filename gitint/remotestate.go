@@ -22,9 +22,9 @@ import (
 // files (snapshotFiles; `git for-each-ref` when those cannot be read with
 // certainty), and `git remote` runs only when the repository has remotes
 // of the old kinds, the files under <common>/remotes and <common>/branches.
-func RemoteState(ctx context.Context, repo string) string {
+func (g Git) RemoteState(ctx context.Context, repo string) string {
 	var b strings.Builder
-	cfg, _ := Run(ctx, repo, "config", "-z", "--get-regexp", `^remote\.`)
+	cfg, _ := g.Run(ctx, repo, "config", "-z", "--get-regexp", `^remote\.`)
 	urls, names := remotesOfConfig(cfg)
 	b.WriteString(urls)
 	if refs, err := snapshotFiles(repo, []string{"refs/remotes"}); err == nil {
@@ -37,11 +37,11 @@ func RemoteState(ctx context.Context, repo string) string {
 			fmt.Fprintf(&b, "%s %s\n", k, refs[k])
 		}
 	} else {
-		out, _ := Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
+		out, _ := g.Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
 		b.WriteString(out)
 	}
 	if legacyRemotes(repo) {
-		out, err := Run(ctx, repo, "remote")
+		out, err := g.Run(ctx, repo, "remote")
 		if err != nil {
 			return b.String()
 		}
@@ -50,7 +50,7 @@ func RemoteState(ctx context.Context, repo string) string {
 	sort.Strings(names)
 	for _, r := range names {
 		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		ls, err := Run(lctx, repo, "ls-remote", "--quiet", r)
+		ls, err := g.Run(lctx, repo, "ls-remote", "--quiet", r)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(&b, "remote %s: unreachable\n", r)

@@ -9,7 +9,7 @@ import (
 
 // RemoteState implements the executor's view of RemoteState.
 func (g *Repos) RemoteState(ctx context.Context, repo *spec.Repo) string {
-	return RemoteState(ctx, repo.Path)
+	return g.Git.RemoteState(ctx, repo.Path)
 }
 
 // SessionEnv returns the push-blocking environment entries for sessions
@@ -19,22 +19,22 @@ func (g *Repos) SessionEnv(ctx context.Context, repos []*spec.Repo, base []strin
 	for i, r := range repos {
 		paths[i] = r.Path
 	}
-	return PushBlockEnv(ctx, paths, base)
+	return g.PushBlockEnv(ctx, paths, base)
 }
 
 // Base returns the commit of the repository's base branch: from the ref
 // files when they say (branchOf), else `git rev-parse --verify`.
 func (g *Repos) Base(ctx context.Context, repo *spec.Repo) (string, error) {
-	return branchCommit(ctx, repo.Path, repo.Base)
+	return g.branchCommit(ctx, repo.Path, repo.Base)
 }
 
 // branchCommit is the commit of refs/heads/<branch> of the repository at
 // repo (branchOf, else git), an error when there is none.
-func branchCommit(ctx context.Context, repo, branch string) (string, error) {
+func (g Git) branchCommit(ctx context.Context, repo, branch string) (string, error) {
 	if sha, err := branchOf(repo, branch); err == nil && sha != "" {
 		return sha, nil
 	}
-	out, err := Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	out, err := g.Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
 	return strings.TrimSpace(out), err
 }
 
@@ -45,5 +45,5 @@ func (g *Repos) RemoteHosts(ctx context.Context, repos []*spec.Repo) []string {
 	for i, r := range repos {
 		paths[i] = r.Path
 	}
-	return RemoteHosts(ctx, paths)
+	return g.Git.RemoteHosts(ctx, paths)
 }

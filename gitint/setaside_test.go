@@ -20,7 +20,7 @@ func TestSetAsideNothingBeyondBase(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos()
+	g := NewRepos(os.Environ())
 
 	// On its branch at the base, a clean tree: nothing kept, both gone.
 	dir := startLot(t, g, repo, "a")
@@ -35,7 +35,7 @@ func TestSetAsideNothingBeyondBase(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("worktree still there: %v", err)
 	}
-	if refs, _ := BackupRefs(ctx, path, "w", ""); len(refs) != 0 {
+	if refs, _ := tgit().BackupRefs(ctx, path, "w", ""); len(refs) != 0 {
 		t.Errorf("backup refs %v, want none", refs)
 	}
 

@@ -38,12 +38,12 @@ func report(t *testing.T, sock, lines string) string {
 func TestWitnessRefusesSteps(t *testing.T) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(t, nil)
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer remove()
-	common, err := commonDir(ctx, repo)
+	common, err := tgit().commonDir(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestWitnessRefusesSteps(t *testing.T) {
 	// This test process plays cadence: its children are steps.
 	guardOwner = os.Getpid
 	defer func() { guardOwner = func() int { return 0 } }()
-	if _, err := InstallGuard(ctx, repo); err != nil {
+	if _, err := tgit().InstallGuard(ctx, repo); err != nil {
 		t.Fatal(err)
 	}
 	if got := report(t, witnessPath(common), b+" "+c+" refs/heads/main\n"); !strings.HasPrefix(got, witnessRefused) {
@@ -96,11 +96,11 @@ func TestWitnessLongPath(t *testing.T) {
 	repo := filepath.Join(dir, "app")
 	gittest.Git(t, dir, "init", "-q", "-b", "main", "app")
 	gittest.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "init")
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	common, err := commonDir(ctx, repo)
+	common, err := tgit().commonDir(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestWitnessLongPath(t *testing.T) {
 func TestWitnessStaleSocket(t *testing.T) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(t, nil)
-	common, err := commonDir(ctx, repo)
+	common, err := tgit().commonDir(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestWitnessStaleSocket(t *testing.T) {
 	if err := os.WriteFile(sock, []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	remove, err := InstallGuard(ctx, repo)
+	remove, err := tgit().InstallGuard(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestWitnessStaleSocket(t *testing.T) {
 	if err := os.WriteFile(sock, []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := RemoveGuardDir(ctx, common); err != nil {
+	if err := tgit().RemoveGuardDir(ctx, common); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {

@@ -60,8 +60,8 @@ func (e worktreeEntry) gone() bool {
 
 // worktreeList lists the worktrees of the repository at repoPath (the main
 // one first), from `git worktree list --porcelain -z` run in repoPath.
-func worktreeList(ctx context.Context, repoPath string) ([]worktreeEntry, error) {
-	out, err := Run(ctx, repoPath, "worktree", "list", "--porcelain", "-z")
+func (g Git) worktreeList(ctx context.Context, repoPath string) ([]worktreeEntry, error) {
+	out, err := g.Run(ctx, repoPath, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("list the worktrees of %s: %w", repoPath, err)
 	}
@@ -133,8 +133,8 @@ func realPath(p string) string {
 // when cadence made it (its lock reason names cadence and the lot, see
 // LockReason) or when it is not locked; a record locked by anything else
 // is left, and the error says how to release it.
-func dropGone(ctx context.Context, repoPath, dir, branch string) error {
-	list, err := worktreeList(ctx, repoPath)
+func (g Git) dropGone(ctx context.Context, repoPath, dir, branch string) error {
+	list, err := g.worktreeList(ctx, repoPath)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func dropGone(ctx context.Context, repoPath, dir, branch string) error {
 			return fmt.Errorf("the worktree %s (branch %s) is gone, but git keeps its record, locked by something other than cadence (%q): release it with git worktree unlock %s && git worktree prune, in %s",
 				e.Path, e.Branch, e.Reason, e.Path, repoPath)
 		}
-		if _, err := Run(ctx, repoPath, "worktree", "remove", "--force", "--force", e.Path); err != nil {
+		if _, err := g.Run(ctx, repoPath, "worktree", "remove", "--force", "--force", e.Path); err != nil {
 			return fmt.Errorf("drop git's record of the worktree %s, whose folder is gone: %w", e.Path, err)
 		}
 	}
@@ -167,7 +167,7 @@ func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string)
 	defer m.Unlock()
 	g.takePristine(dir, "")
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		return dropGone(ctx, repo.Path, dir, "")
+		return g.dropGone(ctx, repo.Path, dir, "")
 	}
 	forget := unguardWorktree(dir)
 	reason, locked, ok := lockOf(dir)
@@ -179,29 +179,29 @@ func (g *Repos) RemoveWorktree(ctx context.Context, repo *spec.Repo, dir string)
 		// What `git worktree unlock` does (builtin/worktree.c): remove
 		// the worktree's locked file.
 		if err := os.Remove(locked); err != nil && !os.IsNotExist(err) {
-			_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+			_, _ = g.Run(ctx, repo.Path, "worktree", "unlock", dir)
 		}
 	case !ok:
 		reason = legacyLockReason
-		if list, err := worktreeList(ctx, repo.Path); err == nil {
+		if list, err := g.worktreeList(ctx, repo.Path); err == nil {
 			for _, e := range list {
 				if samePath(e.Path, dir) && e.Locked {
 					reason = e.Reason
 				}
 			}
 		}
-		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
+		_, _ = g.Run(ctx, repo.Path, "worktree", "unlock", dir)
 	}
-	_, err := Run(ctx, repo.Path, "worktree", "remove", dir)
+	_, err := g.Run(ctx, repo.Path, "worktree", "remove", dir)
 	if err != nil && strings.Contains(err.Error(), "containing submodules") {
 		// git removes a worktree with submodules only by force: cadence
 		// forces it once it checked that nothing would be lost.
-		if err = submodulesKept(ctx, repo, dir); err == nil {
-			_, err = Run(ctx, repo.Path, "worktree", "remove", "--force", dir)
+		if err = g.submodulesKept(ctx, repo, dir); err == nil {
+			_, err = g.Run(ctx, repo.Path, "worktree", "remove", "--force", dir)
 		}
 	}
 	if err != nil {
-		_, _ = Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
+		_, _ = g.Run(ctx, repo.Path, "worktree", "lock", "--reason", reason, dir)
 		return fmt.Errorf("remove the worktree %s: %w", dir, err)
 	}
 	forget()

@@ -17,6 +17,7 @@ import (
 // a wave. Writes to one repository's .git (worktrees, branches, refs) are
 // serialised, so lots running in parallel never collide on its locks.
 type Repos struct {
+	Git
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 	// pristine are the worktrees this Repos made (dir → the commit they
@@ -33,8 +34,11 @@ type Repos struct {
 	ancestry map[[2]string]bool
 }
 
-// NewRepos returns a Repos.
-func NewRepos() *Repos { return &Repos{locks: map[string]*sync.Mutex{}} }
+// NewRepos returns a Repos whose git starts from the environment environ
+// (Git.Environ).
+func NewRepos(environ []string) *Repos {
+	return &Repos{Git: NewGit(environ), locks: map[string]*sync.Mutex{}}
+}
 
 // made records that Worktree just made the worktree at dir, at commit sha:
 // clean, HEAD at sha, nothing run in it yet.
@@ -136,14 +140,14 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		// A rebase cadence started and never finished (it was killed while
 		// integrating): abort it, which puts the branch and the worktree
 		// back exactly as they were before it.
-		if rebaseInProgress(ctx, dir) {
-			if err := abortRebase(ctx, dir, branch); err != nil {
+		if g.rebaseInProgress(ctx, dir) {
+			if err := g.abortRebase(ctx, dir, branch); err != nil {
 				return "", err
 			}
 		}
-		if out, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
-			if _, serr := Run(ctx, dir, "status", "--porcelain"); serr == nil {
-				return startOf(ctx, repo, branch), nil
+		if out, err := g.Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(out) == branch {
+			if _, serr := g.Run(ctx, dir, "status", "--porcelain"); serr == nil {
+				return g.startOf(ctx, repo, branch), nil
 			}
 		}
 		if !fresh {
@@ -151,13 +155,13 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 		}
 		// Only cadence writes here, and the lot has not started: this is a
 		// `git worktree add` that was cut short.
-		_, _ = Run(ctx, repo.Path, "worktree", "unlock", dir)
-		if _, err := Run(ctx, repo.Path, "worktree", "remove", "--force", "--force", dir); err != nil {
+		_, _ = g.Run(ctx, repo.Path, "worktree", "unlock", dir)
+		if _, err := g.Run(ctx, repo.Path, "worktree", "remove", "--force", "--force", dir); err != nil {
 			if err := os.RemoveAll(dir); err != nil {
 				return "", err
 			}
 		}
-		_, _ = Run(ctx, repo.Path, "worktree", "prune")
+		_, _ = g.Run(ctx, repo.Path, "worktree", "prune")
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
@@ -171,7 +175,7 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	// the full path below finds out why.
 	if tip, err := branchOf(repo.Path, branch); err == nil && tip == "" {
 		if base, err := branchOf(repo.Path, repo.Base); err == nil && base != "" {
-			if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err == nil {
+			if _, err := g.Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err == nil {
 				g.made(dir, base)
 				return base, nil
 			}
@@ -180,21 +184,21 @@ func (g *Repos) worktree(ctx context.Context, repo *spec.Repo, dir, branch strin
 	// The folder is not there: git may still keep the record of a worktree
 	// of the lot whose folder was deleted (locked, so never pruned), which
 	// makes `worktree add` refuse. The branch is made again from below.
-	if err := dropGone(ctx, repo.Path, dir, branch); err != nil {
+	if err := g.dropGone(ctx, repo.Path, dir, branch); err != nil {
 		return "", err
 	}
-	if _, err := Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, dir, branch); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		if _, err := g.Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, dir, branch); err != nil {
 			return "", err
 		}
-		return startOf(ctx, repo, branch), nil
+		return g.startOf(ctx, repo, branch), nil
 	}
-	base, err := Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
+	base, err := g.Run(ctx, repo.Path, "rev-parse", "--verify", "refs/heads/"+repo.Base+"^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("base branch %s: %w", repo.Base, err)
 	}
 	base = strings.TrimSpace(base)
-	if _, err := Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "worktree", "add", "--lock", "--reason", reason, "-b", branch, dir, base); err != nil {
 		return "", err
 	}
 	g.made(dir, base)
@@ -261,8 +265,8 @@ func linkedGitDir(dir string) (gitDir, common string, ok bool) {
 
 // startOf is where an existing lot branch started: its merge base with the
 // repo's base ("" when git cannot say).
-func startOf(ctx context.Context, repo *spec.Repo, branch string) string {
-	out, err := Run(ctx, repo.Path, "merge-base", "refs/heads/"+branch, "refs/heads/"+repo.Base)
+func (g Git) startOf(ctx context.Context, repo *spec.Repo, branch string) string {
+	out, err := g.Run(ctx, repo.Path, "merge-base", "refs/heads/"+branch, "refs/heads/"+repo.Base)
 	if err != nil {
 		return ""
 	}
@@ -277,12 +281,12 @@ func startOf(ctx context.Context, repo *spec.Repo, branch string) string {
 // the rebase's own half-applied copy of them (integration starts from a
 // clean tree). A rebase of any other branch is not touched; one whose
 // branch git had not yet written down is taken for the lot's.
-func abortRebase(ctx context.Context, dir, branch string) error {
-	if _, err := Run(ctx, dir, "rebase", "--abort"); err == nil {
+func (g Git) abortRebase(ctx context.Context, dir, branch string) error {
+	if _, err := g.Run(ctx, dir, "rebase", "--abort"); err == nil {
 		return nil
 	}
 	headName := ""
-	if p, err := Run(ctx, dir, "rev-parse", "--git-path", "rebase-merge/head-name"); err == nil {
+	if p, err := g.Run(ctx, dir, "rev-parse", "--git-path", "rebase-merge/head-name"); err == nil {
 		p = strings.TrimSpace(p)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
@@ -298,10 +302,10 @@ func abortRebase(ctx context.Context, dir, branch string) error {
 	if headName != "refs/heads/"+branch && headName != "" {
 		return fmt.Errorf("%s: an unfinished rebase (of %q) could not be aborted; finish or abort it by hand", dir, headName)
 	}
-	if _, err := Run(ctx, dir, "rebase", "--quit"); err != nil {
+	if _, err := g.Run(ctx, dir, "rebase", "--quit"); err != nil {
 		return err
 	}
-	if _, err := Run(ctx, dir, "checkout", "-q", "-f", branch); err != nil {
+	if _, err := g.Run(ctx, dir, "checkout", "-q", "-f", branch); err != nil {
 		return fmt.Errorf("%s: after an unfinished rebase: %w", dir, err)
 	}
 	return nil
@@ -309,9 +313,9 @@ func abortRebase(ctx context.Context, dir, branch string) error {
 
 // rebaseInProgress reports whether the worktree at dir is in the middle of
 // a rebase.
-func rebaseInProgress(ctx context.Context, dir string) bool {
+func (g Git) rebaseInProgress(ctx context.Context, dir string) bool {
 	for _, name := range []string{"rebase-merge", "rebase-apply"} {
-		p, err := Run(ctx, dir, "rev-parse", "--git-path", name)
+		p, err := g.Run(ctx, dir, "rev-parse", "--git-path", name)
 		if err != nil {
 			return false
 		}
@@ -342,17 +346,17 @@ func (g *Repos) Head(ctx context.Context, dir string) (string, error) {
 	if sha, err := headOf(dir); err == nil {
 		return sha, nil
 	}
-	out, err := Run(ctx, dir, "rev-parse", "--verify", "HEAD")
+	out, err := g.Run(ctx, dir, "rev-parse", "--verify", "HEAD")
 	return strings.TrimSpace(out), err
 }
 
 // Dirty lists the worktree's uncommitted changes, untracked files included.
 func (g *Repos) Dirty(ctx context.Context, dir string) ([]string, error) {
-	return dirtyFiles(ctx, dir)
+	return g.dirtyFiles(ctx, dir)
 }
 
-func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
-	out, err := Run(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+func (g Git) dirtyFiles(ctx context.Context, dir string) ([]string, error) {
+	out, err := g.Run(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +368,7 @@ func dirtyFiles(ctx context.Context, dir string) ([]string, error) {
 // names them: slash-separated paths from the repository's root. A rename
 // counts as an addition of the new path.
 func (g *Repos) Changed(ctx context.Context, dir, from, to string) ([]string, error) {
-	out, err := Run(ctx, dir, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", "--no-ext-diff", from, to, "--")
+	out, err := g.Run(ctx, dir, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", "--no-ext-diff", from, to, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +394,7 @@ func (g *Repos) Commits(ctx context.Context, dir, from, to string) ([]string, er
 		g.mu.Unlock()
 		return cs, nil
 	}
-	out, err := Run(ctx, dir, "log", "--reverse", "--format=%H %s", from+".."+to)
+	out, err := g.Run(ctx, dir, "log", "--reverse", "--format=%H %s", from+".."+to)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // TestE2EAccounting: tokens and cost of sessions that did not end by
@@ -96,7 +97,7 @@ func e2eKilledCountedOnResume(t *testing.T) {
 	p, session := e.startUntilTurn("a-implement0", 2)
 	// The second turn's message_start reaches the CLI, then the step's log.
 	log := filepath.Join(e.dir, ".cadence", "w", "a", "0-implement.json")
-	if !waitFor(60*time.Second, func() bool {
+	if !testutil.Eventually(60*time.Second, func() bool {
 		b, _ := os.ReadFile(log)
 		return strings.Count(string(b), `"type":"message_start"`) >= 2
 	}) {

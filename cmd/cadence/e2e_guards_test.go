@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // (g) A tool call hangs: the step times out (timeout = "20s": on a loaded
@@ -30,7 +31,7 @@ func e2eHangingTool(t *testing.T) {
 	p := e.start(e.applyArgs()...)
 	// The sleep must really run (or nothing is proved below).
 	sleeping := false
-	waitFor(60*time.Second, func() bool {
+	testutil.Eventually(60*time.Second, func() bool {
 		for _, l := range marked("ANTHROPIC_BASE_URL=" + e.url) {
 			if strings.HasSuffix(l, " sleep 613") {
 				sleeping = true
@@ -86,7 +87,7 @@ func e2eSigint(t *testing.T) {
 	}, waveOpts{})
 	p := e.start(e.applyArgs()...)
 	var session string
-	if !waitFor(60*time.Second, func() bool {
+	if !testutil.Eventually(60*time.Second, func() bool {
 		if q := e.srv.RequestsFor("a-review0"); len(q) > 0 {
 			session = q[0].SessionID
 			return true

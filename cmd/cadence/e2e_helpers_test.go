@@ -28,6 +28,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // e2eRunTimeout bounds one cadence command.
@@ -187,7 +188,7 @@ func (e *e2e) applyArgs(flags ...string) []string {
 type cadenceProc struct {
 	e      *e2e
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testutil.SyncBuffer
 	done   chan struct{}
 	err    error
 	cancel context.CancelFunc
@@ -205,7 +206,7 @@ func (e *e2e) start(args ...string) *cadenceProc {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
-	p := &cadenceProc{e: e, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{}), cancel: cancel, start: time.Now(), args: args}
+	p := &cadenceProc{e: e, cmd: cmd, out: &testutil.SyncBuffer{}, done: make(chan struct{}), cancel: cancel, start: time.Now(), args: args}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -230,7 +231,7 @@ func (e *e2e) startUntilTurn(marker string, n int) (*cadenceProc, string) {
 	e.t.Helper()
 	p := e.start(e.applyArgs()...)
 	var session string
-	if !waitFor(2*time.Minute, func() bool {
+	if !testutil.Eventually(2*time.Minute, func() bool {
 		q := e.turns(marker)
 		if len(q) >= n {
 			session = q[0].SessionID
@@ -267,24 +268,6 @@ func (p *cadenceProc) signal(sig syscall.Signal) {
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.e.t.Fatalf("signal cadence: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's two outputs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func indentLines(s string) string {
@@ -483,15 +466,3 @@ func (e *e2e) noneLeft(sessions ...string) {
 // turns returns the recorded requests of the fake that played a turn (or
 // the final "done") of the script marker.
 func (e *e2e) turns(marker string) []fakeapi.Request { return e.srv.Turns(marker) }
-
-// waitFor polls cond every 50 ms until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return cond()
-}

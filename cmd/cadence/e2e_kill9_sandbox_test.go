@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // TestE2EKill9SandboxedBash: cadence killed with SIGKILL while a
@@ -69,7 +70,7 @@ func killDuringBash(t *testing.T) *e2e {
 	}, waveOpts{})
 	p, session := e.startUntilTurn("a-implement0", 1)
 	var wt string
-	placed := waitFor(time.Minute, func() bool {
+	placed := testutil.Eventually(time.Minute, func() bool {
 		st, _, err := state.Read(state.PathFor(e.wave))
 		if err != nil || st.Lots["a"] == nil || st.Lots["a"].Worktree == "" {
 			return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // (l) `cadence answer` while the wave runs: the live apply takes the
@@ -36,14 +37,14 @@ lot "keep" {
 			return err == nil && st.Lots[id] != nil && st.Lots[id].Status == want
 		}
 	}
-	if !waitFor(2*time.Minute, lotIs("a", state.LotQuestion)) {
+	if !testutil.Eventually(2*time.Minute, lotIs("a", state.LotQuestion)) {
 		p.signal(9)
 		t.Fatalf("lot a never asked:\n%s", p.wait().out)
 	}
 	ans := e.cadence("answer", e.wave, "a", "Use Redis")
 	ans.wantCode(t, 0)
 	ans.wantOut(t, `The running apply \(pid [0-9]+\) took the request`, `answer a: it goes on in this run`)
-	if !waitFor(2*time.Minute, lotIs("a", state.LotDone)) {
+	if !testutil.Eventually(2*time.Minute, lotIs("a", state.LotDone)) {
 		t.Errorf("lot a did not go on in the live run: %s", steps(e.lot(e.state(), "a")))
 	}
 	if err := os.WriteFile(release, nil, 0o644); err != nil {

@@ -1,6 +1,6 @@
 // Package control is the request channel between the commands that steer
 // a wave (`cadence drop`, `cadence stop`, `cadence answer`) and the apply
-// that runs it (DESIGN.md §4 "Steering a live wave").
+// that runs it (docs/running.md, Steering a live wave).
 //
 // The channel is a folder next to the wave lock, <state file>.requests
 // (layout.Wave.Requests), private to the user (0700). A command writes one
@@ -20,12 +20,13 @@
 // that others may write, is refused (ErrForeign), and so is a request file
 // of another owner. A request file is at most MaxRequestBytes.
 //
-// The package holds the channel's files only; what a request does is the
-// executor's (executor/steer.go) and the command's (internal/cli).
+// The package holds the channel's files (Channel) and the commands' side of
+// it (Client: lock probe, send, wait for the acknowledgement, withdraw);
+// what a request does is the executor's (applied by the live apply) and
+// the command's (internal/cli, when no apply is live).
 package control
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
 )
@@ -104,11 +106,7 @@ type Ack struct {
 type Channel struct{ Dir string }
 
 // NewID returns a fresh request id.
-func NewID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func NewID() string { return ids.Hex(8) }
 
 const (
 	reqSuffix = ".req.json"

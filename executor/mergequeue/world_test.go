@@ -31,8 +31,7 @@ type world struct {
 
 func newWorld(t *testing.T, mergeQueue bool) *world {
 	t.Helper()
-	gitint.SetEnviron(gittest.Env)
-	w := &world{t: t, dir: t.TempDir(), git: gitint.NewRepos(), guard: &fakeGuard{}}
+	w := &world{t: t, dir: t.TempDir(), git: gitint.NewRepos(gittest.Env()), guard: &fakeGuard{}}
 	w.gates = &fakeGates{w: w, red: func(string) bool { return false }}
 	for _, name := range []string{"app", "web"} {
 		path := filepath.Join(w.dir, name)

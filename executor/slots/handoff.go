@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/flock"
 )
 
 // tryAll is the fast path: try every slot without blocking, unless others
@@ -29,22 +31,22 @@ func (p *Pool) tryAll() (*Slot, error) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl, err := openLock(slotPath(p.dir, i))
+		fl, err := flock.Open(slotPath(p.dir, i), 0o644)
 		ok := false
 		if err == nil {
-			ok, err = fl.tryLock()
+			ok, err = fl.TryLock()
 		}
 		p.mu.Lock()
 		if ok && !p.closed && p.allowed(i) {
 			return p.newSlot(i, fl), nil
 		}
 		if fl != nil {
-			_ = fl.close()
+			_ = fl.Close()
 		}
 		p.busy[i] = false
 		p.cond.Broadcast()
 		if err != nil {
-			return nil, fmt.Errorf("slots: lock %s: %w", slotPath(p.dir, i), err)
+			return nil, fmt.Errorf("slots: %w", err)
 		}
 		if p.closed {
 			return nil, ErrClosed
@@ -100,10 +102,10 @@ func (p *Pool) grabber(i int) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl, err := openLock(path)
+		fl, err := flock.Open(path, 0o644)
 		if err == nil {
-			if err = fl.lock(); err != nil {
-				_ = fl.close()
+			if err = fl.Lock(); err != nil {
+				_ = fl.Close()
 			}
 		}
 		if err == nil {
@@ -117,13 +119,13 @@ func (p *Pool) grabber(i int) {
 			continue
 		}
 		if err == nil {
-			_ = fl.close()
+			_ = fl.Close()
 		}
 		p.busy[i] = false
 		if err != nil && len(p.waiters) > 0 {
 			w := p.waiters[0]
 			p.waiters = p.waiters[1:]
-			w.ch <- result{err: fmt.Errorf("slots: lock %s: %w", path, err)}
+			w.ch <- result{err: fmt.Errorf("slots: %w", err)}
 		}
 	}
 }
@@ -191,7 +193,7 @@ func (p *Pool) watchHolds() {
 }
 
 // newSlot records slot i as held; p.mu must be held.
-func (p *Pool) newSlot(i int, fl *fileLock) *Slot {
+func (p *Pool) newSlot(i int, fl *flock.File) *Slot {
 	s := &Slot{pool: p, index: i, fl: fl}
 	p.held[i] = s
 	return s

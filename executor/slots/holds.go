@@ -13,7 +13,7 @@ import (
 	"slices"
 	"time"
 
-	gofrs "github.com/gofrs/flock"
+	"github.com/cadence-run/cadence/internal/flock"
 )
 
 // HoldsFile and HoldsLock are the names, in the slot directory, of the
@@ -177,11 +177,16 @@ func readHolds(dir string) (HoldsRecord, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return HoldsRecord{}, nil
 	}
-	fl := gofrs.New(filepath.Join(dir, HoldsLock))
-	if err := fl.RLock(); err != nil {
-		return HoldsRecord{}, fmt.Errorf("slots: holds lock: %w", err)
+	fl, err := flock.Open(filepath.Join(dir, HoldsLock), 0o600)
+	if err == nil {
+		if err = fl.RLock(); err != nil {
+			_ = fl.Close()
+		}
 	}
-	defer fl.Unlock()
+	if err != nil {
+		return HoldsRecord{}, fmt.Errorf("slots: holds: %w", err)
+	}
+	defer fl.Close()
 	return loadHolds(dir)
 }
 
@@ -209,11 +214,16 @@ func updateHolds(dir string, now time.Time, change func(*HoldsRecord) error) err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("slots: %w", err)
 	}
-	fl := gofrs.New(filepath.Join(dir, HoldsLock))
-	if err := fl.Lock(); err != nil {
-		return fmt.Errorf("slots: holds lock: %w", err)
+	fl, err := flock.Open(filepath.Join(dir, HoldsLock), 0o600)
+	if err == nil {
+		if err = fl.Lock(); err != nil {
+			_ = fl.Close()
+		}
 	}
-	defer fl.Unlock()
+	if err != nil {
+		return fmt.Errorf("slots: holds: %w", err)
+	}
+	defer fl.Close()
 	r, err := loadHolds(dir)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/cadence-run/cadence/internal/flock"
 )
 
 // WaveEntry describes a running wave in the registry (waves/<pid>.json).
@@ -47,7 +47,7 @@ type WaveEntry struct {
 type Registration struct {
 	dir  string
 	pid  int
-	fl   *flock.Flock
+	fl   *flock.File // <pid>.lock, locked exclusively
 	mu   sync.Mutex
 	done bool
 }
@@ -98,19 +98,23 @@ func Register(dir string, e WaveEntry) (*Registration, error) {
 // moment (while it checks a dead process's entry with our reused pid), and
 // may delete the file meanwhile, so after locking it checks that the path
 // still names the locked file, and starts over if not.
-func lockEntry(path string) (*flock.Flock, error) {
+func lockEntry(path string) (*flock.File, error) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		fl := flock.New(path)
-		ok, err := fl.TryLock()
+		fl, err := flock.Open(path, 0o600)
 		if err != nil {
 			return nil, err
 		}
+		ok, err := fl.TryLock()
+		if err != nil {
+			_ = fl.Close()
+			return nil, err
+		}
+		if ok && current(fl, path) {
+			return fl, nil
+		}
+		_ = fl.Close()
 		if ok {
-			if current(fl, path) {
-				return fl, nil
-			}
-			_ = fl.Unlock()
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -121,7 +125,7 @@ func lockEntry(path string) (*flock.Flock, error) {
 }
 
 // current reports whether the locked fl is still the file at path.
-func current(fl *flock.Flock, path string) bool {
+func current(fl *flock.File, path string) bool {
 	locked, err := fl.Stat() // fstat of the locked descriptor
 	if err != nil {
 		return false
@@ -175,7 +179,7 @@ func (r *Registration) Close() error {
 func (r *Registration) remove() error {
 	base := filepath.Join(r.dir, strconv.Itoa(r.pid))
 	err := removeEntry(base)
-	return errors.Join(err, r.fl.Unlock())
+	return errors.Join(err, r.fl.Unlock(), r.fl.Close())
 }
 
 func removeEntry(base string) error {
@@ -236,21 +240,22 @@ func Live(dir string) ([]WaveEntry, error) {
 // lock can be taken, the owner is dead: the entry is removed while locked.
 func alive(base string) bool {
 	for range 3 {
-		fl := flock.New(base + ".lock")
-		ok, err := fl.TryLock()
+		fl, err := flock.Open(base+".lock", 0o600)
 		if err != nil {
 			return false
 		}
-		if !ok {
-			return true
+		ok, err := fl.TryLock()
+		if err != nil || !ok {
+			_ = fl.Close()
+			return err == nil
 		}
 		if current(fl, base+".lock") {
 			_ = removeEntry(base)
-			_ = fl.Unlock()
+			_ = fl.Close()
 			return false
 		}
 		// The owner removed the file between our open and lock: look again.
-		_ = fl.Unlock()
+		_ = fl.Close()
 	}
 	return false
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/flock"
-	gofrs "github.com/gofrs/flock"
 )
 
 // Index returns n of the slot file slot-n.
@@ -28,7 +27,7 @@ func (s *Slot) path() string { return slotPath(s.pool.dir, s.index) }
 // Release. A process that inherits it (os/exec's ExtraFiles) holds the
 // slot along with this one: the kernel frees the slot only once every
 // holder closed it or died. Release closes this process's descriptor only.
-func (s *Slot) File() *os.File { return s.fl.f }
+func (s *Slot) File() *os.File { return s.fl.OS() }
 
 // Release blanks the holder record in the slot file and closes the slot file,
 // which unlocks it unless a child still holds it (File). Calling it again does
@@ -48,7 +47,7 @@ func (s *Slot) Release() error {
 	if errors.Is(terr, os.ErrNotExist) {
 		terr = nil
 	}
-	uerr := s.fl.close()
+	uerr := s.fl.Close()
 
 	p := s.pool
 	p.mu.Lock()
@@ -84,15 +83,17 @@ func Inspect(dir string) ([]SlotInfo, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		fl := gofrs.New(path)
-		free, err := fl.TryRLock()
+		fl, err := flock.Open(path, 0o600)
+		free := false
+		if err == nil {
+			free, err = fl.TryRLock()
+			_ = fl.Close()
+		}
 		if err != nil {
-			return nil, fmt.Errorf("slots: inspect %s: %w", path, err)
+			return nil, fmt.Errorf("slots: inspect: %w", err)
 		}
 		info := SlotInfo{Index: i, Held: !free}
-		if free {
-			_ = fl.Unlock()
-		} else {
+		if !free {
 			var h Holder
 			if readJSON(path, &h) {
 				info.Holder = &h

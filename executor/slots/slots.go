@@ -136,7 +136,7 @@ type result struct {
 type Slot struct {
 	pool  *Pool
 	index int
-	fl    *fileLock
+	fl    *flock.File // the slot file, locked exclusively
 
 	mu       sync.Mutex
 	released bool

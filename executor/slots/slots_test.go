@@ -414,3 +414,25 @@ func TestOpenRejectsBadSize(t *testing.T) {
 		t.Fatal("Open with size 0 succeeded")
 	}
 }
+
+// TestAcquireDoneContext: a context already done takes no slot, even with
+// every slot free, and leaves them all to the next caller.
+func TestAcquireDoneContext(t *testing.T) {
+	p, err := Open(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s, err := p.Acquire(ctx, Holder{Wave: "w"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire on a done context = %v, %v; want context.Canceled", s, err)
+	}
+	s, err := p.Acquire(context.Background(), Holder{Wave: "w"})
+	if err != nil {
+		t.Fatalf("Acquire after the refusal: %v", err)
+	}
+	if err := s.Release(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,7 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
-func runAnswer(e *env, args []string) int {
+func runAnswer(e *env, args []string) ExitCode {
 	fs := newFlags(e, "answer", "[FILE] LOT TEXT", "Record the lead's answer to the question a lot stopped on. A live apply of the wave takes\nit at once and the lot goes on in that run; else the next apply replays the step that asked,\nin a fresh session with the answer in its brief. FILE defaults to wave.hcl; a first argument\nthat ends in .hcl or .hcl.json, or is an existing file, is the wave file.")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for a live apply to take the answer")
 	pos, code := fs.parse(e, args)
@@ -29,7 +30,7 @@ func runAnswer(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
 		return ExitError
 	}
-	d, err := deliver(lay, "answer", control.Request{Kind: control.KindAnswer, Lot: id, Text: text, PID: os.Getpid()}, *wait)
+	d, err := steerClient(lay, "answer").Send(context.Background(), control.Request{Kind: control.KindAnswer, Lot: id, Text: text, PID: os.Getpid()}, *wait)
 	switch {
 	case err != nil:
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)

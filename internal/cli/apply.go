@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/control"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/diskspace"
 	"github.com/cadence-run/cadence/internal/flock"
@@ -27,15 +28,7 @@ import (
 	"golang.org/x/term"
 )
 
-// apply's exit codes (DESIGN.md §2).
-const (
-	exitNeedsLead   = 1
-	exitRefused     = 2
-	exitSuspended   = 3
-	exitInterrupted = 130
-)
-
-func runApply(e *env, args []string) int {
+func runApply(e *env, args []string) ExitCode {
 	f := newPlanFlags(e, "apply", "[FILE|PLANFILE]", "Plan, confirm, and run the wave: every lot in its own worktree, agent sessions under the\nmachine's session cap, finished lots integrated into their base. Resumes where the last run stopped.")
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
@@ -53,11 +46,11 @@ func runApply(e *env, args []string) int {
 	}
 	if e.lockTimeout < 0 {
 		fmt.Fprintln(e.stderr, "cadence apply: -lock-timeout must not be negative")
-		return exitRefused
+		return ExitApplyRefused
 	}
 	file, ok := oneFile(e, "apply", pos)
 	if !ok {
-		return exitRefused
+		return ExitApplyRefused
 	}
 	// A saved plan (plan -out) runs as it was planned: its options replace
 	// the flags, and -var or -var-file given again must match it.
@@ -66,11 +59,11 @@ func runApply(e *env, args []string) int {
 	s, err := planner.ReadSaved(file)
 	if err != nil && !errors.Is(err, planner.ErrNotSaved) && !errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
-		return exitRefused
+		return ExitApplyRefused
 	}
 	if errors.Is(err, planner.ErrNotSaved) && !isWaveFileName(file) {
 		fmt.Fprintf(e.stderr, "cadence apply: %s is neither a wave file (*.hcl, *.hcl.json) nor a saved plan (plan -out): %v\n", file, err)
-		return exitRefused
+		return ExitApplyRefused
 	}
 	if err == nil {
 		if code := refuseSavedOptions(e, f.FlagSet); code >= 0 {
@@ -95,18 +88,18 @@ func runApply(e *env, args []string) int {
 	}
 	if why := nestedWave(e.getenv); why != "" {
 		fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", why)
-		return exitRefused
+		return ExitApplyRefused
 	}
 	// One apply per wave: take its lock before anything else (waiting up
 	// to -lock-timeout for another apply of it to end), and hold it while
 	// planning (the plan reads the state it guards) and running.
 	started := time.Now()
 	lay := e.layoutOf(file, "")
-	waveLock, err := flock.AcquireTimeout(context.Background(), lay.Lock(), flock.Holder{PID: os.Getpid(), File: file, Since: started, What: "apply"},
+	waveLock, err := flock.AcquireTimeout(context.Background(), lay.Lock(), control.ApplyHolder(file, started),
 		e.lockTimeout, e.waitingFor("the wave lock"))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: another apply runs this wave: %v\n", err)
-		return exitRefused
+		return ExitApplyRefused
 	}
 	defer waveLock.Release()
 	// When this apply holds the wave: a stop request sent before it is
@@ -114,28 +107,28 @@ func runApply(e *env, args []string) int {
 	locked := time.Now()
 	w, p := f.makePlan(e, file, e.stderr)
 	if p == nil {
-		return exitRefused
+		return ExitApplyRefused
 	}
 	_ = waveLock.SetHolder(flock.Holder{PID: os.Getpid(), Wave: w.cfg.Wave.Name, File: file, Since: started})
 	if saved != nil {
 		if code := refuseOffline(e, saved, p); code >= 0 {
 			return code
 		}
-		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
+		if code := refuseStale(e, saved.Stale(currentInputs(context.Background(), gitint.NewGit(os.Environ()), saved, w, p, givenVars)), saved.VarFiles, givenVarFiles); code >= 0 {
 			return code
 		}
 	}
 	if !f.json {
 		if err := render.Text(e.stdout, p, render.Options{Color: e.colorOn(e.stdout), CompactWarnings: e.compactWarnings}); err != nil {
 			fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
-			return exitRefused
+			return ExitApplyRefused
 		}
 	}
 	if refusals := p.Refusals(); len(refusals) > 0 {
 		for _, r := range refusals {
 			fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", r.Message)
 		}
-		return exitRefused
+		return ExitApplyRefused
 	}
 	if p.Totals.PendingAgent+p.Totals.PendingCommand == 0 {
 		if !f.json {
@@ -153,13 +146,13 @@ func runApply(e *env, args []string) int {
 	}
 	if _, err := e.apiBackoff(); err != nil {
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
-		return exitRefused
+		return ExitApplyRefused
 	}
 	// A saved plan was the review (as Terraform's): apply runs it unasked.
 	if !*auto && saved == nil {
 		if !f.input {
 			fmt.Fprintf(e.stderr, "cadence apply: -input=false: apply would ask to confirm the plan: add -auto-approve, or apply a saved plan (plan -out)\n")
-			return exitRefused
+			return ExitApplyRefused
 		}
 		if code := e.confirm(); code >= 0 {
 			return code
@@ -170,27 +163,27 @@ func runApply(e *env, args []string) int {
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
 // is done, 1 when some lot needs the lead.
-func exitFor(p *planner.Plan) int {
+func exitFor(p *planner.Plan) ExitCode {
 	if p.Totals.ByAction[planner.ActionDone] == p.Totals.Lots {
 		return ExitOK
 	}
-	return exitNeedsLead
+	return ExitApplyNeedsLead
 }
 
-// confirm asks the lead; it returns -1 to go on, or an exit code.
-func (e *env) confirm() int {
+// confirm asks the lead; it returns goOn to go on, or an exit code.
+func (e *env) confirm() ExitCode {
 	in, ok := e.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		fmt.Fprintln(e.stderr, "cadence apply: no terminal to confirm on: add -auto-approve")
-		return exitRefused
+		return ExitApplyRefused
 	}
 	fmt.Fprint(e.stdout, "\nApply this plan? Only 'yes' goes on: ")
 	line, _ := bufio.NewReader(in).ReadString('\n')
 	if strings.TrimSpace(line) != "yes" {
 		fmt.Fprintln(e.stdout, "Not applied.")
-		return exitRefused
+		return ExitApplyRefused
 	}
-	return -1
+	return goOn
 }
 
 // cadenceHome is $CADENCE_HOME, or ~/.cadence (layout.Home).
@@ -208,7 +201,7 @@ func (e *env) layoutOf(file, name string) layout.Wave {
 // guards, store, slots and registry) and renders its end.
 // quotaUntil is a recorded usage limit's reset time that sessions wait
 // for (quotaGate), or nil.
-func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, locked time.Time) int {
+func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, locked time.Time) ExitCode {
 	out := newProgress(e, f.json, lay.JournalLog())
 	defer out.close()
 	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
@@ -232,7 +225,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	env := gitint.StepEnviron(os.Environ())
 	var host executor.Host // nil: executor.SystemHost, which refuses a held repository lock at once
 	if e.lockTimeout > 0 {
-		host = waitingHost{ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
+		host = waitingHost{SystemHost: executor.SystemHost{Git: gitint.NewGit(os.Environ())}, ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
 	apiBackoff, _ := e.apiBackoff()     // checked before the confirmation
 	_, minFree, _ := e.freeThresholds() // checked by the plan
@@ -255,9 +248,9 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	if errors.As(err, &setupErr) {
 		fmt.Fprintf(e.stderr, "cadence apply: %v\n", err)
 		if sig.hard() {
-			return exitInterrupted
+			return ExitApplyInterrupted
 		}
-		return exitRefused
+		return ExitApplyRefused
 	}
 	// A write of cadence's that failed for a full disk (the state, the
 	// journal) is the machine's error: said with the free space, and the
@@ -276,19 +269,19 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	}
 	switch {
 	case sig.hard(), full != nil, res.Machine != "":
-		return exitInterrupted
+		return ExitApplyInterrupted
 	case res.Incident != "":
-		return exitNeedsLead
+		return ExitApplyNeedsLead
 	case res.Status == state.WaveInterrupted && ctx.Err() != nil:
-		return exitInterrupted
+		return ExitApplyInterrupted
 	case res.Status == state.WaveSuspendedBudget || res.Status == state.WaveSuspendedQuota || res.Status == state.WaveSuspendedAPI:
-		return exitSuspended
+		return ExitApplySuspended
 	case err != nil:
-		return exitNeedsLead
+		return ExitApplyNeedsLead
 	case res.Lots[state.LotDone] == len(p.Lots) && p.Totals.ByAction[planner.ActionRefused] == 0:
 		return ExitOK // a lot the plan refused was not run, even when an earlier run did it (-replace)
 	}
-	return exitNeedsLead
+	return ExitApplyNeedsLead
 }
 
 // agentRunner is the runner of agent sessions, with the environment of

@@ -18,9 +18,9 @@ var planOnlyFlags = map[string]string{
 
 // refusePlanOnly reports the first plan-only flag among apply's args
 // (before a "--"; the value of a flag that takes one is skipped) and
-// returns ExitUsage, or -1 when there is none. isBool tells whether a flag
+// returns ExitUsage, or goOn when there is none. isBool tells whether a flag
 // apply knows takes no value.
-func refusePlanOnly(e *env, args []string, isBool func(name string) (known, boolean bool)) int {
+func refusePlanOnly(e *env, args []string, isBool func(name string) (known, boolean bool)) ExitCode {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -38,7 +38,7 @@ func refusePlanOnly(e *env, args []string, isBool func(name string) (known, bool
 			i++ // the flag's value, which may start with "-"
 		}
 	}
-	return -1
+	return goOn
 }
 
 // isBool tells whether the set has a flag called name and whether it takes

@@ -18,7 +18,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runClean(e *env, args []string) int {
+func runClean(e *env, args []string) ExitCode {
 	fs := newFlags(e, "clean", "[FILE]", "Remove what a finished or abandoned wave left in its repositories: lot worktrees (found\nfrom the state; of one whose folder was deleted, git's record), lot branches, a leftover\npush guard, and the step cgroups killed supervisors left. Never a worktree with uncommitted changes, nor\na branch (or its worktree) holding commits that are not in the base, nor a branch checked\nout in a worktree that stays, nor the worktrees and branch of a lot a plain apply resumes\n(queued, interrupted, suspended, waiting for an answer), nor a backup ref\n(refs/cadence/backup/…, the commits of an earlier attempt: listed, never removed). Shows\nwhat it would do unless -dry-run=false.")
 	dry := fs.Bool("dry-run", true, "only show what would be removed")
 	pos, code := fs.parse(e, args)
@@ -54,7 +54,7 @@ func runClean(e *env, args []string) int {
 	if branches == "" {
 		branches = planner.Namespace(w.cfg.Wave.Name)
 	}
-	g := gitint.NewRepos()
+	g := gitint.NewRepos(os.Environ())
 	status := ExitOK
 	out := cleanOutput{FormatVersion: outputFormatVersion, Wave: w.cfg.Wave.Name, DryRun: *dry, Items: []cleanItem{}}
 	// say prints one item as text (-json prints them all at the end).
@@ -83,11 +83,11 @@ func runClean(e *env, args []string) int {
 		}
 	}
 	for _, repo := range w.cfg.Repos {
-		if f, err := gitint.Inspect(ctx, repo.Path, repo.Base); err != nil || !f.IsGit {
+		if f, err := g.Inspect(ctx, repo.Path, repo.Base); err != nil || !f.IsGit {
 			continue
 		}
-		gitint.Prune(ctx, repo.Path)
-		lefts, err := gitint.Leftovers(ctx, repo, w.cfg.Wave.Name, branches, known)
+		g.Prune(ctx, repo.Path)
+		lefts, err := g.Leftovers(ctx, repo, w.cfg.Wave.Name, branches, known)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "cadence clean: repo %s: %v\n", repo.Name, err)
 			status = ExitError

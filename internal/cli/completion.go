@@ -35,7 +35,7 @@ func (e *env) completing() bool { return e.getenv("COMP_LINE") != "" }
 // LOT arguments and -target/-replace, read from the wave file on the line
 // or wave.hcl (parsed only: no variables, git or network). A -chdir before
 // the command is followed, as the command would.
-func (e *env) complete() int {
+func (e *env) complete() ExitCode {
 	if dir := completionChdir(strings.Fields(e.getenv("COMP_LINE"))); dir != "" {
 		if err := os.Chdir(dir); err != nil {
 			return ExitOK // nothing to offer
@@ -267,7 +267,7 @@ func lotIDs(file string) []string {
 
 // runCompletion prints the lines that turn on completion in a shell, to
 // add to its startup file (docs/commands.md, Shell completion, says where).
-func runCompletion(e *env, args []string) int {
+func runCompletion(e *env, args []string) ExitCode {
 	fs := newFlags(e, "completion", "bash|zsh|fish", "Print what turns on cadence's completion of commands, flags, wave files and lot ids\nin a shell, to add to its startup file:\n  bash: cadence completion bash >> ~/.bashrc\n  zsh:  cadence completion zsh >> ~/.zshrc\n  fish: cadence completion fish > ~/.config/fish/completions/cadence.fish\nThe lines run this cadence binary (its absolute path) to complete. Nothing is written\nby cadence itself.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {

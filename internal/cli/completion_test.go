@@ -139,7 +139,7 @@ func TestCompletionScripts(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"completion", "tcsh"}, strings.NewReader(""), &stdout, &stderr); code != ExitUsage || !strings.Contains(stderr.String(), `no shell "tcsh"`) {
+	if code := Main([]string{"completion", "tcsh"}, strings.NewReader(""), &stdout, &stderr); ExitCode(code) != ExitUsage || !strings.Contains(stderr.String(), `no shell "tcsh"`) {
 		t.Errorf("tcsh: exit %d: %s", code, stderr.String())
 	}
 	if entries, _ := os.ReadDir(home); len(entries) != 0 {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -11,7 +12,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runDrop(e *env, args []string) int {
+func runDrop(e *env, args []string) ExitCode {
 	fs := newFlags(e, "drop", "[FILE] LOT...", "Hand lots back as dropped by the lead, with their commits kept; their dependents are blocked.\nOn a live apply (from another terminal): a queued lot never starts, a running lot ends its\ncurrent step first (-now: the step is stopped and recorded interrupted). With no apply live,\nthe state records it at once and the next apply does not run the lots. A done lot, one\nalready handed back or failed, and one being integrated are refused. FILE defaults to wave.hcl.")
 	now := fs.Bool("now", false, "stop a running lot's step at once instead of letting it end")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for the live apply to take the request")
@@ -31,7 +32,7 @@ func runDrop(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence drop: %v\n", err)
 		return ExitError
 	}
-	d, err := deliver(lay, "drop", control.Request{Kind: control.KindDrop, Lots: ids, Now: *now, PID: os.Getpid()}, *wait)
+	d, err := steerClient(lay, "drop").Send(context.Background(), control.Request{Kind: control.KindDrop, Lots: ids, Now: *now, PID: os.Getpid()}, *wait)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence drop: %v\n", err)
 		return ExitError
@@ -60,7 +61,7 @@ func runDrop(e *env, args []string) int {
 // steerReport prints a steering command's outcome and returns its exit
 // code: 0 when every lot's request was taken (or, for stop, the stop),
 // 1 otherwise, and 1 when the request is still queued.
-func steerReport(e *env, verb string, asJSON bool, out steerOutput) int {
+func steerReport(e *env, verb string, asJSON bool, out steerOutput) ExitCode {
 	code := ExitOK
 	for _, r := range out.Results {
 		if !r.Taken {
@@ -122,7 +123,7 @@ func dropAtRest(cfg *spec.Config, file, statePath string, ids []string) []contro
 	return rs
 }
 
-func runStop(e *env, args []string) int {
+func runStop(e *env, args []string) ExitCode {
 	fs := newFlags(e, "stop", "[FILE]", "Stop a live apply after its current steps: no new step or lot starts, running steps end,\nthen the wave ends interrupted (exit 1) and the next apply resumes it. A stop lasts one run;\ndropped lots stay dropped. Without a live apply there is nothing to stop (exit 1).")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for the live apply to take the request")
 	pos, code := fs.parse(e, args)
@@ -139,7 +140,7 @@ func runStop(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cadence stop: %v\n", err)
 		return ExitError
 	}
-	d, err := deliver(lay, "stop", control.Request{Kind: control.KindStop, PID: os.Getpid()}, *wait)
+	d, err := steerClient(lay, "stop").Send(context.Background(), control.Request{Kind: control.KindStop, PID: os.Getpid()}, *wait)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence stop: %v\n", err)
 		return ExitError

@@ -109,7 +109,7 @@ func isZeroValue(f *flag.Flag) bool {
 // package stops at the first positional argument; cadence does not).
 // It returns the positional arguments and an exit code >= 0 when the
 // command should stop (help shown, or a usage error).
-func (fs *flagSet) parse(e *env, args []string) ([]string, int) {
+func (fs *flagSet) parse(e *env, args []string) ([]string, ExitCode) {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
 			fs.SetOutput(e.stdout) // asked-for help is output, not an error
@@ -141,7 +141,7 @@ func (fs *flagSet) parse(e *env, args []string) ([]string, int) {
 		// A command's -log-level wins; sub-loggers follow the level.
 		e.log.SetLevel(logLevel(e.stderr, fs.level))
 	}
-	return pos, -1
+	return pos, goOn
 }
 
 // oneFile returns the wave file argument: the only positional argument, or

@@ -15,7 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
-func runFmt(e *env, args []string) int {
+func runFmt(e *env, args []string) ExitCode {
 	fs := newFlags(e, "fmt", "[FILE|DIR...]", "Rewrite wave files (HCL native syntax) in canonical format. A folder (the current one\nwhen none is named) means its *.hcl files that are wave files (-recursive: and its\nsubfolders'); a file named is formatted whatever it holds. Files with syntax errors\nare reported and left untouched.")
 	check := fs.Bool("check", false, "change nothing; exit 1 and list the files that are not canonical")
 	showDiff := fs.Bool("diff", false, "print the changes as a unified diff")

@@ -14,7 +14,7 @@ import (
 // defaultHoldTTL is how long a hold lasts when -ttl is not given.
 const defaultHoldTTL = 2 * time.Hour
 
-func runHold(e *env, args []string) int {
+func runHold(e *env, args []string) ExitCode {
 	fs := newFlags(e, "hold", "LABEL", "Reserve one session slot of this machine for a session cadence does not run (yours, in\nClaude Code by hand): every wave on the machine runs one session fewer at a time while the\nhold lives. Holding LABEL again renews it (a new expiry). An expired hold takes no slot but\nstays listed in cadence status for 24 h. cadence release LABEL frees it.")
 	ttl := fs.Duration("ttl", defaultHoldTTL, "how long the hold lasts (from now; a renewal counts from now too)")
 	pos, code := fs.parse(e, args)
@@ -54,7 +54,7 @@ func runHold(e *env, args []string) int {
 	return ExitOK
 }
 
-func runRelease(e *env, args []string) int {
+func runRelease(e *env, args []string) ExitCode {
 	fs := newFlags(e, "release", "LABEL", "Free the session slot the hold LABEL reserves (cadence hold), live or expired.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {

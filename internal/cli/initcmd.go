@@ -10,7 +10,7 @@ import (
 //go:embed starter.hcl
 var starterWave []byte
 
-func runInit(e *env, args []string) int {
+func runInit(e *env, args []string) ExitCode {
 	fs := newFlags(e, "init", "[FILE]", "Write a commented starter wave file (default wave.hcl). An existing file is\nnever overwritten. The .gitignore beside it gets the lines that keep what cadence\nwrites there (state, journal, lock, .cadence/) out of git.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {

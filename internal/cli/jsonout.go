@@ -68,7 +68,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // logsJSON prints logs -json of lot id of st (lay is the wave's layout).
-func logsJSON(e *env, lay layout.Wave, st *state.State, id string) int {
+func logsJSON(e *env, lay layout.Wave, st *state.State, id string) ExitCode {
 	l := st.Lots[id]
 	out := logsOutput{FormatVersion: outputFormatVersion, Wave: st.Wave, StateFile: lay.StateFile(), LotID: id, Lot: l,
 		Worktrees: []string{}, StepFiles: []stepFiles{}, Replaced: []string{}}
@@ -97,7 +97,7 @@ func logsJSON(e *env, lay layout.Wave, st *state.State, id string) int {
 }
 
 // stepJSON prints logs -step N -json: the files (matches) of step n whole.
-func stepJSON(e *env, wave, id string, n int, matches []string) int {
+func stepJSON(e *env, wave, id string, n int, matches []string) ExitCode {
 	out := stepOutput{FormatVersion: outputFormatVersion, Wave: wave, LotID: id, Step: n, Files: []fileText{}}
 	for _, m := range matches {
 		b, err := os.ReadFile(m)
@@ -124,7 +124,7 @@ type answerOutput struct {
 }
 
 // answerJSON prints answer -json.
-func answerJSON(e *env, out answerOutput) int {
+func answerJSON(e *env, out answerOutput) ExitCode {
 	if err := writeJSON(e.stdout, out); err != nil {
 		fmt.Fprintf(e.stderr, "cadence answer: %v\n", err)
 		return ExitError

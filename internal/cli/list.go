@@ -36,7 +36,7 @@ type listOutput struct {
 	Lots          []listedLot `json:"lots"`
 }
 
-func runList(e *env, args []string) int {
+func runList(e *env, args []string) ExitCode {
 	fs := newFlags(e, "list", "[FILE]", "List the wave's lots in file order: id, title (the id when the lot sets none), kind,\nstatus from the state file (pending when the lot has not started) and dependencies.")
 	var vars, varFiles listFlag
 	fs.varFlags(&vars, &varFiles)

@@ -15,7 +15,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runLogs(e *env, args []string) int {
+func runLogs(e *env, args []string) ExitCode {
 	fs := newFlags(e, "logs", "[FILE] LOT", "Show a lot's steps from the state file, and the logs and reports of its steps\n(.cadence/<wave>/<lot>/; an earlier run's, set aside by -replace, in replaced-<k>/), and the\nbackup refs that keep the commits of its earlier attempts.\n-step N shows one step's files whole. FILE defaults to wave.hcl; a first argument that ends in\n.hcl or .hcl.json, or is an existing file, is the wave file.")
 	step := fs.Int("step", -1, "show the files of step N whole")
 	pos, code := fs.parse(e, args)

@@ -13,7 +13,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runLSP(e *env, args []string) int {
+func runLSP(e *env, args []string) ExitCode {
 	fs := newFlags(e, "lsp", "", "Run the language server for wave files (*.hcl, *.hcl.json) on the standard input and\noutput, for an editor to start: diagnostics as validate gives them, completion, hover,\ndefinitions, references, symbols and formatting. It reads the editor's text, starts no\nprocess and touches no git repository.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {

@@ -29,6 +29,8 @@ import (
 type machine struct {
 	ctx    context.Context
 	getenv func(string) string
+	// git runs the git calls of the facts.
+	git gitint.Git
 	// wave is the name of the wave being planned and file its wave file
 	// (absolute): its own repository locks (an apply of it running now)
 	// are not "another wave" (own).
@@ -49,7 +51,7 @@ func (e *env) machine(wave, file string) machine {
 	if a, err := filepath.Abs(file); err == nil {
 		file = a
 	}
-	return machine{ctx: context.Background(), getenv: e.getenv, wave: wave, file: file, lockTimeout: e.lockTimeout, onHeld: e.waitingFor,
+	return machine{ctx: context.Background(), getenv: e.getenv, git: gitint.NewGit(os.Environ()), wave: wave, file: file, lockTimeout: e.lockTimeout, onHeld: e.waitingFor,
 		slotsDir: e.layoutOf("", "").SlotsDir()}
 }
 
@@ -79,13 +81,13 @@ func (e *env) waitingFor(what string) func(*flock.HeldError) {
 
 // Repo implements planner.Machine.
 func (m machine) Repo(r *spec.Repo) planner.RepoFacts {
-	f, err := gitint.Inspect(m.ctx, r.Path, r.Base)
+	f, err := m.git.Inspect(m.ctx, r.Path, r.Base)
 	out := planner.RepoFacts{Err: err, Exists: f.Exists, IsGit: f.IsGit, BaseSHA: f.BaseSHA, Dirty: f.Dirty, ForeignPrePush: f.ForeignPrePush}
 	if f.BaseSHA != "" {
-		out.Gitmodules = gitint.BaseHasGitmodules(m.ctx, r.Path, r.Base)
+		out.Gitmodules = m.git.BaseHasGitmodules(m.ctx, r.Path, r.Base)
 	}
 	if f.IsGit && err == nil {
-		out.Branches, err = gitint.LotBranches(m.ctx, r.Path)
+		out.Branches, err = m.git.LotBranches(m.ctx, r.Path)
 		if err != nil {
 			out.Err = err
 		}
@@ -131,7 +133,7 @@ func (m machine) own(h *flock.Holder) bool {
 
 // CheckCopy implements planner.CopyMachine (gitint.CheckCopy).
 func (m machine) CheckCopy(r *spec.Repo, copies []string) ([]planner.CopyProblem, error) {
-	problems, err := gitint.CheckCopy(m.ctx, r.Path, r.Base, copies)
+	problems, err := m.git.CheckCopy(m.ctx, r.Path, r.Base, copies)
 	out := make([]planner.CopyProblem, len(problems))
 	for i, p := range problems {
 		out[i] = planner.CopyProblem{Path: p.Path, Problem: p.Problem}
@@ -168,7 +170,7 @@ type waitingHost struct {
 
 // LockRepo implements executor.Host.
 func (h waitingHost) LockRepo(_ context.Context, repo *spec.Repo, holder flock.Holder) (func(), error) {
-	f, err := gitint.Inspect(h.ctx, repo.Path, repo.Base)
+	f, err := h.Git.Inspect(h.ctx, repo.Path, repo.Base)
 	if err != nil || f.CommonDir == "" {
 		return nil, fmt.Errorf("repo %s: cannot find its git folder: %v", repo.Name, err)
 	}
@@ -297,7 +299,7 @@ func (m machine) toolchainDrift(r *spec.Repo, hasBase bool) string {
 	if !hasBase {
 		return ""
 	}
-	base, err := gitint.BaseFiles(m.ctx, r.Path, r.Base, toolchain.Files)
+	base, err := m.git.BaseFiles(m.ctx, r.Path, r.Base, toolchain.Files)
 	if err != nil {
 		return ""
 	}

@@ -21,25 +21,10 @@ import (
 	"golang.org/x/term"
 )
 
-// Exit codes shared by the commands (DESIGN.md §2).
-const (
-	ExitOK      = 0
-	ExitError   = 1
-	ExitPending = 2 // plan -detailed-exitcode: work pending
-	// ExitNeedsLead is plan -detailed-exitcode's answer for a wave with no
-	// work pending whose lots are not all done: some are handed back,
-	// failed, refused, waiting for an answer or blocked by one.
-	ExitNeedsLead = 3
-	// ExitUsage is a usage error of any command (an unknown command or
-	// flag, a bad flag value, a missing or extra argument): refused before
-	// acting, as apply's exit 2 (DESIGN.md §2).
-	ExitUsage = 2
-)
-
 // command is one subcommand.
 type command struct {
 	name, args, summary string
-	run                 func(e *env, args []string) int
+	run                 func(e *env, args []string) ExitCode
 }
 
 var commands []*command
@@ -95,14 +80,20 @@ type env struct {
 }
 
 // Main runs cadence with args (without the program name) and returns the
-// exit code.
+// process's exit status: an [ExitCode], or for the hidden supervisor
+// command the status of the step it ran.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.SupervisorCommand {
 		return superviseMain(args[1:])
 	}
 	if len(args) > 0 && args[0] == gitint.WitnessCommand {
-		return witnessMain(args[1:], stdin, stderr)
+		return int(witnessMain(args[1:], stdin, stderr))
 	}
+	return int(run(args, stdin, stdout, stderr))
+}
+
+// run runs a cadence command line (global flags, then the command).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	setSupervisor()
 	setWitnessClient()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
@@ -145,7 +136,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer closeLog()
 	e.log = log
 	hclog.SetDefault(log)
-	gitint.SetEnviron(os.Environ)
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage
@@ -258,7 +248,7 @@ usage error, 2 work pending, 3 nothing pending but lots need the lead.
 `)
 }
 
-func runHelp(e *env, args []string) int {
+func runHelp(e *env, args []string) ExitCode {
 	if len(args) == 0 {
 		usage(e.stdout)
 		return ExitOK

@@ -129,7 +129,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 	return w, p
 }
 
-func runPlan(e *env, args []string) int {
+func runPlan(e *env, args []string) ExitCode {
 	f := newPlanFlags(e, "plan", "[FILE|DIR...]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
 	f.offlineFlag()
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
@@ -201,7 +201,7 @@ func runPlan(e *env, args []string) int {
 // ExitPending when apply would work on a lot, else ExitNeedsLead when a
 // lot of the plan needs the lead (held, refused, answer, blocked), else
 // ExitOK (every lot done, or left out by -target).
-func detailedCode(p *planner.Plan) int {
+func detailedCode(p *planner.Plan) ExitCode {
 	if p.Totals.PendingAgent+p.Totals.PendingCommand > 0 {
 		return ExitPending
 	}
@@ -217,7 +217,7 @@ func detailedCode(p *planner.Plan) int {
 // (from the command on, or from a global flag on): ExitError when it runs
 // plan with -detailed-exitcode, whose 2 means work pending (as Terraform:
 // 1 is an error, 2 pending changes), else ExitUsage.
-func planUsageExit(args []string) int {
+func planUsageExit(args []string) ExitCode {
 	for i, a := range args {
 		if a == "plan" {
 			if detailedExitcode(args[i+1:]) {
@@ -326,7 +326,7 @@ func newGraphFlags(e *env) *planFlags {
 	return f
 }
 
-func runGraph(e *env, args []string) int {
+func runGraph(e *env, args []string) ExitCode {
 	f := newGraphFlags(e)
 	format := f.String("format", "dot", "dot, mermaid or json (the same as -json: nodes and edges)")
 	pos, code := f.parse(e, args)

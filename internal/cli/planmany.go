@@ -128,7 +128,7 @@ func waveArgs(pos []string) ([]string, []skipped, error) {
 // error, ExitError for an unreadable argument, ExitOK when no file is left
 // to plan (nothing is printed on stdout then, so a CI job can test for an
 // empty document).
-func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, int) {
+func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, ExitCode) {
 	files, skips, err := waveArgs(pos)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
@@ -151,7 +151,7 @@ func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, in
 			return nil, nil, ExitUsage
 		}
 	}
-	return files, skips, -1
+	return files, skips, goOn
 }
 
 // planMany plans files one after the other into one document, for -format
@@ -162,7 +162,7 @@ func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, in
 // document in a code fence. The exit code is ExitError when a file is
 // invalid, else with detailed the first of ExitPending, ExitNeedsLead that
 // some file's plan has (detailedCode), else ExitOK.
-func (f *planFlags) planMany(e *env, files []string, skips []skipped, format string, rend func(io.Writer, *planner.Plan) error, detailed bool, out string) int {
+func (f *planFlags) planMany(e *env, files []string, skips []skipped, format string, rend func(io.Writer, *planner.Plan) error, detailed bool, out string) ExitCode {
 	md := format == "markdown"
 	code := ExitOK
 	for i, file := range files {
@@ -274,8 +274,8 @@ func visibleControls(s string, keepLines bool) string {
 
 // worseDetailed is the exit code of several plans' detailed codes a and
 // b: ExitPending over ExitNeedsLead over ExitOK.
-func worseDetailed(a, b int) int {
-	rank := map[int]int{ExitOK: 0, ExitNeedsLead: 1, ExitPending: 2}
+func worseDetailed(a, b ExitCode) ExitCode {
+	rank := map[ExitCode]int{ExitOK: 0, ExitNeedsLead: 1, ExitPending: 2}
 	if rank[b] > rank[a] {
 		return b
 	}

@@ -24,10 +24,10 @@ func TestQuotaGate(t *testing.T) {
 		p      *planner.Plan
 		ignore bool
 		until  bool
-		code   int
+		code   ExitCode
 		out    string
 	}{
-		{"suspend: exit 3 at once", plan(spec.OnQuotaSuspend, &reset, 1), false, false, exitSuspended, "lasts until 15:00 (in 42m): no session starts before. Apply again after "},
+		{"suspend: exit 3 at once", plan(spec.OnQuotaSuspend, &reset, 1), false, false, ExitApplySuspended, "lasts until 15:00 (in 42m): no session starts before. Apply again after "},
 		{"-ignore-quota", plan(spec.OnQuotaSuspend, &reset, 1), true, false, -1, ""},
 		{"wait", plan(spec.OnQuotaWait, &reset, 1), false, true, -1, `sessions wait for it (on_quota = "wait"`},
 		{"passed", plan(spec.OnQuotaSuspend, &past, 1), false, false, -1, ""},

@@ -23,7 +23,7 @@ func TestReadmeDetailedExitcode(t *testing.T) {
 	if row == "" {
 		t.Fatal("docs/commands.md has no flag table row for -detailed-exitcode")
 	}
-	for _, code := range []int{ExitOK, ExitPending, ExitNeedsLead} {
+	for _, code := range []ExitCode{ExitOK, ExitPending, ExitNeedsLead} {
 		if !strings.Contains(row, fmt.Sprintf("%d when", code)) {
 			t.Errorf("the -detailed-exitcode row of docs/commands.md does not say when it exits %d:\n%s", code, row)
 		}

@@ -64,7 +64,7 @@ func recordInputs(s *planner.SavedPlan, w *wave) {
 // the wave w and its plan p as apply loaded them now, and, for what they
 // no longer read, the files, variables and base branches themselves.
 // givenVars are the -var assignments given to apply itself.
-func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planner.Plan, givenVars []string) planner.Inputs {
+func currentInputs(ctx context.Context, git gitint.Git, s *planner.SavedPlan, w *wave, p *planner.Plan, givenVars []string) planner.Inputs {
 	in := planner.Inputs{
 		WaveDigest: w.digest, StateDigest: w.stateDigest, Vars: givenVars,
 		BaseSHAs: map[string]string{}, Files: map[string]string{}, VarFiles: map[string]string{}, Env: map[string]string{},
@@ -105,7 +105,7 @@ func currentInputs(ctx context.Context, s *planner.SavedPlan, w *wave, p *planne
 	// The plan checks only the repos with pending lots: look the others up.
 	for name := range s.BaseSHAs {
 		if r := w.cfg.Repo(name); in.BaseSHAs[name] == "" && r != nil {
-			if f, err := gitint.Inspect(ctx, r.Path, r.Base); err == nil {
+			if f, err := git.Inspect(ctx, r.Path, r.Base); err == nil {
 				in.BaseSHAs[name] = f.BaseSHA
 			}
 		}
@@ -236,17 +236,17 @@ func varFilesChanged(saved, given []string) string {
 }
 
 // refuseStale prints why a saved plan is stale, with a -var-file list given
-// again that differs from the saved one, and returns exitRefused; -1 when
+// again that differs from the saved one, and returns ExitApplyRefused; goOn when
 // nothing changed.
-func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) int {
+func refuseStale(e *env, why []string, savedVarFiles, givenVarFiles []string) ExitCode {
 	if d := varFilesChanged(savedVarFiles, givenVarFiles); d != "" {
 		why = append(why, d)
 	}
 	if len(why) == 0 {
-		return -1
+		return goOn
 	}
 	fmt.Fprintf(e.stderr, "cadence apply: the saved plan is stale: %s. Plan again.\n", strings.Join(why, "; "))
-	return exitRefused
+	return ExitApplyRefused
 }
 
 // cadenceVarsKey is the key, among a saved plan's env() digests, of the

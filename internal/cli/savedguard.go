@@ -26,8 +26,8 @@ import (
 var planOptions = []string{"target", "replace", "budget", "budget-usd", "max-sessions", "jobs", "offline"}
 
 // refuseSavedOptions refuses apply PLANFILE when a flag that changes the
-// plan was given (exit 2). It returns -1 to go on.
-func refuseSavedOptions(e *env, fs *flag.FlagSet) int {
+// plan was given (exit 2). It returns goOn to go on.
+func refuseSavedOptions(e *env, fs *flag.FlagSet) ExitCode {
 	var given []string
 	fs.Visit(func(f *flag.Flag) {
 		if slices.Contains(planOptions, f.Name) {
@@ -36,9 +36,9 @@ func refuseSavedOptions(e *env, fs *flag.FlagSet) int {
 	})
 	if len(given) > 0 {
 		fmt.Fprintf(e.stderr, "cadence apply: %s cannot be given with a saved plan, which runs exactly as it was planned: run cadence plan -out again with them\n", strings.Join(given, ", "))
-		return exitRefused
+		return ExitApplyRefused
 	}
-	return -1
+	return goOn
 }
 
 // refuseOffline refuses apply of a plan saved with -offline when the
@@ -46,12 +46,12 @@ func refuseSavedOptions(e *env, fs *flag.FlagSet) int {
 // repository (whose base commit the saved plan did not record, so nothing
 // says it is where it was) or an agent lot to run (the agent CLI was not
 // checked). A wave of command lots in no repository skipped nothing.
-func refuseOffline(e *env, s *planner.SavedPlan, p *planner.Plan) int {
+func refuseOffline(e *env, s *planner.SavedPlan, p *planner.Plan) ExitCode {
 	if !s.Offline || (len(p.Repos) == 0 && p.Totals.PendingAgent == 0) {
-		return -1
+		return goOn
 	}
 	fmt.Fprintf(e.stderr, "cadence apply: the plan was saved with -offline: it skipped the machine checks and recorded no base commits, so it cannot be applied; run cadence plan -out without -offline\n")
-	return exitRefused
+	return ExitApplyRefused
 }
 
 // isWaveFileName reports whether name is named as a wave file is: *.hcl,

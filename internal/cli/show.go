@@ -17,7 +17,7 @@ import (
 // reads, a var file, env()), a note on the standard error says that apply
 // would refuse it. With no argument it is a usage error: the state of a
 // wave is cadence status.
-func runShow(e *env, args []string) int {
+func runShow(e *env, args []string) ExitCode {
 	fs := newFlags(e, "show", "PLANFILE", "Print a saved plan (written by plan -out) as plan printed it: text, -json, or\n-format markdown. Plans nothing again; says on the standard error when the plan is stale.\nThe state of a wave is cadence status.")
 	format := fs.String("format", "text", "output format: text, json or markdown")
 	pos, code := fs.parse(e, args)

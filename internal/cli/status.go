@@ -19,7 +19,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runStatus(e *env, args []string) int {
+func runStatus(e *env, args []string) ExitCode {
 	fs := newFlags(e, "status", "[FILE]", "Show the lot table from the wave's state file, then the live waves and the session\nslots of this machine. -all shows only the machine's live waves and slots, from any folder.\n-watch redraws it until no wave is live on this machine (Ctrl-C stops it too; exit 0).")
 	all := fs.Bool("all", false, "the machine's live waves and slots only (no wave file needed)")
 	watch := fs.Bool("watch", false, "redraw the status until no wave is live on this machine, then print it a last time (no terminal: a new block each time it changes)")

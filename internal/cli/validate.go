@@ -7,7 +7,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-func runValidate(e *env, args []string) int {
+func runValidate(e *env, args []string) ExitCode {
 	fs := newFlags(e, "validate", "[FILE]", "Parse the wave file, resolve its references and check the dependency graph.\nNo filesystem, git or agent checks: use plan for those.")
 	var vars, varFiles listFlag
 	fs.varFlags(&vars, &varFiles)

@@ -78,7 +78,7 @@ func (v buildVersion) String() string {
 	return s
 }
 
-func runVersion(e *env, args []string) int {
+func runVersion(e *env, args []string) ExitCode {
 	fs := newFlags(e, "version", "", "Print cadence's version (the release or module version; built from a git checkout,\nthe commit and whether it had uncommitted changes) and the version of the agent CLI\n(claude, or CADENCE_CLAUDE_BIN) found on this machine. -json prints them as JSON.")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {

@@ -23,7 +23,7 @@ import (
 // SIGINT or SIGTERM end the watch with 0: stopping a watch is its normal
 // end, not a failure. A wave without a state file yet is shown as such
 // while its apply plans; any other error of status ends the watch with 1.
-func (e *env) watchStatus(file string, all bool, interval time.Duration) int {
+func (e *env) watchStatus(file string, all bool, interval time.Duration) ExitCode {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	lay := e.layoutOf(file, "")

@@ -1,64 +1,34 @@
 package cli
 
 import (
-	"bytes"
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/cadence-run/cadence/executor/slots"
 	"github.com/cadence-run/cadence/internal/layout"
-	"github.com/hashicorp/go-hclog"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testEnv is an env with the given variables (CADENCE_HOME among them),
 // buffers for its streams, and tty saying whether stdout is a terminal.
-func testEnv(vars map[string]string, tty bool) (*env, *syncBuffer, *syncBuffer) {
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+func testEnv(vars map[string]string, tty bool) (*env, *testutil.SyncBuffer, *testutil.SyncBuffer) {
+	stdout, stderr := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	e := &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr,
 		getenv: func(k string) string { return vars[k] }, log: hclog.NewNullLogger(),
 		tty: func(w io.Writer) bool { return tty && w == stdout }}
 	return e, stdout, stderr
 }
 
-// waitFor waits (polling, up to a minute) until cond holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // watchLive runs status -watch while a fake wave is registered live,
 // ends the wave on an event (its registration closed once the watch has
 // shown it) and returns what the watch wrote and its exit code.
-func watchLive(t *testing.T, tty bool, args ...string) (string, int) {
+func watchLive(t *testing.T, tty bool, args ...string) (string, ExitCode) {
 	home := t.TempDir()
 	e, stdout, stderr := testEnv(map[string]string{"CADENCE_HOME": home}, tty)
 	reg, err := slots.Register(layout.New("", "", home).RegistryDir(),
@@ -67,9 +37,9 @@ func watchLive(t *testing.T, tty bool, args ...string) (string, int) {
 		t.Fatal(err)
 	}
 	defer reg.Close()
-	code := make(chan int, 1)
+	code := make(chan ExitCode, 1)
 	go func() { code <- runStatus(e, append([]string{"-watch", "-interval", "5ms"}, args...)) }()
-	waitFor(t, "the live wave shown", func() bool { return strings.Contains(stdout.String(), "fakewave") })
+	testutil.WaitFor(t, "the live wave shown", func() bool { return strings.Contains(stdout.String(), "fakewave") })
 	select {
 	case c := <-code:
 		t.Fatalf("watch ended (%d) while a wave is live:\n%s%s", c, stdout, stderr)
@@ -139,10 +109,10 @@ func TestStatusWatchInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Close()
-	code := make(chan int, 1)
+	code := make(chan ExitCode, 1)
 	go func() { code <- runStatus(e, []string{"-watch", "-all", "-interval", "5ms"}) }()
 	// The signal handler is in place before the first block is printed.
-	waitFor(t, "the first block", func() bool { return strings.Contains(stdout.String(), "fakewave") })
+	testutil.WaitFor(t, "the first block", func() bool { return strings.Contains(stdout.String(), "fakewave") })
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

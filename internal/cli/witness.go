@@ -13,7 +13,7 @@ import (
 // the witness's socket, the report comes on stdin. It always exits 0, so
 // that the lead's git never fails because of it; a refused report is said
 // on stderr.
-func witnessMain(args []string, stdin io.Reader, stderr io.Writer) int {
+func witnessMain(args []string, stdin io.Reader, stderr io.Writer) ExitCode {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "cadence: "+gitint.WitnessCommand+": want the socket (it is cadence's own)")
 		return ExitOK

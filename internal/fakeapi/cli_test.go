@@ -5,7 +5,6 @@ package fakeapi
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/ids"
 )
 
 // These tests drive the real Claude Code CLI (see FindCLI) against the fake.
@@ -280,10 +281,4 @@ func TestCLIAutoModeSide(t *testing.T) {
 }
 
 // newUUID is a random version 4 UUID.
-func newUUID() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
+func newUUID() string { return ids.UUID() }

@@ -1,6 +1,6 @@
 // Package flock provides named cross-process locks that say who holds them.
 //
-// A lock is an exclusive flock(2) (through github.com/gofrs/flock) on a file,
+// A lock is an exclusive flock(2) (a [File]) on a file,
 // for example a wave state file's "<state>.lock" or a repository's
 // "<git-common-dir>/cadence/repo.lock". After taking the lock the holder
 // writes a JSON [Holder] into that same file (in place, padded with
@@ -36,10 +36,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
-	gofrs "github.com/gofrs/flock"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -63,7 +61,7 @@ type Holder struct {
 // process exits.
 type Lock struct {
 	path string
-	fl   *gofrs.Flock
+	fl   *File
 
 	mu       sync.Mutex
 	released bool
@@ -131,15 +129,17 @@ func formatSince(t time.Time) string {
 // *HeldError naming the holder. On success h (with PID and Since filled in
 // when zero) is written into the file.
 func TryAcquire(path string, h Holder) (*Lock, error) {
-	fl, err := newFlock(path)
+	fl, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
 	ok, err := fl.TryLock()
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		_ = fl.Close()
+		return nil, err
 	}
 	if !ok {
+		_ = fl.Close()
 		he := heldError(path)
 		logWait(path, "held", 0, "wave", he.Holder.Wave, "pid", he.Holder.PID)
 		return nil, he
@@ -157,32 +157,33 @@ func Acquire(ctx context.Context, path string, h Holder) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fl, err := newFlock(path)
+	fl, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
 	ok, err := fl.TryLock()
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		_ = fl.Close()
+		return nil, err
 	}
 	start := time.Now()
 	if !ok {
 		logWait(path, "waiting", 0)
 		done := make(chan error, 1)
-		go func() { done <- lockWait(fl) }()
+		go func() { done <- fl.Lock() }()
 		select {
 		case err := <-done:
 			if err != nil {
-				return nil, fmt.Errorf("lock %s: %w", path, err)
+				_ = fl.Close()
+				return nil, err
 			}
 		case <-ctx.Done():
 			logWait(path, "wait abandoned", time.Since(start))
 			// Nobody wants the lock any more: let the blocked flock
 			// finish and give the lock straight back.
 			go func() {
-				if <-done == nil {
-					_ = fl.Unlock()
-				}
+				<-done
+				_ = fl.Close()
 			}()
 			return nil, ctx.Err()
 		}
@@ -246,27 +247,18 @@ func (l *Lock) Release() error {
 		werr = nil
 	}
 	uerr := l.fl.Unlock()
-	return errors.Join(werr, uerr)
+	return errors.Join(werr, uerr, l.fl.Close())
 }
 
-func newFlock(path string) (*gofrs.Flock, error) {
+// openFile opens the lock file at path (mode 0644), making its folder.
+func openFile(path string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return gofrs.New(path, gofrs.SetPermissions(0o644)), nil
+	return Open(path, 0o644)
 }
 
-// lockWait is a blocking flock(2) that survives EINTR.
-func lockWait(fl *gofrs.Flock) error {
-	for {
-		err := fl.Lock()
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
-func finish(path string, fl *gofrs.Flock, h Holder) (*Lock, error) {
+func finish(path string, fl *File, h Holder) (*Lock, error) {
 	if h.PID == 0 {
 		h.PID = os.Getpid()
 	}
@@ -278,7 +270,7 @@ func finish(path string, fl *gofrs.Flock, h Holder) (*Lock, error) {
 		err = WriteRecord(path, append(data, '\n'))
 	}
 	if err != nil {
-		_ = fl.Unlock()
+		_ = fl.Close()
 		return nil, fmt.Errorf("lock %s: write holder: %w", path, err)
 	}
 	return &Lock{path: path, fl: fl}, nil

@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	gofrs "github.com/gofrs/flock"
 )
 
 // helperEnv makes the test binary act as a helper process (see TestMain).
@@ -170,12 +168,15 @@ func TestSameProcessIsRefused(t *testing.T) {
 
 func TestUnknownHolder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
-	fl := gofrs.New(path)
+	fl, err := Open(path, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	defer fl.Unlock()
-	_, err := TryAcquire(path, Holder{})
+	defer fl.Close()
+	_, err = TryAcquire(path, Holder{})
 	var he *HeldError
 	if !errors.As(err, &he) || !he.Unknown {
 		t.Fatalf("got %v", err)

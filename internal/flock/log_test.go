@@ -1,21 +1,21 @@
 package flock
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // TestLockWaitLogged: at debug level a lock found held and a lock waited
 // for are logged on the cadence.flock sub-logger, with the wait.
 func TestLockWaitLogged(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	prev := hclog.L() // (SetDefault returns nil before the first L)
 	hclog.SetDefault(hclog.New(&hclog.LoggerOptions{Name: "cadence", Level: hclog.Debug, Output: &buf}))
 	defer hclog.SetDefault(prev)
@@ -61,22 +61,4 @@ func TestLockWaitLogged(t *testing.T) {
 	if strings.Count(log, "lock taken") != 2 {
 		t.Errorf("want two locks taken:\n%s", log)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to read while the logger writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -90,21 +91,10 @@ func TestSandboxMissingHere(t *testing.T) {
 func gitRepo(t *testing.T, dir string, wts ...string) string {
 	t.Helper()
 	repo := filepath.Join(dir, "repo")
-	run := func(d string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = d
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	run(dir, "init", "-q", "-b", "main", repo)
-	os.WriteFile(filepath.Join(repo, "README"), []byte("r\n"), 0o644)
-	run(repo, "add", "README")
-	run(repo, "commit", "-qm", "init")
+	gittest.Git(t, dir, "init", "-q", "-b", "main", repo)
+	gittest.Commit(t, repo, "init", map[string]string{"README": "r\n"})
 	for _, w := range wts {
-		run(repo, "worktree", "add", "-q", "-b", "b-"+w, filepath.Join(dir, w))
+		gittest.Git(t, repo, "worktree", "add", "-q", "-b", "b-"+w, filepath.Join(dir, w))
 	}
 	return repo
 }
