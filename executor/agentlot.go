@@ -304,18 +304,6 @@ func (lr *lotRun) question(qs []string) (state.Outcome, error) {
 	return state.Outcome{Kind: state.OutcomeQuestions, Detail: strings.Join(qs, " / ")}, nil
 }
 
-// uncited returns a warning for each commit whose message does not cite the
-// lot id.
-func uncited(commits []string, id string) []string {
-	var w []string
-	for _, c := range commits {
-		if !strings.Contains(c, id) {
-			w = append(w, "commit does not cite the lot id: "+c)
-		}
-	}
-	return w
-}
-
 // brief renders the prompt of a step from the lot and its state.
 func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (string, briefs.Data, error) {
 	lot := lr.n.lot

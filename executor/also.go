@@ -2,8 +2,6 @@ package executor
 
 import (
 	"context"
-	"maps"
-	"slices"
 
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/spec"
@@ -53,46 +51,4 @@ func (lr *lotRun) neighbours(ctx context.Context) []briefs.Neighbour {
 		ns = append(ns, n)
 	}
 	return ns
-}
-
-// neighbourHeads is the HEAD of each neighbour worktree ("" when it cannot
-// be read).
-func (lr *lotRun) neighbourHeads(ctx context.Context) map[*spec.Repo]string {
-	heads := map[*spec.Repo]string{}
-	for _, rp := range lr.n.lot.Also {
-		heads[rp], _ = lr.r.o.Git.Head(ctx, lr.dirs[rp])
-	}
-	return heads
-}
-
-// neighbourCommits lists, per neighbour name, the commits added in its
-// worktree since before (neighbourHeads); nil when there are none.
-func (lr *lotRun) neighbourCommits(ctx context.Context, before map[*spec.Repo]string) map[string][]string {
-	var all map[string][]string
-	for _, rp := range lr.n.lot.Also {
-		head := before[rp]
-		after, _ := lr.r.o.Git.Head(ctx, lr.dirs[rp])
-		if head == "" || after == "" || after == head {
-			continue
-		}
-		if cs, _ := lr.r.o.Git.Commits(ctx, lr.dirs[rp], head, after); len(cs) > 0 {
-			if all == nil {
-				all = map[string][]string{}
-			}
-			all[rp.Name] = cs
-		}
-	}
-	return all
-}
-
-// flatCommits is every commit of a neighbourCommits map, each prefixed
-// with its repository ("repo: sha subject"), by repository name.
-func flatCommits(m map[string][]string) []string {
-	var out []string
-	for _, repo := range slices.Sorted(maps.Keys(m)) {
-		for _, c := range m[repo] {
-			out = append(out, repo+": "+c)
-		}
-	}
-	return out
 }

@@ -398,7 +398,7 @@ func (r *runner) stack(ctx context.Context, rp *spec.Repo, base string, batch []
 		done := r.lots.busy(lr.id) // cadence moves the branch itself
 		_, err = r.o.Git.RebaseOnto(ctx, rp, dir, onto, "")
 		done()
-		lr.tips = nil
+		lr.forgetTips()
 		var conflict Conflict
 		switch {
 		case errors.As(err, &conflict) && it.stacked:
@@ -514,7 +514,7 @@ func (r *runner) putBack(ctx context.Context, rp *spec.Repo, it *queued) error {
 	done := r.lots.busy(it.lr.id)
 	backup, err := r.o.Git.Unstack(ctx, rp, it.lr.dirs[rp], it.lr.branch, r.o.Config.Wave.Name, it.lr.id, it.pre, head != it.tip)
 	done()
-	it.lr.tips = nil
+	it.lr.forgetTips()
 	if backup != "" {
 		r.emit(Event{Kind: EvOutput, Lot: it.lr.id, Step: state.StepIntegrate, Message: "its branch had moved past the batch's rebase: what it held is kept under " + backup})
 		if uerr := it.lr.r.o.Store.UpdateLot(it.lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, backup) }); uerr != nil && err == nil {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -108,80 +108,19 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 	if label != "" {
 		name = "setup-" + label + ".log"
 	}
-	path := filepath.Join(lr.r.o.Layout.LotDir(lr.id), name)
-	sctx, stopSetup := context.WithCancel(ctx)
-	defer stopSetup()
-	f := newStepLog(lr, path, func(error) { stopSetup() })
-	tail := f.tail
-	defer f.Close()
-	if t := lr.n.lot.Timeout; t > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(sctx, t)
-		defer cancel()
-	}
-	head, _ := lr.r.o.Git.Head(ctx, dir)
-	// The setup is watched as a command step is: refs, worktree HEADs and
-	// config before and after it, the remotes with the shell steps'.
-	watch := lr.watchStep(ctx, state.StepRun)
-	if watch != nil {
-		watch.kind = "setup"
-	}
+	req := lr.request(step.KindSetup, 0)
+	req.Dir, req.Repo, req.Command, req.Timeout, req.Env = dir, label, b.Setup, lr.n.lot.Timeout, lr.childEnv(label)
+	req.Log = filepath.Join(lr.r.o.Layout.LotDir(lr.id), name)
 	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "setup of repo " + rp.Name + "'s worktree: " + firstLine(lr.n.lot.Sensitive.Show("setup", b.Setup))})
-	res, rerr := proc.Run(sctx, proc.Cmd{
-		Path: "/bin/sh", Args: []string{"-c", b.Setup}, Dir: dir,
-		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.childEnv(label)...),
-		Marks:  lr.r.stepMarks(lr.id),
-		Limits: stepLimits(lr.n.lot.Limits),
-		Stdout: f, Stderr: f,
-	})
-	switch {
-	case rerr == nil && res.Stopped && ctx.Err() == nil:
-		noteInLog(f, timeoutCause("the setup command", lr.n.lot.Timeout))
-	case res.LimitHit != "":
-		noteInLog(f, limitCause("the setup command", lr.n.lot.Limits, res.LimitHit))
+	res, _, err := lr.runStep(ctx, req, func() (int, error) { return -1, nil })
+	if err != nil {
+		return state.StepFailed, fmt.Sprintf("%s: %v", what, err), ""
 	}
-	werr := f.Close()
 	logged := ""
-	if _, err := os.Stat(path); err == nil {
-		logged = path
+	if res.Logged {
+		logged = req.Log
 	}
-	if werr != nil {
-		// The log could not be written: the machine's error, which stops
-		// the wave (machinestop.go); the setup's tree is ended already.
-		cause := fmt.Sprintf("%s: %s", what, writeFailure(werr, path))
-		lr.r.machineStop(cause)
-		return state.StepInterrupted, cause, logged
-	}
-	if cause := lr.checkRefs(ctx, watch); cause != "" {
-		return state.StepFailed, cause, logged
-	}
-	last := strings.TrimRight(tail.String(), "\n")
-	if last != "" {
-		last = "; last output:\n" + last
-	}
-	switch {
-	case rerr != nil:
-		return state.StepInterrupted, fmt.Sprintf("%s: the setup command could not be run: %v", what, rerr), logged
-	case res.Stopped && ctx.Err() != nil:
-		return state.StepInterrupted, what + ": stopped by cadence", logged
-	case res.Stopped:
-		return state.StepTimedOut, fmt.Sprintf("%s: %s%s%s", what, timeoutCause("the setup command", lr.n.lot.Timeout), cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
-	case res.LimitHit != "":
-		return state.StepFailed, fmt.Sprintf("%s: %s%s%s", what, limitCause("the setup command", lr.n.lot.Limits, res.LimitHit), cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
-	case res.ExitCode != 0 || res.Signal != 0:
-		how := fmt.Sprintf("exit %d", res.ExitCode)
-		if res.Signal != 0 {
-			how = "killed by signal " + res.Signal.String()
-		}
-		return state.StepFailed, fmt.Sprintf("%s: the setup command failed (%s)%s%s", what, how, cutSuffix(f.Cut(), lr.n.lot.LogLimit), last), logged
-	}
-	if now, _ := lr.r.o.Git.Head(ctx, dir); now != head {
-		return state.StepFailed, fmt.Sprintf("%s: the setup command moved HEAD from %s to %s; a setup must leave the branch as it found it", what, short(head), shortOr(now, "nothing")), logged
-	}
-	if dirty, err := lr.r.o.Git.Dirty(ctx, dir); err == nil && len(dirty) > 0 {
-		return state.StepFailed, fmt.Sprintf("%s: the setup command left files git does not ignore (%s): they would be the lot's uncommitted change; make the setup write only ignored files", what, strings.Join(firstN(dirty, 5), ", ")), logged
-	}
-	return state.StepOK, "", logged
+	return res.Status, res.Cause, logged
 }
 
 // hasSubmodules says whether the worktree at dir gets submodules under b:
@@ -192,14 +131,6 @@ func hasSubmodules(b spec.Bootstrap, dir string) bool {
 	}
 	_, err := os.Lstat(filepath.Join(dir, ".gitmodules"))
 	return err == nil
-}
-
-// firstN is xs cut to n items, with "… and k more" for the rest.
-func firstN(xs []string, n int) []string {
-	if len(xs) <= n {
-		return xs
-	}
-	return append(xs[:n:n], fmt.Sprintf("… and %d more", len(xs)-n))
 }
 
 // firstLine is s up to its first newline, with "…" when more follows.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -175,19 +173,4 @@ func (lr *lotRun) warn(w ...string) error {
 		return nil
 	}
 	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) })
-}
-
-// deniedCalls are a session's refused tool calls as the step records them
-// ("Edit (/w/a/f.txt)"), each once (a model may retry a refused call
-// many times); nil for none. They are warnings on the lot ("review tried
-// Edit (…): denied"): a read-only session that reached for a write tool,
-// a write session stopped by a deny rule.
-func deniedCalls(ds []agent.Denial) []string {
-	var out []string
-	for _, d := range ds {
-		if s := d.String(); !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
