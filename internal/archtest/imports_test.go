@@ -25,6 +25,9 @@ var forbidden = map[string][]string{
 	"planner/...":           {"executor/...", "gitint/...", "internal/cli/..."},
 	"gitint/...":            {"executor/...", "planner/...", "internal/cli/..."},
 	"executor/...":          {"internal/cli/..."},
+	// The step runner and its guard are below the orchestrator: the
+	// orchestrator runs steps through step.Runner, never the reverse.
+	"executor/step/...": {"executor", "internal/cli/..."},
 	// the language server starts no process and touches no git
 	// (TestLanguageServerStartsNoProcess checks os/exec too)
 	"internal/lsp/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/...", "internal/proc/...", "internal/flock/..."},
