@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -47,6 +48,8 @@ type lotRun struct {
 	conflictFixed bool
 	// logDirMade is set once the lot's log folder exists.
 	logDirMade bool
+	// last is the result of the lot's last command step (shellIn).
+	last step.Result
 	// roChanged gathers what the attempts of a read-only session changed
 	// in the lot's worktrees (step.Result.Changed: readOnlySession).
 	roChanged []string
@@ -172,16 +175,13 @@ func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 			return o, err
 		}
 	}
-	var before string
-	if lr.n.lot.Repo != nil {
-		before, _ = lr.r.o.Git.Head(ctx, lr.dir)
-	}
 	green, msg, err := lr.shell(ctx, state.StepRun, 0, lr.n.lot.Run, lr.n.lot.Timeout)
+	before, after := lr.last.HeadBefore, lr.last.HeadAfter
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.recordCommits()
 	}
 	if err == nil && green && before != "" {
-		err = lr.noteNoChange(before)
+		err = lr.noteNoChange(before, after)
 	}
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.flagAgentConfig(context.WithoutCancel(ctx)) // agentconfig.go
@@ -203,10 +203,9 @@ const NoChange = "no change: the command committed nothing, so there is nothing 
 
 // noteNoChange records NoChange on the last step and marks the run when
 // the lot's worktree is still at before, the commit the run step started
-// from.
-func (lr *lotRun) noteNoChange(before string) error {
-	head, err := lr.r.o.Git.Head(context.Background(), lr.dir)
-	if err != nil || head != before {
+// from (head: where it ended; step.Result's heads).
+func (lr *lotRun) noteNoChange(before, head string) error {
+	if head != before {
 		return nil
 	}
 	lr.noChange = true
@@ -340,6 +339,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 		}
 		return i, err
 	})
+	lr.last = res
 	if err == nil {
 		err = got.err
 	}

@@ -37,8 +37,10 @@ func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, even
 		sctx, cancel = context.WithTimeout(sctx, req.Timeout)
 		defer cancel()
 	}
+	// A step in a worktree starts at a commit: a test gate's is the one it
+	// tests, a run step's is where its commits are counted from.
 	var tested string
-	if kind == state.StepTest {
+	if len(lot.Repos) > 0 {
 		tested, _ = l.git.Head(ctx, req.Dir)
 	}
 	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Shell: true, Checkout: true}, events)
@@ -122,6 +124,12 @@ func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, even
 		}
 	}
 	res.Status, res.Cause, res.HeadAfter = state.StepOK, cut, tested
+	if kind == state.StepRun && tested != "" {
+		res.HeadAfter, _ = l.git.Head(ctx, req.Dir)
+		if res.HeadAfter != tested && res.HeadAfter != "" {
+			res.Commits, _ = l.git.Commits(ctx, req.Dir, tested, res.HeadAfter)
+		}
+	}
 	return res
 }
 
