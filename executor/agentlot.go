@@ -13,7 +13,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// run runs the lot's life cycle (state.Next, DESIGN.md §3) from where the
+// run runs the lot's life cycle (state.Next, docs/running.md) from where the
 // state left it (state.Resume, §6): it asks the life cycle for the next
 // position, runs that step, turns its result into a typed outcome, and asks
 // again, until the life cycle ends the lot's run.

@@ -21,8 +21,8 @@ func (lr *lotRun) bootstrapOf(rp *spec.Repo) spec.Bootstrap {
 	return rp.Bootstrap
 }
 
-// setUp sets up the lot's worktrees before its first step (README
-// "Worktrees and branches"): in each worktree of made (those this run
+// setUp sets up the lot's worktrees before its first step
+// (docs/integration.md, Branches): in each worktree of made (those this run
 // made), or in all when the state records no setup ended ok, the
 // submodules and the copy files, then the repository's setup command, the
 // lot's own worktree first. The command runs as a command lot's step does
@@ -85,21 +85,12 @@ func (lr *lotRun) setUp(ctx context.Context, made map[*spec.Repo]bool) (st state
 	return st, true, err
 }
 
-// setUpOne sets up the lot's worktree of rp: submodules and copies, then
-// the setup command. It returns how it ended, the cause when not ok, and
+// setUpOne sets up the lot's worktree of rp through the step runner
+// (step.KindSetup): submodules and copies, then the setup command. It returns how it ended, the cause when not ok, and
 // the command's log file ("" when it wrote nothing).
 func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus, string, string) {
 	dir, b := lr.dirs[rp], lr.bootstrapOf(rp)
 	what := "the setup of repo " + rp.Name + "'s worktree"
-	if err := lr.r.o.Git.SetUpWorktree(ctx, rp, dir, b); err != nil {
-		if ctx.Err() != nil || machineError(err) {
-			return state.StepInterrupted, fmt.Sprintf("%s: %v", what, err), ""
-		}
-		return state.StepFailed, fmt.Sprintf("%s: %v", what, err), ""
-	}
-	if b.Setup == "" {
-		return state.StepOK, "", ""
-	}
 	label := ""
 	if rp != lr.n.lot.Repo {
 		label = rp.Name
@@ -109,9 +100,11 @@ func (lr *lotRun) setUpOne(ctx context.Context, rp *spec.Repo) (state.StepStatus
 		name = "setup-" + label + ".log"
 	}
 	req := lr.request(step.KindSetup, 0)
-	req.Dir, req.Repo, req.Command, req.Timeout, req.Env = dir, label, b.Setup, lr.n.lot.Timeout, lr.childEnv(label)
+	req.Dir, req.Repo, req.Command, req.Bootstrap, req.Timeout, req.Env = dir, label, b.Setup, b, lr.n.lot.Timeout, lr.childEnv(label)
 	req.Log = filepath.Join(lr.r.o.Layout.LotDir(lr.id), name)
-	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "setup of repo " + rp.Name + "'s worktree: " + firstLine(lr.n.lot.Sensitive.Show("setup", b.Setup))})
+	if b.Setup != "" {
+		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "setup of repo " + rp.Name + "'s worktree: " + firstLine(lr.n.lot.Sensitive.Show("setup", b.Setup))})
+	}
 	res, _, err := lr.runStep(ctx, req, func() (int, error) { return -1, nil })
 	if err != nil {
 		return state.StepFailed, fmt.Sprintf("%s: %v", what, err), ""

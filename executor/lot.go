@@ -2,10 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -90,40 +86,31 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		if integrated {
 			// Integrated before cadence stopped (maybe in the middle of
 			// removing the worktree): only the tidying is left.
-			for _, rp := range n.lot.Repos() {
-				_ = r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp])
-			}
+			_ = r.steps.RemoveWorktrees(ctx, lr.stepLot())
 			return lr.end(ctx, state.LotDone, "")
 		}
-		var base string
-		done := r.lots.busy(lr.id) // the worktrees' branches are made
-		defer done()
-		// made are the worktrees this run makes (not there before): they
+		p, err := r.steps.Prepare(ctx, step.PrepareRequest{Lot: lr.stepLot(), Fresh: fresh})
+		if err == nil && p.Err != "" {
+			if ctx.Err() != nil || machineText(p.Err) {
+				// Cut short by cadence or by the machine: the next apply
+				// makes it again (a half-made one is redone).
+				return lr.interrupted(p.Err)
+			}
+			return lr.end(ctx, state.LotFailed, p.Err)
+		}
+		if err != nil {
+			return "", err
+		}
+		// made are the worktrees this run made (not there before): they
 		// are set up whatever the state says (setUp).
 		made = map[*spec.Repo]bool{}
-		for _, rp := range n.lot.Repos() {
-			if _, err := os.Stat(lr.dirs[rp]); errors.Is(err, fs.ErrNotExist) {
-				made[rp] = true
-			}
-			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
-			if err == nil {
-				err = r.o.Git.GuardWorktree(ctx, rp, lr.dirs[rp], lr.branch)
-			}
-			if err != nil {
-				cause := fmt.Sprintf("cannot make the worktree of repo %s: %v", rp.Name, err)
-				if ctx.Err() != nil || machineError(err) {
-					// Cut short by cadence or by the machine: the next
-					// apply makes it again (a half-made one is redone).
-					return lr.interrupted(cause)
-				}
-				return lr.end(ctx, state.LotFailed, cause)
-			}
-			if rp == repo {
-				base = b
-			} else {
-				lr.setNeighbourBase(rp, b)
-			}
+		for _, name := range p.Made {
+			made[r.o.Config.Repo(name)] = true
 		}
+		for _, rp := range n.lot.Also {
+			lr.setNeighbourBase(rp, p.Starts[rp.Name])
+		}
+		base := p.Starts[repo.Name]
 		lr.pristine = fresh
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 			l.Status, l.Branch, l.Worktree = state.LotRunning, lr.branch, lr.dir
@@ -133,7 +120,6 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}); err != nil {
 			return "", err
 		}
-		done()
 	}
 	lr.guardEnv = r.stepGuardEnv(ctx)
 	if n.lot.Repo != nil {
@@ -168,7 +154,7 @@ func (r *runner) lotBranch(n *node) string {
 // runCommand runs a command lot's run step in its folder and records what
 // it committed. A replayed run starts from the commit the lot started
 // from: its branch and worktree are reset there first, what an earlier
-// attempt left kept under a backup ref (DESIGN.md §6).
+// attempt left kept under a backup ref (docs/running.md).
 func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 	if lr.n.lot.Repo != nil {
 		if o, stop, err := lr.resetForReplay(ctx); stop || err != nil {
@@ -399,7 +385,7 @@ func lastOutput(tail string) string {
 
 // interrupted ends the run of a lot whose step did not end by itself
 // (cadence's shutdown, a machine error): the lot is interrupted, with the
-// cause, for the next apply to resume (DESIGN.md §6). A lot the lead
+// cause, for the next apply to resume (docs/running.md). A lot the lead
 // dropped or a wave the lead stopped ends as conclude says.
 func (lr *lotRun) interrupted(cause string) (state.LotStatus, error) {
 	return lr.conclude(state.LotInterrupted, cause)

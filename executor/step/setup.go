@@ -11,9 +11,10 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
-// runSetup runs a worktree's setup command (KindSetup) in req.Dir, the
-// worktree of the repository req.Repo names ("" the lot's own), watched
-// as a command step is: refs, worktree HEADs and config before and after
+// runSetup sets up the worktree req.Dir of the repository req.Repo names
+// ("" the lot's own) (KindSetup): its submodules and copy files
+// (Git.SetUpWorktree, req.Bootstrap), then the setup command, req.Command
+// ("" none), watched as a command step is: refs, worktree HEADs and config before and after
 // it, the remotes with the command steps'. A setup must leave the branch
 // where it found it and write only files git ignores. The Result's cause
 // names the setup; Logged says its log file (req.Log) was written.
@@ -24,6 +25,16 @@ func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events
 	}
 	dir := req.Dir
 	what := "the setup of repo " + rp.Name + "'s worktree"
+	if err := l.git.SetUpWorktree(ctx, rp, dir, req.Bootstrap); err != nil {
+		st := state.StepFailed
+		if ctx.Err() != nil || MachineError(err) {
+			st = state.StepInterrupted
+		}
+		return Result{Status: st, Cause: fmt.Sprintf("%s: %v", what, err)}
+	}
+	if req.Command == "" {
+		return Result{Status: state.StepOK}
+	}
 	sctx, stopSetup := context.WithCancel(ctx)
 	defer stopSetup()
 	f := newStepLog(req.Log, req.LogLimit, func(error) { stopSetup() })

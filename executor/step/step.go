@@ -37,6 +37,69 @@ type Runner interface {
 	// attempt left there under the lot's next backup ref (returned, ""
 	// when nothing needed keeping).
 	ResetForReplay(ctx context.Context, lot Lot, repo, to string) (backup string, err error)
+	// Prepare makes, or finds again, the lot's worktrees, each on the
+	// lot's branch under its repository's guard, and says where each
+	// branch started (Prepared).
+	Prepare(ctx context.Context, req PrepareRequest) (Prepared, error)
+	// SetAside keeps the branch of a lot to be replaced (and its
+	// worktrees' changes) under the lot's next backup ref in each of its
+	// repositories, then removes its worktrees and branches, so the lot
+	// starts afresh from the base. It returns the backup refs made, by
+	// repository name.
+	SetAside(ctx context.Context, lot Lot) (map[string]string, error)
+	// RemoveWorktrees removes the lot's worktrees (its branches are kept).
+	RemoveWorktrees(ctx context.Context, lot Lot) error
+	// Look reads the lot's worktrees, what the orchestrator's judgement
+	// needs of them (Looked, one per repository of req, in order).
+	Look(ctx context.Context, req LookRequest) ([]Looked, error)
+}
+
+// PrepareRequest asks for the lot's worktrees. Fresh says the lot has run
+// no step yet, so a half-made worktree (cadence was killed while making
+// it) holds nothing of value and may be made again.
+type PrepareRequest struct {
+	Lot
+	Fresh bool
+}
+
+// Prepared is how the making of a lot's worktrees went. Starts are the
+// commits the lot's branches started from, by repository name (for a
+// branch that existed, its merge base with the base); Made names the
+// repositories whose worktree was not there before (they are set up
+// afresh). Err, when set, says which worktree could not be made and why:
+// the lot cannot run now.
+type Prepared struct {
+	Starts map[string]string
+	Made   []string
+	Err    string
+}
+
+// RepoBase, as a LookRequest's From, counts from the commit the
+// repository's base branch is at.
+const RepoBase = "@base"
+
+// LookRequest asks what the lot's worktrees hold. From gives, by
+// repository name, the commit the lot's commits there are counted from
+// (RepoBase: the base branch's commit; absent or "": none counted).
+// Commits asks for the commits from..HEAD, Changed for the files they add
+// or change, Dirty for the uncommitted files.
+type LookRequest struct {
+	Lot
+	From                    map[string]string
+	Commits, Changed, Dirty bool
+}
+
+// Looked is one worktree as Look read it: its HEAD, the commits since
+// From ("sha subject", oldest first), the files they change (paths from
+// the repository's root), its uncommitted files. Err says what could not
+// be read (the rest is what could).
+type Looked struct {
+	Repo    string
+	Head    string
+	Commits []string
+	Changed []string
+	Dirty   []string
+	Err     string
 }
 
 // Lot names a lot and its worktrees: what every request about the lot's
@@ -125,6 +188,9 @@ type Request struct {
 	// ReadOnly says the step must leave the lot's worktrees as it found
 	// them (state.Info(Kind).ReadOnly): the Result says what changed.
 	ReadOnly bool
+	// Bootstrap is a setup's (KindSetup): the submodules and copy files
+	// the worktree gets before Command, the setup command, runs.
+	Bootstrap spec.Bootstrap
 	// Pristine says the lot's worktrees are as this run made them (clean,
 	// at their start): a write session's first look at them reads no
 	// git status.
