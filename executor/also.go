@@ -1,13 +1,12 @@
 package executor
 
 import (
-	"context"
-
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/spec"
 )
 
-// Neighbour repositories (a lot's also, DESIGN.md §5): each has a worktree
+// Neighbour repositories (a lot's also, docs/integration.md): each has a worktree
 // of its own beside the lot's (layout.AlsoWorktree) on the lot's branch.
 // The briefs name each one's path and role, the sessions get it as an
 // added folder (Session.AddDirs: --add-dir, and write access in the
@@ -38,16 +37,13 @@ func (lr *lotRun) setNeighbourBase(rp *spec.Repo, sha string) {
 
 // neighbours describes the lot's neighbour repositories for a brief, in
 // the wave file's order: name, worktree, base branch, test gate and the
-// lot's commits there so far.
-func (lr *lotRun) neighbours(ctx context.Context) []briefs.Neighbour {
+// lot's commits there so far (looked: the worktrees read from where each
+// branch started).
+func (lr *lotRun) neighbours(looked map[string]step.Looked) []briefs.Neighbour {
 	var ns []briefs.Neighbour
 	for _, rp := range lr.n.lot.Also {
 		n := briefs.Neighbour{Repo: rp.Name, Dir: lr.dirs[rp], Base: rp.Base, Test: rp.Test}
-		if base := lr.bases[rp]; base != "" {
-			if head, err := lr.r.o.Git.Head(ctx, n.Dir); err == nil && head != base {
-				n.Commits, _ = lr.r.o.Git.Commits(ctx, n.Dir, base, head)
-			}
-		}
+		n.Commits = looked[rp.Name].Commits
 		ns = append(ns, n)
 	}
 	return ns

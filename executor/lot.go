@@ -227,21 +227,21 @@ func (lr *lotRun) resetForReplay(ctx context.Context) (state.Outcome, bool, erro
 // recordCommits records, on the last step, the commits it added to the
 // lot's branch (command lots: what the command committed).
 func (lr *lotRun) recordCommits() error {
-	ctx := context.Background()
-	head, err := lr.r.o.Git.Head(ctx, lr.dir)
-	if err != nil {
-		return nil
-	}
 	var base string
 	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	own := lr.look(context.Background(), step.LookRequest{From: map[string]string{lr.n.lot.Repo.Name: base}, Commits: true}, true)[lr.n.lot.Repo.Name]
+	head := own.Head
+	if head == "" || own.Err != "" {
+		return nil
+	}
 	var known int
 	lr.r.o.Store.View(func(st *state.State) {
 		for _, s := range st.Lots[lr.id].Steps {
 			known += len(s.Commits)
 		}
 	})
-	all, err := lr.r.o.Git.Commits(ctx, lr.dir, base, head)
-	if err != nil || len(all) <= known {
+	all := own.Commits
+	if len(all) <= known {
 		return nil
 	}
 	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {

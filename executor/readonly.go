@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -67,8 +68,9 @@ func (lr *lotRun) replayMoved(ctx context.Context, kind state.StepKind) string {
 	if last.Kind != kind || last.Status == state.StepOK || last.HeadBefore == "" {
 		return ""
 	}
-	head, err := lr.r.o.Git.Head(ctx, lr.dir)
-	if err != nil || head == last.HeadBefore {
+	own := lr.look(ctx, step.LookRequest{}, true)[lr.n.lot.Repo.Name]
+	head := own.Head
+	if head == "" || head == last.HeadBefore {
 		return ""
 	}
 	return fmt.Sprintf("the HEAD of the lot's worktree moved from %s to %s during its earlier %s session, which cadence could not check (cadence stopped while it ran), so that session is not trusted; the change is left in place for the lead",

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -144,23 +145,17 @@ func (lr *lotRun) checkCommits(ctx context.Context, kind state.StepKind, r *Repo
 func (lr *lotRun) hasWork(ctx context.Context) bool {
 	var base string
 	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	from := map[string]string{}
 	for _, rp := range lr.n.lot.Repos() {
-		dir := lr.dirs[rp]
-		head, err := lr.r.o.Git.Head(ctx, dir)
-		if err != nil {
-			return true
-		}
-		from := base
-		if rp != lr.n.lot.Repo || from == "" {
-			if from, err = lr.r.o.Git.Base(ctx, rp); err != nil {
-				return true
-			}
-		}
-		if head == from {
-			continue
-		}
-		cs, err := lr.r.o.Git.Commits(ctx, dir, from, head)
-		if err != nil || len(cs) > 0 {
+		from[rp.Name] = step.RepoBase
+	}
+	if base != "" {
+		from[lr.n.lot.Repo.Name] = base
+	}
+	looked := lr.look(ctx, step.LookRequest{From: from, Commits: true}, false)
+	for _, rp := range lr.n.lot.Repos() {
+		l, ok := looked[rp.Name]
+		if !ok || l.Err != "" || len(l.Commits) > 0 {
 			return true
 		}
 	}

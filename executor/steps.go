@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/cadence-run/cadence/executor/step"
@@ -58,6 +59,29 @@ func (lr *lotRun) stepLot() step.Lot {
 		l.Repos = append(l.Repos, r)
 	}
 	return l
+}
+
+// look reads the lot's worktrees through the step runner (step.Runner.
+// Look), by repository name; own limits it to the lot's own repository.
+// A lot without a repository, or a request the runner cannot read, gives
+// nothing (nil).
+func (lr *lotRun) look(ctx context.Context, req step.LookRequest, own bool) map[string]step.Looked {
+	req.Lot = lr.stepLot()
+	if len(req.Repos) == 0 {
+		return nil
+	}
+	if own {
+		req.Repos = req.Repos[:1]
+	}
+	ls, err := lr.r.steps.Look(ctx, req)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]step.Looked, len(ls))
+	for _, l := range ls {
+		out[l.Repo] = l
+	}
+	return out
 }
 
 // guardLot is the lot as its guard sees it.
@@ -160,12 +184,16 @@ func (lr *lotRun) runStep(ctx context.Context, req step.Request, begin func() (i
 // neighbour's are named repo:path.
 func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
 	var all []string
+	looked := lr.look(ctx, step.LookRequest{Dirty: true}, false)
 	for _, rp := range lr.n.lot.Repos() {
-		d, err := lr.r.o.Git.Dirty(ctx, lr.dirs[rp])
-		if err != nil {
-			return nil, err
+		l, ok := looked[rp.Name]
+		if !ok {
+			return nil, fmt.Errorf("cannot read the worktree of repo %s", rp.Name)
 		}
-		for _, f := range d {
+		if l.Err != "" {
+			return nil, errors.New(l.Err)
+		}
+		for _, f := range l.Dirty {
 			if rp != lr.n.lot.Repo {
 				f = rp.Name + ":" + f
 			}

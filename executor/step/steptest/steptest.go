@@ -48,17 +48,20 @@ func Run(t *testing.T, make MakeRunner) {
 		{"GuardedRefPutBack", guardedRef},
 		{"TestGate", testGate},
 		{"ReadOnlyChangeReported", readOnlyChange},
+		{"PrepareAndLook", prepareAndLook},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.runner = make(t, f.wave)
+			f.prepare(t)
 			c.run(t, f)
 		})
 	}
 }
 
-// fixture is one check's wave: the repository, the lot "a"'s worktree on
-// its branch, and the runner.
+// fixture is one check's wave: the repository (its guard installed), the
+// lot "a"'s worktree on its branch (made by the runner's Prepare), and
+// the runner.
 type fixture struct {
 	wave   Wave
 	repo   string
@@ -75,8 +78,13 @@ func newFixture(t *testing.T) *fixture {
 	git(t, repo, "config", "user.email", "t@example.com")
 	git(t, repo, "config", "user.name", "t")
 	git(t, repo, "commit", "-q", "--allow-empty", "-m", "base")
+	// The repository's guard, as Apply installs it for a wave.
+	uninstall, err := gitint.InstallGuard(context.Background(), repo)
+	if err != nil {
+		t.Fatalf("install the guard: %v", err)
+	}
+	t.Cleanup(func() { _ = uninstall() })
 	wt := filepath.Join(dir, "worktrees", "a")
-	git(t, repo, "worktree", "add", "-q", "-b", "cadence/w/a", wt, "main")
 	file := filepath.Join(dir, "wave.hcl")
 	hcl := fmt.Sprintf("wave %q {}\nrepo \"app\" {\n  path = %q\n}\nlot \"a\" {\n  run = \"true\"\n}\n", "w", repo)
 	if err := os.WriteFile(file, []byte(hcl), 0o644); err != nil {
@@ -86,7 +94,16 @@ func newFixture(t *testing.T) *fixture {
 	if diags.HasErrors() {
 		t.Fatalf("wave file: %v", diags)
 	}
-	return &fixture{wave: Wave{Config: cfg, Dir: dir}, repo: repo, wt: wt, start: git(t, wt, "rev-parse", "HEAD")}
+	return &fixture{wave: Wave{Config: cfg, Dir: dir}, repo: repo, wt: wt, start: git(t, repo, "rev-parse", "HEAD")}
+}
+
+// prepare makes lot a's worktree through the runner (Prepare).
+func (f *fixture) prepare(t *testing.T) {
+	t.Helper()
+	p, err := f.runner.Prepare(context.Background(), step.PrepareRequest{Lot: f.request(state.StepRun, "").Lot, Fresh: true})
+	if err != nil || p.Err != "" {
+		t.Fatalf("Prepare lot a: %v %s", err, p.Err)
+	}
 }
 
 // request is a step of lot a of kind in its worktree.
@@ -172,7 +189,9 @@ func timeout(t *testing.T, f *fixture) {
 // guardedRef: a step that moves a guarded ref (the base) is an incident:
 // the ref is put back, the step fails with the incident as its cause.
 func guardedRef(t *testing.T, f *fixture) {
-	res, _ := f.run(t, f.request(state.StepRun, `git commit -q --allow-empty -m "a: x" && git update-ref refs/heads/main HEAD`))
+	// Written as a file, past git's hooks (the guard refuses a step's
+	// update-ref of a guarded ref): only the check after the step sees it.
+	res, _ := f.run(t, f.request(state.StepRun, `git commit -q --allow-empty -m "a: x" && git rev-parse HEAD > "$(git rev-parse --git-common-dir)/refs/heads/main"`))
 	if res.Status != state.StepFailed || !strings.HasPrefix(res.Cause, guard.IncidentCause) || len(res.Incidents) == 0 {
 		t.Errorf("status %s, cause %q, incidents %q: want failed on an incident", res.Status, res.Cause, res.Incidents)
 	}
@@ -187,16 +206,21 @@ func guardedRef(t *testing.T, f *fixture) {
 // testGate: a test gate passes the commit it ran on; one that moves HEAD
 // fails, the branch put back where it found it.
 func testGate(t *testing.T, f *fixture) {
+	// The gate tests the lot's work, a commit beyond the start.
+	if res, _ := f.run(t, f.request(state.StepRun, `git commit -q --allow-empty -m "a: work"`)); res.Status != state.StepOK {
+		t.Fatalf("the work: %s %s", res.Status, res.Cause)
+	}
+	work := git(t, f.wt, "rev-parse", "HEAD")
 	res, _ := f.run(t, f.request(state.StepTest, "true"))
-	if res.Status != state.StepOK || res.HeadAfter != f.start {
-		t.Errorf("green gate: %s %q, passed %s, want ok at %s", res.Status, res.Cause, res.HeadAfter, f.start)
+	if res.Status != state.StepOK || res.HeadAfter != work {
+		t.Errorf("green gate: %s %q, passed %s, want ok at %s", res.Status, res.Cause, res.HeadAfter, work)
 	}
 	res, _ = f.run(t, f.request(state.StepTest, `git commit -q --allow-empty -m "a: gate"`))
-	if res.Status != state.StepFailed || !strings.Contains(res.Cause, "moved HEAD") {
-		t.Errorf("moving gate: %s %q, want failed, moved HEAD", res.Status, res.Cause)
+	if res.Status != state.StepFailed || !strings.Contains(res.Cause, "moved HEAD") || len(res.Backups) != 1 {
+		t.Errorf("moving gate: %s %q, backups %q: want failed, moved HEAD, what it left kept", res.Status, res.Cause, res.Backups)
 	}
-	if head := git(t, f.wt, "rev-parse", "HEAD"); head != f.start {
-		t.Errorf("after a gate that moved HEAD the branch is at %s, want %s", head, f.start)
+	if head := git(t, f.wt, "rev-parse", "HEAD"); head != work {
+		t.Errorf("after a gate that moved HEAD the branch is at %s, want %s (%s)", head, work, res.Cause)
 	}
 }
 
@@ -211,6 +235,50 @@ func readOnlyChange(t *testing.T, f *fixture) {
 		t.Errorf("changed %q, want the uncommitted stray.txt (status %s %q)", res.Changed, res.Status, res.Cause)
 	}
 	startedBeforeEnd(t, events)
+}
+
+// prepareAndLook: Prepare makes a lot's worktree on its branch from the
+// base (named in Made, its start the base's commit), finds it again
+// without making it, and Look reads its HEAD, the commits since the base
+// and the uncommitted files; RemoveWorktrees removes a clean worktree.
+func prepareAndLook(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	wt := filepath.Join(f.wave.Dir, "worktrees", "b")
+	lot := step.Lot{Wave: "w", WaveID: "steptest", ID: "b", Branch: "cadence/w/b", Repos: []step.Repo{{Name: "app", Worktree: wt}}}
+	p, err := f.runner.Prepare(ctx, step.PrepareRequest{Lot: lot, Fresh: true})
+	if err != nil || p.Err != "" {
+		t.Fatalf("Prepare: %v %s", err, p.Err)
+	}
+	if len(p.Made) != 1 || p.Made[0] != "app" || p.Starts["app"] != f.start {
+		t.Errorf("prepared %+v, want app made, started at %s", p, f.start)
+	}
+	if b := git(t, wt, "symbolic-ref", "HEAD"); b != "refs/heads/cadence/w/b" {
+		t.Errorf("the worktree is on %s", b)
+	}
+	if p, err := f.runner.Prepare(ctx, step.PrepareRequest{Lot: lot}); err != nil || p.Err != "" || len(p.Made) != 0 {
+		t.Errorf("Prepare again: %+v %v, want found, not made", p, err)
+	}
+	git(t, wt, "commit", "-q", "--allow-empty", "-m", "b: one")
+	if err := os.WriteFile(filepath.Join(wt, "new.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.runner.Look(ctx, step.LookRequest{Lot: lot, From: map[string]string{"app": step.RepoBase}, Commits: true, Dirty: true})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("Look: %+v %v", ls, err)
+	}
+	l := ls[0]
+	if l.Err != "" || l.Head != git(t, wt, "rev-parse", "HEAD") || len(l.Commits) != 1 || !strings.Contains(l.Commits[0], "b: one") || len(l.Dirty) != 1 || !strings.Contains(l.Dirty[0], "new.txt") {
+		t.Errorf("looked %+v, want the head, the commit b: one, new.txt uncommitted", l)
+	}
+	if err := os.Remove(filepath.Join(wt, "new.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.runner.RemoveWorktrees(ctx, lot); err != nil {
+		t.Errorf("RemoveWorktrees: %v", err)
+	}
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Errorf("the worktree is still there: %v", err)
+	}
 }
 
 // startedBeforeEnd checks that the events began with EventBegin, then
