@@ -52,6 +52,19 @@ type Runner interface {
 	// Look reads the lot's worktrees, what the orchestrator's judgement
 	// needs of them (Looked, one per repository of req, in order).
 	Look(ctx context.Context, req LookRequest) ([]Looked, error)
+
+	// EndLeftovers ends what an earlier apply of the wave (waveID) left
+	// running on the runner's machine, before anything is replayed.
+	EndLeftovers(ctx context.Context, waveID string) (Leftovers, error)
+	// Leftover says whether a process of an earlier apply's step of a lot
+	// is still alive (then the lot must not run now).
+	Leftover(ctx context.Context, req LeftoverRequest) (Leftover, error)
+	// Recount counts what a session that ran when its cadence was killed
+	// spent (ok false: it cannot be told).
+	Recount(ctx context.Context, req RecountRequest) (spent agent.Spent, ok bool, err error)
+	// Tidy removes what sessions killed with their cadence left in the
+	// worktrees (made before before) and returns the paths removed.
+	Tidy(ctx context.Context, worktrees []string, before time.Time) ([]string, error)
 }
 
 // PrepareRequest asks for the lot's worktrees. Fresh says the lot has run

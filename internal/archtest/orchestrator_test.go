@@ -25,9 +25,6 @@ var orchestratorMayCall = map[string]string{
 	// guard install, made where a run's resources are made.
 	"apply.go": "Apply wires the real git",
 	"host.go":  "SystemHost installs the guard",
-	// The leftovers of an earlier apply (proc.EndMarked, proc.Marked),
-	// until they move behind step.Runner.
-	"orphans.go": "an earlier apply's leftovers",
 }
 
 // TestOrchestratorCallsNoGitOrProc fails when a non-test file of package
