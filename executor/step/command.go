@@ -65,7 +65,7 @@ func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, even
 		noteInLog(f, limitCause(string(kind)+" step", req.Limits, pres.LimitHit))
 	}
 	werr := f.Close()
-	res := Result{HeadBefore: tested, OutputCut: f.Cut()}
+	res := Result{HeadBefore: tested, OutputCut: f.Cut(), LimitHit: string(pres.LimitHit)}
 	if werr != nil {
 		// The log could not be written: the machine's error, which stops
 		// the wave; the step's tree is ended already (stopStep). The

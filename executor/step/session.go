@@ -98,7 +98,7 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, even
 	if out.OutputCut > 0 {
 		out.Cause = joinCause(out.Cause, "session "+cutNote(out.OutputCut, req.LogLimit))
 	}
-	res.Cause, res.OutputCut = out.Cause, out.OutputCut
+	res.Cause, res.OutputCut, res.LimitHit = out.Cause, out.OutputCut, string(out.LimitHit)
 	res.Warnings = append(res.Warnings, uncited(slices.Concat(res.Commits, flatCommits(res.AlsoCommits)), req.ID)...)
 	for _, c := range out.PushAttempts {
 		res.Warnings = append(res.Warnings, "the session ran a push command: "+c)

@@ -66,7 +66,7 @@ func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events
 	if _, err := os.Stat(req.Log); err == nil {
 		res.Logged = true
 	}
-	res.OutputCut = f.Cut()
+	res.OutputCut, res.LimitHit = f.Cut(), string(pres.LimitHit)
 	incident := guarded(&res, req.ID, watch.After(ctx), events)
 	if werr != nil {
 		// The log could not be written: the machine's error, which stops

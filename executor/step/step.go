@@ -265,6 +265,10 @@ type Result struct {
 	Backups []string
 	// OutputCut is how many bytes of output the log limit dropped.
 	OutputCut int64
+	// LimitHit names the lot's limit the step's process tree reached
+	// (proc.Limit's names: "memory", "processes", …; "" none): its
+	// processes were ended, and Cause says so.
+	LimitHit string
 	// WriteFailed says the step's files could not be written: the
 	// machine's error, which stops the wave; Cause says it.
 	WriteFailed bool
