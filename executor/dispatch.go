@@ -43,9 +43,10 @@ type finish struct {
 type runner struct {
 	o Options
 	// guardEnv is the guard environment of every step, the same for every
-	// lot of the wave (Git.SessionEnv over all its repositories): made
-	// once, by guardEnvOnce.
+	// lot of the wave (step.Runner.GuardEnv), or guardEnvErr why there is
+	// none: made once, by guardEnvOnce.
 	guardEnv     []string
+	guardEnvErr  error
 	guardEnvOnce sync.Once
 	// steps runs every step (Options.Steps); guard is the wave's guard it
 	// shares with the merge queue (executor/step/guard).
@@ -463,10 +464,12 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 
 // stepGuardEnv is the wave's guard environment (runner.guardEnv), made on
 // first use: after executor.Apply installed the guards, before any step.
-func (r *runner) stepGuardEnv(ctx context.Context) []string {
+// Without it no step may run (its git would not be guarded): the error
+// says why.
+func (r *runner) stepGuardEnv(ctx context.Context) ([]string, error) {
 	r.guardEnvOnce.Do(func() {
 		// Not cut short by one lot's cancel: every lot of the wave uses it.
-		r.guardEnv = r.o.Git.SessionEnv(context.WithoutCancel(ctx), r.o.Config.Repos, r.o.Env)
+		r.guardEnv, r.guardEnvErr = r.steps.GuardEnv(context.WithoutCancel(ctx))
 	})
-	return r.guardEnv
+	return r.guardEnv, r.guardEnvErr
 }

@@ -121,7 +121,11 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 			return "", err
 		}
 	}
-	lr.guardEnv = r.stepGuardEnv(ctx)
+	guardEnv, err := r.stepGuardEnv(ctx)
+	if err != nil {
+		return lr.interrupted("cannot get the guard environment of the wave's steps: " + err.Error())
+	}
+	lr.guardEnv = guardEnv
 	if n.lot.Repo != nil {
 		if st, ended, err := lr.setUp(ctx, made); ended || err != nil {
 			return st, err

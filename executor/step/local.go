@@ -92,6 +92,12 @@ func (l *Local) ResetForReplay(ctx context.Context, lot Lot, repo, to string) (s
 	return l.git.ResetForReplay(ctx, rp, dir, lot.Wave, lot.ID, to)
 }
 
+// GuardEnv is Git.SessionEnv over every repository of the wave, added to
+// the runner's inherited environment.
+func (l *Local) GuardEnv(ctx context.Context) ([]string, error) {
+	return l.git.SessionEnv(ctx, l.cfg.Repos, l.env), nil
+}
+
 // repoOf is the repository named repo of lot ("" its own) and the lot's
 // worktree of it.
 func (l *Local) repoOf(lot Lot, repo string) (*spec.Repo, string, error) {

@@ -53,6 +53,12 @@ type Runner interface {
 	// needs of them (Looked, one per repository of req, in order).
 	Look(ctx context.Context, req LookRequest) ([]Looked, error)
 
+	// GuardEnv is the environment that puts a step's git under the guard
+	// of every repository of the wave on the runner's machine (pushes
+	// fail, foreign ref updates are refused): the orchestrator adds it to
+	// each step's Env, under the lot's own entries' PATH.
+	GuardEnv(ctx context.Context) ([]string, error)
+
 	// EndLeftovers ends what an earlier apply of the wave (waveID) left
 	// running on the runner's machine, before anything is replayed.
 	EndLeftovers(ctx context.Context, waveID string) (Leftovers, error)
