@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -32,25 +33,24 @@ func (lr *lotRun) agentConfig(ctx context.Context) []string {
 	if !ok || lr.n.lot.Repo == nil {
 		return nil
 	}
+	var base string
+	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	from := map[string]string{lr.n.lot.Repo.Name: base}
+	for _, rp := range lr.n.lot.Also {
+		from[rp.Name] = lr.bases[rp]
+	}
+	looked := lr.look(ctx, step.LookRequest{From: from, Changed: true}, false)
 	var out []string
 	for _, rp := range lr.n.lot.Repos() {
-		dir, from, prefix := lr.dirs[rp], lr.bases[rp], rp.Name+": "
+		prefix := rp.Name + ": "
 		if rp == lr.n.lot.Repo {
-			lr.r.o.Store.View(func(st *state.State) { from = st.Lots[lr.id].BaseSHA })
-			dir, prefix = lr.dir, ""
+			prefix = ""
 		}
-		if dir == "" || from == "" {
+		l := looked[rp.Name]
+		if from[rp.Name] == "" || l.Err != "" {
 			continue
 		}
-		head, err := lr.r.o.Git.Head(ctx, dir)
-		if err != nil || head == from {
-			continue
-		}
-		changed, err := lr.r.o.Git.Changed(ctx, dir, from, head)
-		if err != nil {
-			continue
-		}
-		for _, p := range cc.ConfigFiles(changed) {
+		for _, p := range cc.ConfigFiles(l.Changed) {
 			out = append(out, prefix+p)
 		}
 	}

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
-// run runs the lot's life cycle (state.Next, DESIGN.md §3) from where the
+// run runs the lot's life cycle (state.Next, docs/running.md) from where the
 // state left it (state.Resume, §6): it asks the life cycle for the next
 // position, runs that step, turns its result into a typed outcome, and asks
 // again, until the life cycle ends the lot's run.
@@ -304,27 +305,11 @@ func (lr *lotRun) question(qs []string) (state.Outcome, error) {
 	return state.Outcome{Kind: state.OutcomeQuestions, Detail: strings.Join(qs, " / ")}, nil
 }
 
-// uncited returns a warning for each commit whose message does not cite the
-// lot id.
-func uncited(commits []string, id string) []string {
-	var w []string
-	for _, c := range commits {
-		if !strings.Contains(c, id) {
-			w = append(w, "commit does not cite the lot id: "+c)
-		}
-	}
-	return w
-}
-
 // brief renders the prompt of a step from the lot and its state.
 func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (string, briefs.Data, error) {
 	lot := lr.n.lot
 	d := briefs.Data{Wave: lr.r.o.Config.Wave.Name, Lot: lot.ID, Title: lot.Title, Brief: lot.Brief,
 		Repo: lot.Repo.Name, Base: lot.Repo.Base, Test: lot.Repo.Test, Step: kind, Pass: pass}
-	d.Neighbours = lr.neighbours(ctx)
-	for _, nb := range d.Neighbours {
-		d.AlsoDirs = append(d.AlsoDirs, nb.Dir)
-	}
 	var base string
 	lr.r.o.Store.View(func(st *state.State) {
 		l := st.Lots[lr.id]
@@ -337,8 +322,17 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 			}
 		}
 	})
-	if head, err := lr.r.o.Git.Head(ctx, lr.dir); err == nil && base != "" && head != base {
-		d.Commits, _ = lr.r.o.Git.Commits(ctx, lr.dir, base, head)
+	// The lot's commits so far, in its own repository and each neighbour's
+	// (from where its branch there started), one look.
+	from := map[string]string{lot.Repo.Name: base}
+	for _, rp := range lot.Also {
+		from[rp.Name] = lr.bases[rp]
+	}
+	looked := lr.look(ctx, step.LookRequest{From: from, Commits: true}, false)
+	d.Commits = looked[lot.Repo.Name].Commits
+	d.Neighbours = lr.neighbours(looked)
+	for _, nb := range d.Neighbours {
+		d.AlsoDirs = append(d.AlsoDirs, nb.Dir)
 	}
 	if lr.r.o.Briefs == nil {
 		return "", d, fmt.Errorf("no brief templates")

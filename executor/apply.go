@@ -3,10 +3,11 @@ package executor
 import (
 	"context"
 	"fmt"
-	"github.com/cadence-run/cadence/internal/diskspace"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/diskspace"
 
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/executor/slots"

@@ -2,11 +2,12 @@ package executor
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/mergequeue"
+	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -43,14 +44,15 @@ type finish struct {
 type runner struct {
 	o Options
 	// guardEnv is the guard environment of every step, the same for every
-	// lot of the wave (Git.SessionEnv over all its repositories): made
-	// once, by guardEnvOnce.
+	// lot of the wave (step.Runner.GuardEnv), or guardEnvErr why there is
+	// none: made once, by guardEnvOnce.
 	guardEnv     []string
+	guardEnvErr  error
 	guardEnvOnce sync.Once
-	// hosts are the network hosts of each repository's remotes
-	// (*spec.Repo -> []string), read once per wave: the config check
-	// (cfgguard.go) keeps the remotes as they were.
-	hosts    sync.Map
+	// steps runs every step (Options.Steps); guard is the wave's guard it
+	// shares with the merge queue (executor/step/guard).
+	steps    step.Runner
+	guard    *guard.Guard
 	now      func() time.Time
 	sessions *prioritySem
 	nodes    []*node
@@ -65,15 +67,12 @@ type runner struct {
 	// ref or a worktree's HEAD moved.
 	incidentMu  sync.Mutex
 	incidentMsg string
-	// refs records cadence's own moves of guarded refs (refguard.go);
-	// remotes, the remotes that command and test steps are compared
-	// against (remoteguard.go).
-	refs    refLedger
-	remotes remoteWatch
-	// lots is every lot's activity, for the lot branches' check (lotrefs.go).
-	lots lotActivity
-	// configs, the config files of the repositories (cfgguard.go).
-	configs configWatch
+	// refs, remotes and lots are the merge queue's views of the guard:
+	// cadence's own moves of guarded refs, the remotes command and test
+	// steps are compared against, every lot's activity.
+	refs    refsView
+	remotes remotesView
+	lots    lotsView
 	// requests are the lead's requests the watcher hands the dispatcher;
 	// stopCause, once set, is the lead's stop (steer.go).
 	requests   chan steerMsg
@@ -133,6 +132,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		r.now = time.Now
 	}
 	r.began = r.now()
+	r.setUpSteps()
 	r.api.sessions, r.api.stop = context.WithCancel(context.Background())
 	defer r.api.stop()
 	r.sessions = newPrioritySem(max(1, o.MaxSessions))
@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := r.build(); err != nil {
 		return Result{}, err
 	}
-	r.remotes.start(ctx, o.Git, r.nodes)
+	r.guard.WatchRemotes(ctx, shellRepos(r.nodes))
 	r.takePending(true)
 	err := r.loop(ctx)
 	r.compareRemotesAtEnd(ctx)
@@ -460,24 +460,12 @@ func (r *runner) result(ctx context.Context, loopErr error) (Result, error) {
 
 // stepGuardEnv is the wave's guard environment (runner.guardEnv), made on
 // first use: after executor.Apply installed the guards, before any step.
-func (r *runner) stepGuardEnv(ctx context.Context) []string {
+// Without it no step may run (its git would not be guarded): the error
+// says why.
+func (r *runner) stepGuardEnv(ctx context.Context) ([]string, error) {
 	r.guardEnvOnce.Do(func() {
 		// Not cut short by one lot's cancel: every lot of the wave uses it.
-		r.guardEnv = r.o.Git.SessionEnv(context.WithoutCancel(ctx), r.o.Config.Repos, r.o.Env)
+		r.guardEnv, r.guardEnvErr = r.steps.GuardEnv(context.WithoutCancel(ctx))
 	})
-	return r.guardEnv
-}
-
-// remoteHosts are the network hosts of the remotes of repos (Git.RemoteHosts),
-// sorted, each read once per wave.
-func (r *runner) remoteHosts(ctx context.Context, repos []*spec.Repo) []string {
-	var all []string
-	for _, rp := range repos {
-		h, ok := r.hosts.Load(rp)
-		if !ok {
-			h, _ = r.hosts.LoadOrStore(rp, r.o.Git.RemoteHosts(context.WithoutCancel(ctx), []*spec.Repo{rp}))
-		}
-		all = append(all, h.([]string)...)
-	}
-	return slices.Compact(slices.Sorted(slices.Values(all)))
+	return r.guardEnv, r.guardEnvErr
 }

@@ -111,6 +111,7 @@ func (w *intentWorld) settle(action planner.Action) (*runner, bool, *state.Lot) 
 	w.t.Helper()
 	r := &runner{o: Options{Config: w.cfg, Store: w.store, Git: gitint.NewRepos(gittest.Env()),
 		Layout: layout.New(filepath.Join(w.dir, "wave.hcl"), "w", filepath.Join(w.dir, "home"))}, now: time.Now}
+	r.setUpSteps()
 	run, err := r.settleIntegration(&node{lot: w.cfg.Lot("a"), plan: planner.LotPlan{ID: "a", Action: action}})
 	if err != nil {
 		w.t.Fatal(err)
@@ -147,7 +148,7 @@ func (w *intentWorld) wantCompleted(r *runner, run bool, l *state.Lot, moved ...
 	for _, name := range moved {
 		rp := w.cfg.Repo(name)
 		ms := r.refs.of(rp).moves
-		if len(ms) != 1 || ms[0].Ref != "refs/heads/main" || ms[0].Old != w.old[name] || ms[0].New != w.new[name] || ms[0].lot != "a" {
+		if len(ms) != 1 || ms[0].Ref != "refs/heads/main" || ms[0].Old != w.old[name] || ms[0].New != w.new[name] || ms[0].Lot != "a" {
 			w.t.Errorf("ledger of %s: %+v", name, ms)
 		}
 	}

@@ -3,54 +3,25 @@ package executor
 import (
 	"context"
 	"errors"
-	"strings"
-	"syscall"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
-// An interrupt never fails a lot (DESIGN.md §6): a step that did not end by
+// An interrupt never fails a lot (docs/running.md): a step that did not end by
 // itself — cadence's own cancel (a signal, stop), or a machine error under
 // it (a full disk, an interrupted system call, a resource that is
 // temporarily unavailable) — leaves the lot interrupted, with the cause
 // recorded, for the next apply to resume. Only the lot's own work failing
 // fails it.
 
-// machineErrnos are the errors of the machine, not of the lot's work.
-var machineErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EINTR, syscall.EAGAIN, syscall.ENOMEM, syscall.EMFILE, syscall.ENFILE}
-
-// machineTexts are how those errors read in the output of a child process
-// (git's "fatal: … No space left on device").
-var machineTexts = []string{"no space left on device", "disk quota exceeded", "interrupted system call",
-	"resource temporarily unavailable", "cannot allocate memory", "too many open files", "context canceled", "context deadline exceeded"}
-
 // machineError reports whether err is an error of the machine (or
-// cadence's cancel), not of the lot's work.
-func machineError(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	for _, e := range machineErrnos {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return machineText(err.Error())
-}
+// cadence's cancel), not of the lot's work (step.MachineError).
+func machineError(err error) bool { return step.MachineError(err) }
 
-// machineText reports whether a message says a machine error.
-func machineText(s string) bool {
-	s = strings.ToLower(s)
-	for _, t := range machineTexts {
-		if strings.Contains(s, t) {
-			return true
-		}
-	}
-	return false
-}
+// machineText reports whether a message says a machine error
+// (step.MachineText).
+func machineText(s string) bool { return step.MachineText(s) }
 
 // interruptedErr is a step that a machine error stopped: the step is
 // recorded interrupted, and the lot is interrupted with Cause.

@@ -1,14 +1,12 @@
 package executor
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/cadence-run/cadence/internal/layout"
 )
@@ -65,32 +63,4 @@ func (lr *lotRun) ensureLogDir() error {
 	}
 	lr.logDirMade = true
 	return nil
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = t.buf[len(t.buf)-t.max:]
-	}
-	return len(p), nil
-}
-
-// String returns the last lines kept (at most 20).
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

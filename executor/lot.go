@@ -2,15 +2,10 @@ package executor
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -49,13 +44,15 @@ type lotRun struct {
 	conflictFixed bool
 	// logDirMade is set once the lot's log folder exists.
 	logDirMade bool
+	// last is the result of the lot's last command step (shellIn).
+	last step.Result
+	// roChanged gathers what the attempts of a read-only session changed
+	// in the lot's worktrees (step.Result.Changed: readOnlySession).
+	roChanged []string
 	// pristine is set while the lot's worktrees are as this run made them
 	// for a lot that had run no step (clean, HEAD at the start), until its
 	// first write session (movement).
 	pristine bool
-	// tips are where the lot's branch was, per repository, at the end of
-	// its last step (lotrefs.go); nil after cadence moved it itself.
-	tips map[*spec.Repo]string
 	// facts are what the lot's life cycle depends on; from is where the
 	// state said the lot goes on when this run took it up.
 	facts state.LotFacts
@@ -89,40 +86,31 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		if integrated {
 			// Integrated before cadence stopped (maybe in the middle of
 			// removing the worktree): only the tidying is left.
-			for _, rp := range n.lot.Repos() {
-				_ = r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp])
-			}
+			_ = r.steps.RemoveWorktrees(ctx, lr.stepLot())
 			return lr.end(ctx, state.LotDone, "")
 		}
-		var base string
-		done := r.lots.busy(lr.id) // the worktrees' branches are made
-		defer done()
-		// made are the worktrees this run makes (not there before): they
+		p, err := r.steps.Prepare(ctx, step.PrepareRequest{Lot: lr.stepLot(), Fresh: fresh})
+		if err == nil && p.Err != "" {
+			if ctx.Err() != nil || machineText(p.Err) {
+				// Cut short by cadence or by the machine: the next apply
+				// makes it again (a half-made one is redone).
+				return lr.interrupted(p.Err)
+			}
+			return lr.end(ctx, state.LotFailed, p.Err)
+		}
+		if err != nil {
+			return "", err
+		}
+		// made are the worktrees this run made (not there before): they
 		// are set up whatever the state says (setUp).
 		made = map[*spec.Repo]bool{}
-		for _, rp := range n.lot.Repos() {
-			if _, err := os.Stat(lr.dirs[rp]); errors.Is(err, fs.ErrNotExist) {
-				made[rp] = true
-			}
-			b, err := r.o.Git.Worktree(ctx, rp, lr.dirs[rp], lr.branch, fresh)
-			if err == nil {
-				err = r.o.Git.GuardWorktree(ctx, rp, lr.dirs[rp], lr.branch)
-			}
-			if err != nil {
-				cause := fmt.Sprintf("cannot make the worktree of repo %s: %v", rp.Name, err)
-				if ctx.Err() != nil || machineError(err) {
-					// Cut short by cadence or by the machine: the next
-					// apply makes it again (a half-made one is redone).
-					return lr.interrupted(cause)
-				}
-				return lr.end(ctx, state.LotFailed, cause)
-			}
-			if rp == repo {
-				base = b
-			} else {
-				lr.setNeighbourBase(rp, b)
-			}
+		for _, name := range p.Made {
+			made[r.o.Config.Repo(name)] = true
 		}
+		for _, rp := range n.lot.Also {
+			lr.setNeighbourBase(rp, p.Starts[rp.Name])
+		}
+		base := p.Starts[repo.Name]
 		lr.pristine = fresh
 		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 			l.Status, l.Branch, l.Worktree = state.LotRunning, lr.branch, lr.dir
@@ -132,9 +120,12 @@ func (r *runner) runLot(ctx context.Context, n *node) (state.LotStatus, error) {
 		}); err != nil {
 			return "", err
 		}
-		done()
 	}
-	lr.guardEnv = r.stepGuardEnv(ctx)
+	guardEnv, err := r.stepGuardEnv(ctx)
+	if err != nil {
+		return lr.interrupted("cannot get the guard environment of the wave's steps: " + err.Error())
+	}
+	lr.guardEnv = guardEnv
 	if n.lot.Repo != nil {
 		if st, ended, err := lr.setUp(ctx, made); ended || err != nil {
 			return st, err
@@ -167,23 +158,20 @@ func (r *runner) lotBranch(n *node) string {
 // runCommand runs a command lot's run step in its folder and records what
 // it committed. A replayed run starts from the commit the lot started
 // from: its branch and worktree are reset there first, what an earlier
-// attempt left kept under a backup ref (DESIGN.md §6).
+// attempt left kept under a backup ref (docs/running.md).
 func (lr *lotRun) runCommand(ctx context.Context) (state.Outcome, error) {
 	if lr.n.lot.Repo != nil {
 		if o, stop, err := lr.resetForReplay(ctx); stop || err != nil {
 			return o, err
 		}
 	}
-	var before string
-	if lr.n.lot.Repo != nil {
-		before, _ = lr.r.o.Git.Head(ctx, lr.dir)
-	}
 	green, msg, err := lr.shell(ctx, state.StepRun, 0, lr.n.lot.Run, lr.n.lot.Timeout)
+	before, after := lr.last.HeadBefore, lr.last.HeadAfter
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.recordCommits()
 	}
 	if err == nil && green && before != "" {
-		err = lr.noteNoChange(before)
+		err = lr.noteNoChange(before, after)
 	}
 	if err == nil && lr.n.lot.Repo != nil {
 		err = lr.flagAgentConfig(context.WithoutCancel(ctx)) // agentconfig.go
@@ -205,10 +193,9 @@ const NoChange = "no change: the command committed nothing, so there is nothing 
 
 // noteNoChange records NoChange on the last step and marks the run when
 // the lot's worktree is still at before, the commit the run step started
-// from.
-func (lr *lotRun) noteNoChange(before string) error {
-	head, err := lr.r.o.Git.Head(context.Background(), lr.dir)
-	if err != nil || head != before {
+// from (head: where it ended; step.Result's heads).
+func (lr *lotRun) noteNoChange(before, head string) error {
+	if head != before {
 		return nil
 	}
 	lr.noChange = true
@@ -228,8 +215,7 @@ func (lr *lotRun) resetForReplay(ctx context.Context) (state.Outcome, bool, erro
 	if start == "" {
 		return state.Outcome{}, false, nil
 	}
-	defer lr.ownWork()()
-	ref, err := lr.r.o.Git.ResetForReplay(ctx, lr.n.lot.Repo, lr.dir, lr.r.o.Config.Wave.Name, lr.id, start)
+	ref, err := lr.r.steps.ResetForReplay(ctx, lr.stepLot(), "", start)
 	if ref != "" {
 		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepRun, Message: "replayed from " + short(start) + "; the earlier attempt is kept under " + ref})
 		if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, ref) }); uerr != nil {
@@ -245,21 +231,21 @@ func (lr *lotRun) resetForReplay(ctx context.Context) (state.Outcome, bool, erro
 // recordCommits records, on the last step, the commits it added to the
 // lot's branch (command lots: what the command committed).
 func (lr *lotRun) recordCommits() error {
-	ctx := context.Background()
-	head, err := lr.r.o.Git.Head(ctx, lr.dir)
-	if err != nil {
-		return nil
-	}
 	var base string
 	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	own := lr.look(context.Background(), step.LookRequest{From: map[string]string{lr.n.lot.Repo.Name: base}, Commits: true}, true)[lr.n.lot.Repo.Name]
+	head := own.Head
+	if head == "" || own.Err != "" {
+		return nil
+	}
 	var known int
 	lr.r.o.Store.View(func(st *state.State) {
 		for _, s := range st.Lots[lr.id].Steps {
 			known += len(s.Commits)
 		}
 	})
-	all, err := lr.r.o.Git.Commits(ctx, lr.dir, base, head)
-	if err != nil || len(all) <= known {
+	all := own.Commits
+	if len(all) <= known {
 		return nil
 	}
 	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
@@ -317,131 +303,67 @@ func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, pass int, comm
 	return lr.shellIn(ctx, kind, pass, command, timeout, lr.dir, "")
 }
 
-// shellIn runs a shell command as a step in dir, its output to the step's
-// log and, grouped, to the console. It returns whether it exited 0 and, if
-// not, the last lines of its output. repo names the neighbour repository
-// whose worktree dir is ("" for the lot's own: state.Step.Repo).
+// shellIn runs a shell command as a step in dir through the step runner
+// (step.Request of kind run or test), its output to the step's log and,
+// grouped, to the console. It returns whether it exited 0 and, if not,
+// why with the last lines of its output. repo names the neighbour
+// repository whose worktree dir is ("" for the lot's own:
+// state.Step.Repo). The error is an *interruptedErr (the machine's
+// error), an *incidentErr (a guard's incident: the step is failed) or
+// the journal's.
 func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration, dir, repo string) (bool, string, error) {
-	i, err := lr.beginStep(kind, pass, "")
-	if err == nil && repo != "" {
-		err = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].Repo = repo })
+	req := lr.request(kind, pass)
+	req.Dir, req.Repo, req.Command, req.Timeout = dir, repo, command, timeout
+	req.Env = lr.childEnv(repo)
+	var idx int
+	lr.r.o.Store.View(func(st *state.State) {
+		if l := st.Lots[lr.id]; l != nil {
+			idx = len(l.Steps)
+		}
+	})
+	req.Log = lr.logPath(idx, kind, ".log")
+	res, got, err := lr.runStep(ctx, req, func() (int, error) {
+		i, err := lr.beginStep(kind, pass, "")
+		if err == nil && repo != "" {
+			err = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].Repo = repo })
+		}
+		return i, err
+	})
+	lr.last = res
+	if err == nil {
+		err = got.err
 	}
 	if err != nil {
 		return false, "", err
 	}
-	// The log file (and the lot's log folder) is made when the command
-	// first writes: a silent command costs no file, which on a busy disk is
-	// most of what a small command lot costs. A write that fails ends the
-	// step at once (machinestop.go).
-	sctx, stopStep := context.WithCancel(ctx)
-	defer stopStep()
-	f := newStepLog(lr, lr.logPath(i, kind, ".log"), func(error) { stopStep() })
-	defer f.Close()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(sctx, timeout)
-		defer cancel()
+	if got.index < 0 {
+		return false, "", &interruptedErr{Cause: joinCause("stopped by cadence", res.Cause)}
 	}
-	// A test gate is run on the commit checked out when it starts: that is
-	// the commit it passes (Step.HeadAfter), and one that moves HEAD (a
-	// gate that commits, or checks out another commit) is red: what it
-	// tested is not what the branch now holds.
-	var tested string
-	if kind == state.StepTest {
-		tested, _ = lr.r.o.Git.Head(ctx, dir)
-	}
-	var pidErr error
-	watch := lr.watchStep(ctx, kind)
-	res, rerr := proc.Run(sctx, proc.Cmd{
-		Path: "/bin/sh", Args: []string{"-c", command}, Dir: dir,
-		Env:    append(append(append([]string{}, lr.r.o.Env...), lr.r.stepEnv(lr.id)...), lr.childEnv(repo)...),
-		Marks:  lr.r.stepMarks(lr.id),
-		Limits: stepLimits(lr.n.lot.Limits),
-		Stdout: f, Stderr: f,
-		Started: func(pid int) {
-			pidErr = lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Steps[i].PID = pid })
-		},
-	})
-	// The step's own last lines, for its cause (lastOutput): cadence's
-	// note below goes to the log only.
-	stepOut := f.tail.String()
-	// The log's last line says why cadence ended the step, if it did.
-	switch {
-	case rerr == nil && res.Stopped && ctx.Err() == nil:
-		noteInLog(f, timeoutCause(string(kind)+" step", timeout))
-	case res.LimitHit != "":
-		noteInLog(f, limitCause(string(kind)+" step", lr.n.lot.Limits, res.LimitHit))
-	}
-	werr := f.Close()
-	if pidErr != nil {
-		return false, "", pidErr
-	}
-	if werr != nil {
-		// The log could not be written: the machine's error, which stops
-		// the wave; the step's tree is ended already (stopStep).
-		cause := fmt.Sprintf("%s step: %s", kind, writeFailure(werr, f.path))
-		lr.r.machineStop(cause)
-		if err := lr.endStep(i, state.StepInterrupted, cause, nil); err != nil {
-			return false, "", err
-		}
-		return false, cause, &interruptedErr{Cause: cause}
-	}
-	// A cut output is said in the step's cause and recorded (OutputCut).
-	cut := cutNote(f.Cut(), lr.n.lot.LogLimit)
-	endStep := func(st state.StepStatus, cause string, fn func(*state.Step)) error {
-		return lr.endStep(i, st, joinCause(cause, cut), func(s *state.Step) {
-			s.OutputCut = f.Cut()
+	end := func(cause string, fn func(*state.Step)) error {
+		return lr.endStep(got.index, res.Status, cause, func(s *state.Step) {
+			s.OutputCut = res.OutputCut
 			if fn != nil {
 				fn(s)
 			}
 		})
 	}
-	if out := f.tail.String(); out != "" && !(res.Stopped && ctx.Err() != nil) {
-		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: out})
-	}
-	if err := lr.checkStep(ctx, watch, i); err != nil {
-		return false, err.Error(), err
-	}
 	switch {
-	case rerr != nil && tooLong(rerr):
-		// The command itself cannot be run (plan warns of it): the lot's
-		// error, which no replay mends.
-		cause := fmt.Sprintf("%s step: the command is %d bytes, more than one argument of sh -c may be (%d): put it in a script file and run that", kind, len(command), spec.MaxArgBytes-1)
-		return false, cause, lr.endStep(i, state.StepFailed, cause, nil)
-	case rerr != nil:
-		// The command could not be started or waited for: the machine's
-		// error, never the lot's (an interrupt, §6).
-		cause := fmt.Sprintf("%s step: %v", kind, rerr)
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			cause = fmt.Sprintf("%s step: its folder %s is gone (the next apply makes the worktree again from the lot's branch)", kind, dir)
-		}
-		if err := lr.endStep(i, state.StepInterrupted, cause, nil); err != nil {
+	case res.WriteFailed || res.Unstarted:
+		if err := end(res.Cause, nil); err != nil {
 			return false, "", err
 		}
-		return false, cause, &interruptedErr{Cause: cause}
-	case res.Stopped && ctx.Err() != nil:
-		return false, "", endStep(state.StepInterrupted, "stopped by cadence", nil)
-	case res.Stopped:
-		cause := timeoutCause(string(kind)+" step", timeout)
-		return false, joinCause(cause, cut) + lastOutput(stepOut), endStep(state.StepTimedOut, cause, nil)
-	case res.LimitHit != "":
-		cause := limitCause(string(kind)+" step", lr.n.lot.Limits, res.LimitHit)
-		return false, joinCause(cause, cut) + lastOutput(stepOut), endStep(state.StepFailed, cause, nil)
-	case res.ExitCode != 0 || res.Signal != 0:
-		how := fmt.Sprintf("exit %d", res.ExitCode)
-		if res.Signal != 0 {
-			how = "killed by signal " + res.Signal.String()
+		return false, res.Cause, &interruptedErr{Cause: res.Cause}
+	case strings.HasPrefix(res.Cause, IncidentCause) && res.Status == state.StepFailed:
+		if err := end(res.Cause, nil); err != nil {
+			return false, "", err
 		}
-		return false, joinCause(how, cut) + lastOutput(stepOut), endStep(state.StepFailed, how, nil)
+		return false, res.Cause, &incidentErr{Cause: res.Cause}
+	case res.Status == state.StepInterrupted:
+		return false, "", end(res.Cause, nil)
+	case res.Status != state.StepOK:
+		return false, res.Cause + lastOutput(res.Output), end(res.Cause, nil)
 	}
-	if kind == state.StepTest {
-		if head, _ := lr.r.o.Git.Head(ctx, dir); head != tested {
-			cause := fmt.Sprintf("the test gate moved HEAD from %s to %s (it committed, reset or checked out): a test gate must leave the branch as it found it", short(tested), shortOr(head, "nothing"))
-			cause += lr.putBackAfterGate(ctx, repo, dir, tested)
-			return false, cause, endStep(state.StepFailed, cause, nil)
-		}
-	}
-	return true, "", endStep(state.StepOK, "", func(s *state.Step) { s.HeadAfter = tested })
+	return true, "", end(res.Cause, func(s *state.Step) { s.HeadAfter = res.HeadAfter })
 }
 
 // joinCause is cause followed by note ("; "-joined), either maybe empty.
@@ -467,7 +389,7 @@ func lastOutput(tail string) string {
 
 // interrupted ends the run of a lot whose step did not end by itself
 // (cadence's shutdown, a machine error): the lot is interrupted, with the
-// cause, for the next apply to resume (DESIGN.md §6). A lot the lead
+// cause, for the next apply to resume (docs/running.md). A lot the lead
 // dropped or a wave the lead stopped ends as conclude says.
 func (lr *lotRun) interrupted(cause string) (state.LotStatus, error) {
 	return lr.conclude(state.LotInterrupted, cause)
@@ -495,49 +417,4 @@ func (lr *lotRun) record(st state.LotStatus, cause string) (state.LotStatus, err
 	})
 	lr.r.emit(Event{Kind: EvLotEnd, Lot: lr.id, Status: string(st), Message: cause})
 	return st, err
-}
-
-// tooLong says the kernel refused a command for its length (E2BIG:
-// "argument list too long", Linux's 128 KiB per argument).
-func tooLong(err error) bool {
-	return errors.Is(err, syscall.E2BIG) || strings.Contains(err.Error(), "argument list too long")
-}
-
-// putBackAfterGate puts the lot's branch in the worktree at dir (of the
-// repository labelled repo, "" for its own) back at tested, where a test
-// gate found it before moving HEAD, keeping what the gate left (commits,
-// changes) under the lot's next backup ref (Git.ResetForReplay), so that
-// a gate that reset the branch loses none of the lot's commits. It says
-// what it did, for the step's cause.
-func (lr *lotRun) putBackAfterGate(ctx context.Context, repo, dir, tested string) string {
-	rp := lr.n.lot.Repo
-	if repo != "" {
-		rp = lr.r.o.Config.Repo(repo)
-	}
-	if rp == nil || tested == "" {
-		return ""
-	}
-	done := lr.r.lots.busy(lr.id) // cadence moves the branch itself
-	ref, err := lr.r.o.Git.ResetForReplay(context.WithoutCancel(ctx), rp, dir, lr.r.o.Config.Wave.Name, lr.id, tested)
-	done()
-	lr.tips = nil
-	msg := "; the branch is put back at " + short(tested)
-	if ref != "" {
-		msg += ", what the gate left kept under " + ref
-		if uerr := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Backups = append(l.Backups, ref) }); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
-	}
-	if err != nil {
-		return "; the branch could not be put back at " + short(tested) + ": " + err.Error()
-	}
-	return msg
-}
-
-// shortOr is short(sha), or none when sha is empty.
-func shortOr(sha, none string) string {
-	if sha == "" {
-		return none
-	}
-	return short(sha)
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/diskspace"
 )
 
@@ -40,15 +41,8 @@ func (r *runner) machineStopped() string {
 	return r.machineMsg
 }
 
-// writeFailure describes a failed write of path: "disk full: <path>:
-// <error> (<free> free on <mount>)" for a full disk or quota
-// (diskspace.FullError), else "cannot write <path>: <error>".
-func writeFailure(err error, path string) string {
-	if fe := diskspace.Full(err, path); fe != nil {
-		return fe.Error()
-	}
-	return fmt.Sprintf("cannot write %s: %v", path, err)
-}
+// writeFailure describes a failed write of path (step.WriteFailure).
+func writeFailure(err error, path string) string { return step.WriteFailure(err, path) }
 
 // roomToStart says whether a lot may start: the free space of every
 // Options.FreePlaces is at least Options.MinFree. Below it, the wave stops

@@ -3,8 +3,10 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -29,28 +31,17 @@ func (lr *lotRun) readOnlySession(ctx context.Context, kind state.StepKind, pass
 	if cause := lr.replayMoved(ctx, kind); cause != "" {
 		return Outcome{}, state.Outcome{Kind: state.OutcomeUntrusted, Detail: cause}, nil
 	}
-	heads := lr.headsAll(ctx)
+	// The step runner compares the worktrees around each attempt
+	// (step.Result.Changed); sessionOnce gathers what they say.
+	lr.roChanged = nil
 	out, o, err := lr.session(ctx, kind, pass, lr.n.lot.ReviewModel, true)
 	if err != nil {
 		return out, o, err
 	}
-	// Read whatever cadence's context says: a session stopped by a signal
-	// is checked too.
-	cctx := context.WithoutCancel(ctx)
-	after := lr.headsAll(cctx)
-	dirty, derr := lr.dirtyAll(cctx)
-	if after == heads && derr == nil && len(dirty) == 0 {
+	what := slices.Compact(lr.roChanged)
+	lr.roChanged = nil
+	if len(what) == 0 {
 		return out, o, nil
-	}
-	var what []string
-	if after != heads {
-		what = append(what, "HEAD moved")
-	}
-	if derr != nil {
-		what = append(what, "its status cannot be read: "+derr.Error())
-	}
-	if len(dirty) > 0 {
-		what = append(what, "uncommitted files "+strings.Join(limit(dirty, 10), ", "))
 	}
 	cause := fmt.Sprintf("the %s session changed the lot's worktrees (%s), so its verdict is not trusted; the change is left in place for the lead", kind, strings.Join(what, "; "))
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
@@ -77,8 +68,9 @@ func (lr *lotRun) replayMoved(ctx context.Context, kind state.StepKind) string {
 	if last.Kind != kind || last.Status == state.StepOK || last.HeadBefore == "" {
 		return ""
 	}
-	head, err := lr.r.o.Git.Head(ctx, lr.dir)
-	if err != nil || head == last.HeadBefore {
+	own := lr.look(ctx, step.LookRequest{}, true)[lr.n.lot.Repo.Name]
+	head := own.Head
+	if head == "" || head == last.HeadBefore {
 		return ""
 	}
 	return fmt.Sprintf("the HEAD of the lot's worktree moved from %s to %s during its earlier %s session, which cadence could not check (cadence stopped while it ran), so that session is not trusted; the change is left in place for the lead",

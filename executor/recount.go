@@ -1,35 +1,35 @@
 package executor
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
-	"github.com/cadence-run/cadence/spec"
 )
 
 // Recounter is an Agent that can count what a session cost after the
-// cadence that ran it died (agent.Router does, through the adapter of the
-// session's agent kind: agent.Adapter.Recount).
-type Recounter interface {
-	Recount(a *spec.Agent, sessionID, dir, logPrefix string) (agent.Spent, bool)
-}
+// cadence that ran it died (step.Recounter).
+type Recounter = step.Recounter
 
 // recount counts the tokens of the agent session that was running as step
 // i of lot n when cadence was killed (its outcome never recorded): what it
 // left (its log, its CLI's records), read once its processes are gone
-// (endLeftovers). It reports false for a step with no session, an agent
-// that cannot recount, or a session that left nothing.
+// (endLeftovers), through the step runner (step.Runner.Recount). It
+// reports false for a step with no session, an agent that cannot
+// recount, or a session that left nothing.
 func (r *runner) recount(n *node, i int, s state.Step) (agent.Spent, bool) {
-	rc, ok := r.o.Agent.(Recounter)
-	if !ok || s.SessionID == "" || n.lot.Agent == nil || s.Usage != (state.Usage{}) {
+	if s.SessionID == "" || n.lot.Agent == nil || s.Usage != (state.Usage{}) {
 		return agent.Spent{}, false
 	}
 	dir := r.o.Config.Dir
 	if n.lot.Repo != nil {
 		dir, _, _ = r.worktreesOf(n.lot)
 	}
-	return rc.Recount(n.lot.Agent, s.SessionID, dir, r.o.Layout.StepFile(n.lot.ID, i, string(s.Kind), ""))
+	spent, ok, err := r.steps.Recount(context.Background(), step.RecountRequest{Agent: n.lot.Agent, SessionID: s.SessionID, Dir: dir,
+		Log: r.o.Layout.StepFile(n.lot.ID, i, string(s.Kind), "")})
+	return spent, ok && err == nil
 }
 
 // recountRunning gives the step of lot n that was running when cadence was

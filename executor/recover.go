@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 )
@@ -62,18 +63,21 @@ func (r *runner) replace(n *node) error {
 	}
 	var backups []string
 	if n.lot.Repo != nil {
-		ctx := context.Background()
 		branch := r.lotBranch(n)
 		_, dirs, _ := r.worktreesOf(n.lot)
+		lot := step.Lot{Wave: r.o.Config.Wave.Name, WaveID: r.waveID(), ID: id, Branch: branch}
 		for _, rp := range n.lot.Repos() {
-			ref, err := r.o.Git.SetAside(ctx, rp, dirs[rp], branch, r.o.Config.Wave.Name, id)
-			if err != nil {
-				return fmt.Errorf("-replace %s: repo %s: %w", id, rp.Name, err)
-			}
-			if ref != "" {
+			lot.Repos = append(lot.Repos, step.Repo{Name: rp.Name, Worktree: dirs[rp]})
+		}
+		refs, err := r.steps.SetAside(context.Background(), lot)
+		for _, rp := range n.lot.Repos() {
+			if ref := refs[rp.Name]; ref != "" {
 				backups = append(backups, ref)
 				r.emit(Event{Kind: EvOutput, Lot: id, Message: "replaced: the earlier branch " + branch + " of repo " + rp.Name + " is kept under " + ref})
 			}
+		}
+		if err != nil {
+			return fmt.Errorf("-replace %s: %w", id, err)
 		}
 	}
 	return r.o.Store.UpdateLot(id, func(l *state.Lot) {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 )
 
@@ -146,23 +145,17 @@ func (lr *lotRun) checkCommits(ctx context.Context, kind state.StepKind, r *Repo
 func (lr *lotRun) hasWork(ctx context.Context) bool {
 	var base string
 	lr.r.o.Store.View(func(st *state.State) { base = st.Lots[lr.id].BaseSHA })
+	from := map[string]string{}
 	for _, rp := range lr.n.lot.Repos() {
-		dir := lr.dirs[rp]
-		head, err := lr.r.o.Git.Head(ctx, dir)
-		if err != nil {
-			return true
-		}
-		from := base
-		if rp != lr.n.lot.Repo || from == "" {
-			if from, err = lr.r.o.Git.Base(ctx, rp); err != nil {
-				return true
-			}
-		}
-		if head == from {
-			continue
-		}
-		cs, err := lr.r.o.Git.Commits(ctx, dir, from, head)
-		if err != nil || len(cs) > 0 {
+		from[rp.Name] = step.RepoBase
+	}
+	if base != "" {
+		from[lr.n.lot.Repo.Name] = base
+	}
+	looked := lr.look(ctx, step.LookRequest{From: from, Commits: true}, false)
+	for _, rp := range lr.n.lot.Repos() {
+		l, ok := looked[rp.Name]
+		if !ok || l.Err != "" || len(l.Commits) > 0 {
 			return true
 		}
 	}
@@ -175,19 +168,4 @@ func (lr *lotRun) warn(w ...string) error {
 		return nil
 	}
 	return lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) { l.Warnings = append(l.Warnings, w...) })
-}
-
-// deniedCalls are a session's refused tool calls as the step records them
-// ("Edit (/w/a/f.txt)"), each once (a model may retry a refused call
-// many times); nil for none. They are warnings on the lot ("review tried
-// Edit (…): denied"): a read-only session that reached for a write tool,
-// a write session stopped by a deny rule.
-func deniedCalls(ds []agent.Denial) []string {
-	var out []string
-	for _, d := range ds {
-		if s := d.String(); !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }

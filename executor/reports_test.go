@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 )
@@ -100,15 +99,5 @@ repo "r" {
 	}
 	if l := lots["commits"]; l.Status != state.LotDone || len(l.Warnings) > 0 {
 		t.Errorf("commits = %s (%s), warnings %q", l.Status, l.Cause, l.Warnings)
-	}
-}
-
-func TestDeniedCalls(t *testing.T) {
-	got := deniedCalls([]agent.Denial{{Tool: "Edit", Input: "/w/f"}, {Tool: "Bash", Input: "git commit"}, {Tool: "Edit", Input: "/w/f"}, {Tool: "Agent"}})
-	if want := []string{"Edit (/w/f)", "Bash (git commit)", "Agent"}; !slices.Equal(got, want) {
-		t.Errorf("deniedCalls = %q, want %q", got, want)
-	}
-	if deniedCalls(nil) != nil {
-		t.Error("no denials: not nil")
 	}
 }

@@ -1,22 +1,21 @@
 package executor
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
 // Tidier is an Agent that can remove what sessions killed with their
-// cadence left in worktrees and repositories (agent.Router does, through
-// every adapter that is an agent.Tidier).
-type Tidier interface {
-	Tidy(t agent.Tidy) []string
-}
+// cadence left in worktrees and repositories (step.Tidier).
+type Tidier = step.Tidier
 
 // tidyRepos removes what killed sessions left in the git dirs and main
 // worktrees of repos (an empty config.lock of the sandbox would make the
@@ -37,12 +36,11 @@ func tidyRepos(a Agent, repos []*spec.Repo, since time.Time, env []string) []str
 	return out
 }
 
-// tidyLot removes what killed sessions left in the worktrees of lot n, a
-// lot the state knows, before its recovery decides anything about it
+// tidyLot removes, through the step runner (step.Runner.Tidy), what
+// killed sessions left in the worktrees of lot n, a lot the state knows, before its recovery decides anything about it
 // (a placeholder left there would read as the agent's uncommitted work).
 func (r *runner) tidyLot(n *node) {
-	td, ok := r.o.Agent.(Tidier)
-	if !ok || n.lot.Repo == nil {
+	if n.lot.Repo == nil {
 		return
 	}
 	var ran bool
@@ -55,7 +53,7 @@ func (r *runner) tidyLot(n *node) {
 	for _, d := range dirs {
 		ws = append(ws, d)
 	}
-	if removed := td.Tidy(agent.Tidy{Worktrees: ws, Before: r.began, Env: r.o.Env}); len(removed) > 0 {
+	if removed, _ := r.steps.Tidy(context.Background(), ws, r.began); len(removed) > 0 {
 		r.emit(Event{Kind: EvOutput, Lot: n.lot.ID, Message: "removed what a killed agent session left in its worktree: " + relList(own, removed)})
 	}
 }

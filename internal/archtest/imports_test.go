@@ -28,6 +28,9 @@ var forbidden = map[string][]string{
 	// the merge queue is given git, gates and guards through its own
 	// interfaces: it depends on neither the orchestrator nor a step runner
 	"executor/mergequeue/...": {"executor", "executor/step/...", "internal/cli/..."},
+	// The step runner and its guard are below the orchestrator: the
+	// orchestrator runs steps through step.Runner, never the reverse.
+	"executor/step/...": {"executor", "executor/mergequeue/...", "internal/cli/..."},
 	// the language server starts no process and touches no git
 	// (TestLanguageServerStartsNoProcess checks os/exec too)
 	"internal/lsp/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/...", "internal/proc/...", "internal/flock/..."},

@@ -1,12 +1,16 @@
-package executor
+package step
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sync"
 
 	"github.com/cadence-run/cadence/internal/boundedlog"
 	"github.com/cadence-run/cadence/internal/diskspace"
+	"github.com/cadence-run/cadence/spec"
 )
 
 // stepLog is a step's captured output (a command's, a test gate's, a
@@ -23,12 +27,13 @@ type stepLog struct {
 	b    *boundedlog.Writer
 }
 
-// newStepLog makes the log of a step of lr at path; failed, when not nil,
-// is called once with the first write error.
-func newStepLog(lr *lotRun, path string, failed func(error)) *stepLog {
-	f := &lazyFile{lr: lr, path: path}
+// newStepLog makes a step's log at path, bounded by limit bytes (0:
+// spec.DefaultLogLimit); failed, when not nil, is called once with the
+// first write error.
+func newStepLog(path string, limit spec.Bytes, failed func(error)) *stepLog {
+	f := &lazyFile{path: path}
 	return &stepLog{path: path, tail: &tailBuffer{max: 4096}, file: f,
-		b: boundedlog.New(f, int64(lr.n.lot.LogLimit), failed)}
+		b: boundedlog.New(f, int64(limit), failed)}
 }
 
 func (l *stepLog) Write(p []byte) (int, error) {
@@ -69,9 +74,9 @@ func cutSuffix(cut int64, limit fmt.Stringer) string {
 	return ""
 }
 
-// lazyFile is a file made, with the lot's log folder, on its first write.
+// lazyFile is a file made, with its folder (the lot's log folder), on its
+// first write.
 type lazyFile struct {
-	lr   *lotRun
 	path string
 	f    *os.File
 }
@@ -80,7 +85,7 @@ var _ io.Writer = (*lazyFile)(nil)
 
 func (l *lazyFile) Write(p []byte) (int, error) {
 	if l.f == nil {
-		if err := l.lr.ensureLogDir(); err != nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
 			return 0, err
 		}
 		f, err := os.Create(l.path)
@@ -99,4 +104,42 @@ func (l *lazyFile) close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+// String returns the last lines kept (at most 20).
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// WriteFailure describes a failed write of path: "disk full: <path>:
+// <error> (<free> free on <mount>)" for a full disk or quota
+// (diskspace.FullError), else "cannot write <path>: <error>".
+func WriteFailure(err error, path string) string {
+	if fe := diskspace.Full(err, path); fe != nil {
+		return fe.Error()
+	}
+	return fmt.Sprintf("cannot write %s: %v", path, err)
 }

@@ -1,4 +1,4 @@
-package executor
+package guard
 
 import (
 	"context"
@@ -6,11 +6,10 @@ import (
 	"strings"
 
 	"github.com/cadence-run/cadence/gitint"
-	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
-// The lead's checkout (README "Guards"): a step outside an OS sandbox (a
+// The lead's checkout (docs/integration.md, Guards): a step outside an OS sandbox (a
 // command, a test gate, a worktree's setup, a session of an agent with
 // sandbox = false) can write anywhere the user can, the lead's checkout
 // included. Before and after such a step, cadence reads the status of the
@@ -30,33 +29,19 @@ import (
 // maxNamed bounds the files an incident names.
 const maxNamed = 20
 
-// guardsCheckout says whether a step of kind runs outside an OS sandbox:
-// a command or a test gate, or a session of an agent with sandbox =
-// false, whose sandbox this machine lacks (the plan's agent facts), or
-// whose file tools run outside it (bypassPermissions).
-func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
-	if kind == state.StepRun || kind == state.StepTest {
-		return true
-	}
-	a := lr.n.lot.Agent
-	if a == nil || a.NoSandbox || a.Claude.PermissionMode == "bypassPermissions" {
-		return true
-	}
-	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""
-}
-
 // readCheckouts reads the status of the checkout of each of the lot's
 // repositories; a repository whose status cannot be read is left out
-// (said in the journal).
-func (lr *lotRun) readCheckouts(ctx context.Context, when string) map[*spec.Repo]gitint.CheckoutStatus {
+// (said in notes).
+func (g *Guard) readCheckouts(ctx context.Context, lot Lot, when string, notes *[]string) map[*spec.Repo]gitint.CheckoutStatus {
 	out := map[*spec.Repo]gitint.CheckoutStatus{}
-	for _, rp := range lr.n.lot.Repos() {
-		rl := lr.r.refs.of(rp)
+	for _, r := range lot.Repos {
+		rp := r.Repo
+		rl := g.refs.of(rp)
 		rl.mu.Lock()
-		st, err := lr.r.o.Git.CheckoutStatus(ctx, rp)
+		st, err := g.git.CheckoutStatus(ctx, rp)
 		rl.mu.Unlock()
 		if err != nil {
-			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "cannot read the status of " + rp.Path + " " + when + " the step (it is not checked): " + err.Error()})
+			*notes = append(*notes, "cannot read the status of "+rp.Path+" "+when+" the step (it is not checked): "+err.Error())
 			continue
 		}
 		out[rp] = st
@@ -65,15 +50,17 @@ func (lr *lotRun) readCheckouts(ctx context.Context, when string) map[*spec.Repo
 }
 
 // checkCheckouts compares the checkouts' status after the step with
-// before, and reports a change as the wave's incident. It returns nothing:
-// the step's own outcome is left as it is.
-func (lr *lotRun) checkCheckouts(ctx context.Context, w *stepWatch) {
+// before. A change holds the lot: it returns the cause the lot is held
+// for and the lot's warning ("" when nothing changed), and a note for the
+// journal; the step's own outcome is left as it is.
+func (g *Guard) checkCheckouts(ctx context.Context, w *Watch, notes *[]string) (held, warning string) {
 	if w.checkouts == nil {
-		return
+		return "", ""
 	}
-	after := lr.readCheckouts(ctx, "after")
+	after := g.readCheckouts(ctx, w.lot, "after", notes)
 	var found []string
-	for _, rp := range lr.n.lot.Repos() {
+	for _, r := range w.lot.Repos {
+		rp := r.Repo
 		before, ok1 := w.checkouts[rp]
 		now, ok2 := after[rp]
 		if !ok1 || !ok2 {
@@ -94,10 +81,10 @@ func (lr *lotRun) checkCheckouts(ctx context.Context, w *stepWatch) {
 		found = append(found, fmt.Sprintf("the lead's checkout %s changed: %s", rp.Path, strings.Join(names, ", ")))
 	}
 	if len(found) == 0 {
-		return
+		return "", ""
 	}
 	msg := fmt.Sprintf("during its %s step, %s; the files are left as they are", w.kind, strings.Join(found, "; "))
-	lr.held = IncidentCause + msg + "; the lot is held, not integrated in this run (if you made these changes yourself: commit or stash the changes to tracked files, which integration refuses, then apply again; else look at them first)"
-	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "INCIDENT: lot " + lr.id + ": " + msg + "; the lot is held (the other lots go on)"})
-	_ = lr.warn("INCIDENT: " + msg)
+	held = IncidentCause + msg + "; the lot is held, not integrated in this run (if you made these changes yourself: commit or stash the changes to tracked files, which integration refuses, then apply again; else look at them first)"
+	*notes = append(*notes, "INCIDENT: lot "+w.lot.ID+": "+msg+"; the lot is held (the other lots go on)")
+	return held, "INCIDENT: " + msg
 }

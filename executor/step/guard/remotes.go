@@ -1,4 +1,4 @@
-package executor
+package guard
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// Remote comparison for command lots and test gates (DECISIONS10 "Remote
-// comparison"). An agent session compares its repositories' remotes
+// Remote comparison for command lots and test gates (docs/decisions.md,
+// Remote comparison). An agent session compares its repositories' remotes
 // around itself (session.go); a network round trip around every command
 // step would dominate a Make-style wave, so for commands and test gates
 // the remotes (Git.RemoteState) are read once at the wave's start, then
@@ -42,52 +42,39 @@ type remoteRecord struct {
 	running map[string]int
 }
 
-// start reads the remotes of every repository that a command or test step
-// of the run's lots may use: every repository of a command lot, and of an
-// agent lot with a test gate in any of its repositories (a gate may run in
-// any of them at integration). One Git.RemoteState per repository. A read
-// cut short by ctx (the run is being stopped) is not recorded: that
-// repository is not compared (a cancelled read would pass for a change).
-func (w *remoteWatch) start(ctx context.Context, g Git, nodes []*node) {
-	w.repos = map[*spec.Repo]*remoteRecord{}
-	for _, n := range nodes {
-		if n.lot.Repo == nil || !hasShellSteps(n.lot) {
+// start reads the remotes of repos, every repository that a command or
+// test step of the run's lots may use (every repository of a command lot,
+// and of an agent lot with a test gate in any of its repositories: a gate
+// may run in any of them at integration). One Git.RemoteState per
+// repository. A read cut short by ctx (the run is being stopped) is not
+// recorded: that repository is not compared (a cancelled read would pass
+// for a change).
+func (w *remoteWatch) start(ctx context.Context, g Git, repos []*spec.Repo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.repos == nil {
+		w.repos = map[*spec.Repo]*remoteRecord{}
+	}
+	for _, rp := range repos {
+		if _, seen := w.repos[rp]; seen {
 			continue
 		}
-		for _, rp := range n.lot.Repos() {
-			if _, seen := w.repos[rp]; seen {
-				continue
-			}
-			st := g.RemoteState(ctx, rp)
-			if ctx.Err() != nil {
-				w.repos[rp] = nil
-				continue
-			}
-			w.repos[rp] = &remoteRecord{state: st, running: map[string]int{}}
+		st := g.RemoteState(ctx, rp)
+		if ctx.Err() != nil {
+			w.repos[rp] = nil
+			continue
 		}
+		w.repos[rp] = &remoteRecord{state: st, running: map[string]int{}}
 	}
-}
-
-// hasShellSteps says whether a lot runs commands or test gates.
-func hasShellSteps(l *spec.Lot) bool {
-	if l.Kind == spec.CommandLot {
-		return true
-	}
-	for _, rp := range l.Repos() {
-		if rp.Test != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // started counts a command or test step of the lot as running.
-func (w *remoteWatch) started(lr *lotRun) {
+func (w *remoteWatch) started(lot Lot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, rp := range lr.n.lot.Repos() {
-		if rec := w.repos[rp]; rec != nil {
-			rec.running[lr.id]++
+	for _, r := range lot.Repos {
+		if rec := w.repos[r.Repo]; rec != nil {
+			rec.running[lot.ID]++
 		}
 	}
 }
@@ -95,15 +82,15 @@ func (w *remoteWatch) started(lr *lotRun) {
 // ended records that a command or test step of the lot ended: its
 // repositories' remotes are compared at the next integration or the
 // wave's end.
-func (w *remoteWatch) ended(lr *lotRun) {
+func (w *remoteWatch) ended(lot Lot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, rp := range lr.n.lot.Repos() {
-		if rec := w.repos[rp]; rec != nil {
-			if rec.running[lr.id]--; rec.running[lr.id] <= 0 {
-				delete(rec.running, lr.id)
+	for _, r := range lot.Repos {
+		if rec := w.repos[r.Repo]; rec != nil {
+			if rec.running[lot.ID]--; rec.running[lot.ID] <= 0 {
+				delete(rec.running, lot.ID)
 			}
-			rec.ran = append(rec.ran, lr.id)
+			rec.ran = append(rec.ran, lot.ID)
 		}
 	}
 }
@@ -171,14 +158,4 @@ func (w *remoteWatch) all() []*spec.Repo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// compareRemotesAtEnd compares, once every lot has stopped, the remotes
-// of the repositories where command or test steps ran since the last
-// comparison; a change is the wave's incident. It runs whatever the
-// context (a wave stopped by a signal is checked too).
-func (r *runner) compareRemotesAtEnd(ctx context.Context) {
-	if msg := r.remotes.compare(context.WithoutCancel(ctx), r.o.Git, r.remotes.all()); msg != "" {
-		r.incident("at the end of the wave, " + msg)
-	}
 }

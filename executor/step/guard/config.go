@@ -1,4 +1,4 @@
-package executor
+package guard
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// Config check (README "Guards", detection; gitint/cfgguard.go): a step
+// Config check (docs/integration.md, Guards; gitint/cfgguard.go): a step
 // may write its repositories' config (core.fsmonitor, alias.*,
 // core.sshCommand, a remote's URL), which cadence's own git calls after
 // the step would obey. So, before every step, the config files of each
@@ -97,26 +97,4 @@ func (w *configWatch) ended(ctx context.Context, g Git, rp *spec.Repo, wave, lot
 		}
 	}
 	return found
-}
-
-// checkConfig runs the config check of the step watched by w, once (a
-// session calls it as soon as the agent returns, then checkRefs again).
-func (lr *lotRun) checkConfig(ctx context.Context, w *stepWatch) []string {
-	if w == nil || w.cfgDone {
-		return w.cfgFound()
-	}
-	w.cfgDone = true
-	ctx = context.WithoutCancel(ctx)
-	for _, rp := range w.cfgRepos {
-		w.cfg = append(w.cfg, lr.r.configs.ended(ctx, lr.r.o.Git, rp, lr.r.o.Config.Wave.Name, lr.id)...)
-	}
-	return w.cfg
-}
-
-// cfgFound is what the config check found (nil on a nil watch).
-func (w *stepWatch) cfgFound() []string {
-	if w == nil {
-		return nil
-	}
-	return w.cfg
 }

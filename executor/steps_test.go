@@ -36,3 +36,20 @@ func TestGuardsCheckout(t *testing.T) {
 		}
 	}
 }
+
+// TestShellRepos: the remotes watched for command and test steps are those
+// of every repository of a command lot, and of an agent lot with a test
+// gate; an agent lot without one is not watched.
+func TestShellRepos(t *testing.T) {
+	cmd, gated, agentOnly := &spec.Repo{Name: "cmd"}, &spec.Repo{Name: "gated", Test: "make test"}, &spec.Repo{Name: "agents"}
+	nodes := []*node{
+		{lot: &spec.Lot{ID: "a", Repo: cmd, Kind: spec.CommandLot}},
+		{lot: &spec.Lot{ID: "b", Repo: cmd, Kind: spec.CommandLot}},
+		{lot: &spec.Lot{ID: "c", Repo: agentOnly, Kind: spec.AgentLot}},
+		{lot: &spec.Lot{ID: "d", Repo: gated, Kind: spec.AgentLot}},
+	}
+	got := shellRepos(nodes)
+	if len(got) != 2 || got[0] != cmd || got[1] != gated {
+		t.Errorf("shellRepos = %v, want cmd and gated", got)
+	}
+}

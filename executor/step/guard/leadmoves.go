@@ -1,4 +1,4 @@
-package executor
+package guard
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// The lead's moves (README "Guards"): the guard's lead-side hook reports
+// The lead's moves (docs/integration.md, Guards): the guard's lead-side hook reports
 // every update of a guarded ref made outside the wave (the lead's commit,
 // merge, pull or reset in their checkout; a step's is refused) to the
 // guard's witness, in this process, which believes only a reporter that

@@ -1,4 +1,4 @@
-package executor
+package guard
 
 import (
 	"context"
@@ -72,18 +72,18 @@ func (a *lotActivity) snapshot() map[string]lotGen {
 // lotRefPrefix is the prefix of the wave's lot branches: the folder of
 // the lot's own, refs/heads/<namespace>/ (every lot of a wave has its
 // branch in one namespace: planner's branches.go).
-func (lr *lotRun) lotRefPrefix() string {
-	return "refs/heads/" + path.Dir(lr.branch) + "/"
+func lotRefPrefix(lot Lot) string {
+	return "refs/heads/" + path.Dir(lot.Branch) + "/"
 }
 
 // readRefs reads a repository's refs (one git call) and splits them: the
 // guarded refs without the wave's lot branches, and the lot branches.
-func (lr *lotRun) readRefs(ctx context.Context, rp *spec.Repo) (guarded, lots gitint.Refs, err error) {
-	all, err := lr.r.o.Git.Refs(ctx, rp, "")
+func (g *Guard) readRefs(ctx context.Context, lot Lot, rp *spec.Repo) (guarded, lots gitint.Refs, err error) {
+	all, err := g.git.Refs(ctx, rp, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	prefix := lr.lotRefPrefix()
+	prefix := lotRefPrefix(lot)
 	guarded, lots = gitint.Refs{}, gitint.Refs{}
 	for ref, sha := range all {
 		if strings.HasPrefix(ref, prefix) {
@@ -136,21 +136,22 @@ func ownBranchMove(ref, before, after, tipBefore, tipAfter string) (gitint.RefMo
 	return gitint.RefMove{Ref: ref, Old: expected, New: after}, true
 }
 
-// checkLotRefs is checkRefs for the wave's lot branches in repository rp:
-// the foreign moves (foreignLotMoves, ownBranchMove) are put back and
-// described for the incident. headMoved says the worktree's HEAD was put
-// back already (its reflog then says nothing of the branch).
-func (lr *lotRun) checkLotRefs(ctx context.Context, rp *spec.Repo, w *stepWatch, after gitint.Refs, headMoved bool) []string {
+// checkLotRefs is After's check of the wave's lot branches in the lot's
+// repository r: the foreign moves (foreignLotMoves, ownBranchMove) are
+// put back and described for the incident. headMoved says the worktree's
+// HEAD was put back already (its reflog then says nothing of the branch).
+func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint.Refs, headMoved bool) []string {
+	rp, lot := r.Repo, w.lot
 	before := w.lotRefs[rp]
 	if before == nil {
 		return nil
 	}
-	acts1 := lr.r.lots.snapshot()
-	own := "refs/heads/" + lr.branch
-	moves, lots := foreignLotMoves(lr.lotRefPrefix(), own, before, after, w.acts, acts1)
-	lr.setTip(rp, after[own])
+	acts1 := g.lots.snapshot()
+	own := "refs/heads/" + lot.Branch
+	moves, lots := foreignLotMoves(lotRefPrefix(lot), own, before, after, w.acts, acts1)
+	g.setTip(lot.ID, rp, after[own])
 	if !headMoved {
-		if m, ok := ownBranchMove(own, before[own], after[own], w.logTips[rp], lr.r.o.Git.HeadLogTip(lr.dirs[rp])); ok {
+		if m, ok := ownBranchMove(own, before[own], after[own], w.logTips[rp], g.git.HeadLogTip(r.Dir)); ok {
 			moves = append(moves, m)
 		}
 	}
@@ -159,7 +160,7 @@ func (lr *lotRun) checkLotRefs(ctx context.Context, rp *spec.Repo, w *stepWatch,
 	}
 	var others []string
 	for id, a := range acts1 {
-		if a0 := w.acts[id]; id != lr.id && (a.active || a0.active || a.gen != a0.gen) {
+		if a0 := w.acts[id]; id != lot.ID && (a.active || a0.active || a.gen != a0.gen) {
 			others = append(others, id)
 		}
 	}
@@ -170,9 +171,9 @@ func (lr *lotRun) checkLotRefs(ctx context.Context, rp *spec.Repo, w *stepWatch,
 	}
 	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })
 	var found []string
-	for _, p := range lr.r.o.Git.RestoreRefs(ctx, rp, lr.r.o.Config.Wave.Name, lr.id, moves) {
+	for _, p := range g.git.RestoreRefs(ctx, rp, g.wave, lot.ID, moves) {
 		if p.Ref == own && p.Err == nil {
-			lr.setTip(rp, p.Old)
+			g.setTip(lot.ID, rp, p.Old)
 		}
 		var what string
 		if id, ok := lots[p.Ref]; ok {
@@ -187,47 +188,58 @@ func (lr *lotRun) checkLotRefs(ctx context.Context, rp *spec.Repo, w *stepWatch,
 
 // setTip records where the lot's branch in rp is at the end of a step
 // (checked before its next step: checkTip).
-func (lr *lotRun) setTip(rp *spec.Repo, sha string) {
-	if lr.tips == nil {
-		lr.tips = map[*spec.Repo]string{}
+func (g *Guard) setTip(lot string, rp *spec.Repo, sha string) {
+	g.tipsMu.Lock()
+	defer g.tipsMu.Unlock()
+	if g.tips[lot] == nil {
+		g.tips[lot] = map[*spec.Repo]string{}
 	}
-	lr.tips[rp] = sha
+	g.tips[lot][rp] = sha
 }
 
-// ownWork marks the lot active while cadence itself moves its branch
-// (the replay's reset, the integration's rebase): the tips recorded at the
-// end of its last step no longer hold.
-func (lr *lotRun) ownWork() func() {
-	lr.tips = nil
-	return lr.r.lots.busy(lr.id)
+// tip is where the lot's branch in rp was at the end of its last step
+// (ok false when no step recorded it, or cadence moved it since).
+func (g *Guard) tip(lot string, rp *spec.Repo) (string, bool) {
+	g.tipsMu.Lock()
+	defer g.tipsMu.Unlock()
+	sha, ok := g.tips[lot][rp]
+	return sha, ok
 }
 
 // checkTip checks, before a step, that the lot's branch in rp (lots, just
 // read) is where its last step left it: a move made while no step of the
-// lot ran is put back (rescue ref, compare-and-swap) and is an incident.
-// It returns the branch's value the step starts from.
-func (lr *lotRun) checkTip(ctx context.Context, rp *spec.Repo, lots gitint.Refs) string {
-	own := "refs/heads/" + lr.branch
-	tip, ok := lr.tips[rp]
+// lot ran is put back (rescue ref, compare-and-swap) and is an incident,
+// returned. It returns the branch's value the step starts from.
+func (g *Guard) checkTip(ctx context.Context, lot Lot, rp *spec.Repo, lots gitint.Refs) (string, string) {
+	own := "refs/heads/" + lot.Branch
+	tip, ok := g.tip(lot.ID, rp)
 	if !ok || lots[own] == tip {
-		return lots[own]
+		return lots[own], ""
 	}
 	m := gitint.RefMove{Ref: own, Old: tip, New: lots[own]}
-	p := lr.r.o.Git.RestoreRefs(ctx, rp, lr.r.o.Config.Wave.Name, lr.id, []gitint.RefMove{m})[0]
-	lr.r.incident(fmt.Sprintf("lot %s: between its steps, while none of them ran, in repo %s, the lot's branch %s", lr.id, rp.Name, p.String()))
+	p := g.git.RestoreRefs(ctx, rp, g.wave, lot.ID, []gitint.RefMove{m})[0]
+	incident := fmt.Sprintf("lot %s: between its steps, while none of them ran, in repo %s, the lot's branch %s", lot.ID, rp.Name, p.String())
 	if p.Err == nil {
-		return tip
+		return tip, incident
 	}
-	return lots[own]
+	return lots[own], incident
 }
 
-// checkTips is checkTip for each of the lot's repositories before its
-// integration (one git call each), when its last step recorded a tip.
-func (lr *lotRun) checkTips(ctx context.Context) {
+// CheckTips is checkTip for each of the lot's repositories before its
+// integration (one git call each), when its last step recorded a tip. It
+// returns the incidents found (the wave stops on them).
+func (g *Guard) CheckTips(ctx context.Context, lot Lot) []string {
 	ctx = context.WithoutCancel(ctx)
-	for rp := range lr.tips {
-		if _, lots, err := lr.readRefs(ctx, rp); err == nil {
-			lr.checkTip(ctx, rp, lots)
+	var incidents []string
+	for _, r := range lot.Repos {
+		if _, ok := g.tip(lot.ID, r.Repo); !ok {
+			continue
+		}
+		if _, lots, err := g.readRefs(ctx, lot, r.Repo); err == nil {
+			if _, incident := g.checkTip(ctx, lot, r.Repo, lots); incident != "" {
+				incidents = append(incidents, incident)
+			}
 		}
 	}
+	return incidents
 }

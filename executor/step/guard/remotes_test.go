@@ -1,0 +1,103 @@
+package guard
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cadence-run/cadence/spec"
+)
+
+// remoteFake is a Git whose RemoteState returns what states says, counting
+// the calls (its other methods are not called).
+type remoteFake struct {
+	Git
+	mu    sync.Mutex
+	state string
+	calls int
+}
+
+func (g *remoteFake) RemoteState(ctx context.Context, _ *spec.Repo) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls++
+	if ctx.Err() != nil {
+		return "" // as gitint: an ended context starts no git
+	}
+	return g.state
+}
+
+func (g *remoteFake) set(s string) {
+	g.mu.Lock()
+	g.state = s
+	g.mu.Unlock()
+}
+
+// TestRemoteWatch: the remotes are read once at the start for the
+// repositories of command or test steps (executor's shellRepos picks them), compared only when such a step ended since
+// the last comparison, and a change names the lots that ran there since
+// (ended or running), once.
+func TestRemoteWatch(t *testing.T) {
+	cmd := &spec.Repo{Name: "cmd"}
+	agentOnly := &spec.Repo{Name: "agents"}
+	g := &remoteFake{state: "s0"}
+	lot := func(id string, rp *spec.Repo) Lot {
+		return Lot{ID: id, Repos: []Repo{{Repo: rp}}}
+	}
+	a, b := lot("a", cmd), lot("b", cmd)
+	gd := New(g, "w")
+	w := &gd.remotes
+	w.start(context.Background(), g, []*spec.Repo{cmd})
+	if g.calls != 1 || w.repos[agentOnly] != nil {
+		t.Fatalf("start read %d remotes; agent-only repo watched: %v", g.calls, w.repos[agentOnly] != nil)
+	}
+	ctx := context.Background()
+	if msg := w.compare(ctx, g, []*spec.Repo{cmd, agentOnly}); msg != "" || g.calls != 1 {
+		t.Fatalf("no step ran: %q, %d calls", msg, g.calls)
+	}
+	w.started(a)
+	w.ended(a)
+	if msg := w.compare(ctx, g, []*spec.Repo{cmd}); msg != "" || g.calls != 2 {
+		t.Fatalf("unchanged: %q, %d calls", msg, g.calls)
+	}
+	if msg := w.compare(ctx, g, []*spec.Repo{cmd}); g.calls != 2 {
+		t.Fatalf("compared again with no step since: %q, %d calls", msg, g.calls)
+	}
+	w.started(a)
+	w.ended(a)
+	w.started(b) // still running
+	g.set("s1")
+	msg := w.compare(ctx, g, []*spec.Repo{cmd})
+	if !strings.Contains(msg, "the remotes of repo cmd changed") || !strings.Contains(msg, "lot(s) a, b ran") {
+		t.Fatalf("change: %q", msg)
+	}
+	w.ended(b)
+	if msg := w.compare(ctx, g, w.all()); msg != "" {
+		t.Errorf("the same push reported twice: %q", msg)
+	}
+
+	// A comparison with the run's context ended (SIGINT) compares nothing:
+	// the wave's end does, whatever the context.
+	w.started(a)
+	w.ended(a)
+	g.set("s2")
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	if msg := w.compare(stopped, g, []*spec.Repo{cmd}); msg != "" {
+		t.Errorf("a stopped comparison: %q", msg)
+	}
+	end := gd.CompareAllRemotes(context.WithoutCancel(stopped))
+	if !strings.Contains(end, "the remotes of repo cmd changed") || !strings.Contains(end, "lot(s) a ran") {
+		t.Errorf("the wave's end: %q", end)
+	}
+
+	// A wave stopped while its start read the remotes compares nothing.
+	var w2 remoteWatch
+	w2.start(stopped, g, []*spec.Repo{cmd})
+	w2.started(a)
+	w2.ended(a)
+	if msg := w2.compare(ctx, g, w2.all()); msg != "" {
+		t.Errorf("compared against a cancelled read: %q", msg)
+	}
+}

@@ -1,0 +1,330 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/executor/step/guard"
+	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// The orchestrator's side of the step seam (executor/step): every step
+// runs through Options.Steps (step.Runner) from a step.Request the lot
+// builds here; the lot writes the step's begin when the runner says it
+// begins (step.EventBegin) and its end from the step.Result, and turns
+// the result's incidents, warnings and held cause into the wave's and
+// the lot's.
+
+// IncidentCause starts the cause of a step (and so of its lot) that ended
+// on a guarded-ref incident (guard.IncidentCause).
+const IncidentCause = guard.IncidentCause
+
+// setUpSteps sets the runner's step runner (Options.Steps, or a
+// step.Local over Options' Git, Agent, Slots and Env) and the wave's
+// guard the merge queue shares with it.
+func (r *runner) setUpSteps() {
+	o := r.o
+	r.steps = o.Steps
+	if r.steps == nil {
+		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env})
+	}
+	r.guard = guardOf(r.steps, o.Git, o.Config.Wave.Name)
+	r.refs, r.remotes, r.lots = refsView{r.guard}, remotesView{r.guard}, lotsView{r.guard}
+}
+
+// guardOf is the wave guard the runner's merge queue shares with steps:
+// the runner's own when it is a *step.Local (or has a Guard method),
+// else a guard of its own over git.
+func guardOf(rn step.Runner, g Git, wave string) *guard.Guard {
+	if gr, ok := rn.(interface{ Guard() *guard.Guard }); ok {
+		return gr.Guard()
+	}
+	return guard.New(g, wave)
+}
+
+// stepLot is the lot as a step request names it: the wave, the lot, its
+// branch, and its repositories with their worktrees (own first).
+func (lr *lotRun) stepLot() step.Lot {
+	l := step.Lot{Wave: lr.r.o.Config.Wave.Name, WaveID: lr.r.waveID(), ID: lr.id, Branch: lr.branch}
+	if lr.n.lot.Repo == nil {
+		return l
+	}
+	for _, rp := range lr.n.lot.Repos() {
+		r := step.Repo{Name: rp.Name, Worktree: lr.dirs[rp], Start: lr.bases[rp]}
+		l.Repos = append(l.Repos, r)
+	}
+	return l
+}
+
+// look reads the lot's worktrees through the step runner (step.Runner.
+// Look), by repository name; own limits it to the lot's own repository.
+// A lot without a repository, or a request the runner cannot read, gives
+// nothing (nil).
+func (lr *lotRun) look(ctx context.Context, req step.LookRequest, own bool) map[string]step.Looked {
+	req.Lot = lr.stepLot()
+	if len(req.Repos) == 0 {
+		return nil
+	}
+	if own {
+		req.Repos = req.Repos[:1]
+	}
+	ls, err := lr.r.steps.Look(ctx, req)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]step.Looked, len(ls))
+	for _, l := range ls {
+		out[l.Repo] = l
+	}
+	return out
+}
+
+// guardLot is the lot as its guard sees it.
+func (lr *lotRun) guardLot() guard.Lot {
+	l := guard.Lot{ID: lr.id, Branch: lr.branch}
+	if lr.n.lot.Repo == nil {
+		return l
+	}
+	for _, rp := range lr.n.lot.Repos() {
+		l.Repos = append(l.Repos, guard.Repo{Repo: rp, Dir: lr.dirs[rp]})
+	}
+	return l
+}
+
+// request is the step request of kind and pass for the lot, with what
+// every step carries; the caller adds the step's own fields.
+func (lr *lotRun) request(kind state.StepKind, pass int) step.Request {
+	return step.Request{Lot: lr.stepLot(), Kind: kind, Pass: pass, Dir: lr.dir,
+		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind)}
+}
+
+// ran is what the orchestrator learnt of a step while it ran: the index
+// of the step it began (-1 until step.EventBegin) and the first error
+// writing the journal.
+type ran struct {
+	index int
+	err   error
+}
+
+// runStep runs req through the step runner and returns its result. It
+// drains the runner's events: the step's begin is written when the runner
+// begins it (begin, which returns the step's index), its pid (and a
+// session's id and HEAD) when it starts, its progress and notes are
+// emitted, an incident found before it is the wave's. It then records
+// the result's wave incidents, held cause, warnings and backups.
+func (lr *lotRun) runStep(ctx context.Context, req step.Request, begin func() (int, error)) (step.Result, ran, error) {
+	r := lr.r
+	events := make(chan step.Event)
+	got := ran{index: -1}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for e := range events {
+			switch e.Kind {
+			case step.EventBegin:
+				if got.index < 0 && got.err == nil {
+					got.index, got.err = begin()
+				}
+			case step.EventStarted:
+				if got.index < 0 || got.err != nil {
+					continue
+				}
+				i := got.index
+				err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+					l.Steps[i].PID = e.PID
+					if e.SessionID != "" {
+						l.Steps[i].SessionID, l.Steps[i].HeadBefore = e.SessionID, e.HeadBefore
+					}
+				})
+				if got.err == nil {
+					got.err = err
+				}
+			case step.EventProgress:
+				r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: req.Kind, Pass: req.Pass, Model: req.Model, Usage: e.Usage})
+			case step.EventNote, step.EventOutput:
+				r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: req.Kind, Message: e.Text})
+			case step.EventIncident:
+				r.incident(e.Text)
+			}
+		}
+	}()
+	res, err := r.steps.RunStep(ctx, req, events)
+	close(events)
+	wg.Wait()
+	if err != nil {
+		return res, got, err
+	}
+	for _, in := range res.Incidents {
+		r.incident(in)
+	}
+	if res.Held != "" {
+		lr.held = res.Held
+	}
+	if len(res.Warnings) > 0 || len(res.Backups) > 0 {
+		if err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+			l.Warnings = append(l.Warnings, res.Warnings...)
+			l.Backups = append(l.Backups, res.Backups...)
+		}); err != nil && got.err == nil {
+			got.err = err
+		}
+	}
+	if res.WriteFailed {
+		r.machineStop(res.Cause)
+	}
+	return res, got, nil
+}
+
+// dirtyAll lists the uncommitted changes of all the lot's worktrees; a
+// neighbour's are named repo:path.
+func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
+	var all []string
+	looked := lr.look(ctx, step.LookRequest{Dirty: true}, false)
+	for _, rp := range lr.n.lot.Repos() {
+		l, ok := looked[rp.Name]
+		if !ok {
+			return nil, fmt.Errorf("cannot read the worktree of repo %s", rp.Name)
+		}
+		if l.Err != "" {
+			return nil, errors.New(l.Err)
+		}
+		for _, f := range l.Dirty {
+			if rp != lr.n.lot.Repo {
+				f = rp.Name + ":" + f
+			}
+			all = append(all, f)
+		}
+	}
+	return all, nil
+}
+
+// guardsCheckout says whether a step of kind runs outside an OS sandbox:
+// a command or a test gate, or a session of an agent with sandbox =
+// false, whose sandbox this machine lacks (the plan's agent facts), or
+// whose file tools run outside it (bypassPermissions). The lead's
+// checkouts are compared around such a step (guard/checkout.go).
+func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
+	if info, ok := state.Info(kind); ok && info.Runs == state.RunsCommand {
+		return true
+	}
+	a := lr.n.lot.Agent
+	if a == nil || a.NoSandbox || a.Claude.PermissionMode == "bypassPermissions" {
+		return true
+	}
+	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""
+}
+
+// The merge queue's view of the guard: thin names over the wave's guard
+// (r.guard), kept while the merge queue lives in this package.
+
+// refsView records cadence's own moves of guarded refs (guard.OwnMove).
+type refsView struct{ g *guard.Guard }
+
+// own runs move under the repository's ledger lock and records it.
+func (v refsView) own(rp *spec.Repo, lot string, move func() gitint.RefMove) {
+	v.g.OwnMove(rp, lot, move)
+}
+
+// of is the repository's ledger as recorded so far (tests).
+func (v refsView) of(rp *spec.Repo) struct{ moves []guard.OwnMove } {
+	return struct{ moves []guard.OwnMove }{v.g.OwnMoves(rp)}
+}
+
+// lotsView marks lots active (guard.Busy).
+type lotsView struct{ g *guard.Guard }
+
+// busy marks the lot active until the returned func is called.
+func (v lotsView) busy(id string) func() { return v.g.Busy(id) }
+
+// remotesView compares the remotes command and test steps may push to
+// (guard.CompareRemotes).
+type remotesView struct{ g *guard.Guard }
+
+// compare compares the remotes of repos (the Git argument is the
+// guard's own).
+func (v remotesView) compare(ctx context.Context, _ Git, repos []*spec.Repo) string {
+	return v.g.CompareRemotes(ctx, repos)
+}
+
+// ownWork marks the lot active while cadence itself moves its branch
+// (the replay's reset, the integration's rebase): the tips recorded at
+// the end of its last step no longer hold (guard.Moving).
+func (lr *lotRun) ownWork() func() { return lr.r.guard.Moving(lr.id) }
+
+// forgetTips forgets where the lot's last step left its branch: cadence
+// moved it itself since (guard.ForgetTips).
+func (lr *lotRun) forgetTips() { lr.r.guard.ForgetTips(lr.id) }
+
+// checkTips checks, before the lot's integration, that its branch is
+// where its last step left it (guard.CheckTips); a move is put back and
+// is the wave's incident.
+func (lr *lotRun) checkTips(ctx context.Context) {
+	for _, in := range lr.r.guard.CheckTips(ctx, lr.guardLot()) {
+		lr.r.incident(in)
+	}
+}
+
+// shellRepos are the repositories command or test steps of the run's
+// lots may use (their remotes are compared: guard.WatchRemotes): every
+// repository of a command lot, and of an agent lot with a test gate in
+// any of its repositories.
+func shellRepos(nodes []*node) []*spec.Repo {
+	var out []*spec.Repo
+	seen := map[*spec.Repo]bool{}
+	for _, n := range nodes {
+		if n.lot.Repo == nil || !hasShellSteps(n.lot) {
+			continue
+		}
+		for _, rp := range n.lot.Repos() {
+			if !seen[rp] {
+				seen[rp] = true
+				out = append(out, rp)
+			}
+		}
+	}
+	return out
+}
+
+// hasShellSteps says whether a lot runs commands or test gates.
+func hasShellSteps(l *spec.Lot) bool {
+	if l.Kind == spec.CommandLot {
+		return true
+	}
+	for _, rp := range l.Repos() {
+		if rp.Test != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// compareRemotesAtEnd compares, once every lot has stopped, the remotes
+// of the repositories where command or test steps ran since the last
+// comparison; a change is the wave's incident. It runs whatever the
+// context (a wave stopped by a signal is checked too).
+func (r *runner) compareRemotesAtEnd(ctx context.Context) {
+	if msg := r.guard.CompareAllRemotes(context.WithoutCancel(ctx)); msg != "" {
+		r.incident("at the end of the wave, " + msg)
+	}
+}
+
+// incidentErr ends a command or test step on an incident: the step is
+// recorded failed, and the lot fails (stopOutcome).
+type incidentErr struct{ Cause string }
+
+func (e *incidentErr) Error() string { return e.Cause }
+
+// incidentOutcome is the outcome of a step that ended on an incident
+// (an *incidentErr): failed, with the cause.
+func incidentOutcome(err error) (state.Outcome, bool) {
+	var ie *incidentErr
+	if !errors.As(err, &ie) {
+		return state.Outcome{}, false
+	}
+	return state.Outcome{Kind: state.OutcomeFailed, Status: state.StepFailed, Detail: ie.Cause}, true
+}
