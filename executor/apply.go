@@ -11,7 +11,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/briefs"
 	"github.com/cadence-run/cadence/executor/slots"
-	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/internal/layout"
@@ -30,7 +30,7 @@ type ApplyOptions struct {
 	// WaveDigest is the wave file's digest, recorded in the state.
 	WaveDigest string
 	Agent      Agent
-	// Git is git for the run (nil: gitint.NewRepos(Env)).
+	// Git is git for the run (nil: step.NewGit(Env)).
 	Git Git
 	// Host takes and gives back the locks, guards, store, slots and
 	// registry (nil: SystemHost with git starting from Env, the real ones).
@@ -112,7 +112,7 @@ func (e *SetupError) Unwrap() error { return e.Err }
 func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, err error) {
 	host := o.Host
 	if host == nil {
-		host = SystemHost{Git: gitint.NewGit(o.Env)}
+		host = step.NewSystemHost(o.Env)
 	}
 	warn := o.Warn
 	if warn == nil {
@@ -212,7 +212,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	}
 	g := o.Git
 	if g == nil {
-		g = gitint.NewRepos(o.Env)
+		g = step.NewGit(o.Env)
 	}
 	run := o.run
 	if run == nil {

@@ -67,12 +67,6 @@ type runner struct {
 	// ref or a worktree's HEAD moved.
 	incidentMu  sync.Mutex
 	incidentMsg string
-	// refs, remotes and lots are the merge queue's views of the guard:
-	// cadence's own moves of guarded refs, the remotes command and test
-	// steps are compared against, every lot's activity.
-	refs    refsView
-	remotes remotesView
-	lots    lotsView
 	// requests are the lead's requests the watcher hands the dispatcher;
 	// stopCause, once set, is the lead's stop (steer.go).
 	requests   chan steerMsg

@@ -50,7 +50,7 @@ type conflictToFix struct {
 // on_conflict = "fix" allows to fix is returned, not handled.
 func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictToFix, error) {
 	lr.checkTips(ctx)
-	// The lot counts as active (lotRun.ownWork) only while cadence moves
+	// The lot counts as active (guard.Guard.Moving) only while cadence moves
 	// its branch, never while it waits for the lock or its batch: a step
 	// of another lot that moves it meanwhile is foreign (an incident, put
 	// back), and the branch is checked again once the lock is taken.
@@ -82,7 +82,7 @@ func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictTo
 	}
 	switch res.Kind {
 	case mergequeue.Integrated:
-		return okOutcome, nil, lr.integrated(ctx, i, res.SHA, res.From, res.Note)
+		return okOutcome, nil, lr.integrated(ctx, i, res.SHA, res.PatchID, res.Note)
 	case mergequeue.AlreadyOn:
 		return lr.alreadyIntegrated(ctx, i, res.SHA, res.Cause)
 	case mergequeue.Conflict:
@@ -120,12 +120,11 @@ func (lr *lotRun) conflicted(i int, rp *spec.Repo, files []string, fail func(str
 }
 
 // integrated records the lot's integrate step at i ok, the base holding
-// its change at sha (its own commits from..sha, for the patch-id), says
-// msg, and removes its worktrees (the branches stay).
-func (lr *lotRun) integrated(ctx context.Context, i int, sha, from, msg string) error {
+// its change (patch-id patch) at sha, says msg, and removes its worktrees
+// (the branches stay).
+func (lr *lotRun) integrated(ctx context.Context, i int, sha, patch, msg string) error {
 	// The base moved: the record is made whatever cadence's cancel says.
 	ctx = context.WithoutCancel(ctx)
-	patch, _ := lr.r.o.Git.PatchID(ctx, lr.n.lot.Repo, from, sha)
 	if err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
 		l.IntegratedSHA, l.PatchID = sha, patch
 		l.Integrating, l.Stacked = nil, nil
@@ -137,11 +136,7 @@ func (lr *lotRun) integrated(ctx context.Context, i int, sha, from, msg string) 
 		return err
 	}
 	lr.r.emit(Event{Kind: EvStepEnd, Lot: lr.id, Step: state.StepIntegrate, Status: string(state.StepOK), Message: msg})
-	for _, rp := range lr.n.lot.Repos() {
-		if err := lr.r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp]); err != nil {
-			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
-		}
-	}
+	lr.removeWorktrees(ctx)
 	return nil
 }
 
@@ -157,11 +152,7 @@ func (lr *lotRun) alreadyIntegrated(ctx context.Context, i int, base, cause stri
 		return state.Outcome{}, nil, err
 	}
 	lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepIntegrate, Message: cause})
-	for _, rp := range lr.n.lot.Repos() {
-		if err := lr.r.o.Git.RemoveWorktree(ctx, rp, lr.dirs[rp]); err != nil {
-			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
-		}
-	}
+	lr.removeWorktrees(ctx)
 	return okOutcome, nil, nil
 }
 
@@ -201,4 +192,12 @@ func (lr *lotRun) startBase() string {
 	var b string
 	lr.r.o.Store.View(func(st *state.State) { b = st.Lots[lr.id].BaseSHA })
 	return b
+}
+
+// removeWorktrees removes the lot's worktrees once it is integrated (the
+// branches stay); one that cannot be removed is left in place, and said.
+func (lr *lotRun) removeWorktrees(ctx context.Context) {
+	if err := lr.r.steps.RemoveWorktrees(ctx, lr.stepLot()); err != nil {
+		lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Message: "worktree left in place: " + err.Error()})
+	}
 }

@@ -147,7 +147,7 @@ func (w *intentWorld) wantCompleted(r *runner, run bool, l *state.Lot, moved ...
 	// Every advance went through the ref ledger, as cadence's own move.
 	for _, name := range moved {
 		rp := w.cfg.Repo(name)
-		ms := r.refs.of(rp).moves
+		ms := r.guard.OwnMoves(rp)
 		if len(ms) != 1 || ms[0].Ref != "refs/heads/main" || ms[0].Old != w.old[name] || ms[0].New != w.new[name] || ms[0].Lot != "a" {
 			w.t.Errorf("ledger of %s: %+v", name, ms)
 		}
@@ -178,7 +178,7 @@ func TestIntentFirstAdvanced(t *testing.T) {
 	w.git(w.app, "merge", "-q", "--ff-only", "cadence/w/a")
 	r, run, l := w.settle(planner.ActionResume)
 	w.wantCompleted(r, run, l, "web")
-	if ms := r.refs.of(w.cfg.Repo("app")).moves; len(ms) != 0 {
+	if ms := r.guard.OwnMoves(w.cfg.Repo("app")); len(ms) != 0 {
 		t.Errorf("app's base was moved again: %+v", ms)
 	}
 }
@@ -221,7 +221,7 @@ func TestIntentBaseMovedByUser(t *testing.T) {
 		t.Errorf("steps %s", steps(l))
 	}
 	for _, name := range []string{"app", "web"} {
-		if ms := r.refs.of(w.cfg.Repo(name)).moves; len(ms) != 0 {
+		if ms := r.guard.OwnMoves(w.cfg.Repo(name)); len(ms) != 0 {
 			t.Errorf("%s's base was moved: %+v", name, ms)
 		}
 	}

@@ -353,7 +353,7 @@ func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, co
 			return false, "", err
 		}
 		return false, res.Cause, &interruptedErr{Cause: res.Cause}
-	case strings.HasPrefix(res.Cause, IncidentCause) && res.Status == state.StepFailed:
+	case res.Incident != "" && res.Status == state.StepFailed:
 		if err := end(res.Cause, nil); err != nil {
 			return false, "", err
 		}

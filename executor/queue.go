@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/mergequeue"
-	"github.com/cadence-run/cadence/gitint"
+	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -19,7 +20,8 @@ import (
 // step of the lot, shellIn) and the step guards (the ref ledger, the lots'
 // activity, their tips, the remotes), and is handed each lot as data.
 
-// queueSide implements mergequeue.Gates and mergequeue.Guard on the run:
+// queueSide implements mergequeue.Gates on the run (the queue's guard is
+// guard.ForQueue over the run's):
 // lots names the lots whose Integrate is under way, by id (the queue
 // names lots by id only).
 type queueSide struct {
@@ -37,7 +39,7 @@ func (r *runner) queue() *mergequeue.Queue {
 			now = time.Now
 		}
 		r.mq = mergequeue.New(mergequeue.Config{
-			Git: r.o.Git, Gates: r.mqSide, Guard: r.mqSide, Store: r.o.Store, Spec: r.o.Config,
+			Git: r.o.Git, Gates: r.mqSide, Guard: guard.ForQueue{G: r.guard, Lot: r.mqSide.guardLot, Incident: r.incident}, Store: r.o.Store, Spec: r.o.Config,
 			Note: func(lot string, step state.StepKind, msg string) {
 				r.emit(Event{Kind: EvOutput, Lot: lot, Step: step, Message: msg})
 			},
@@ -59,6 +61,14 @@ func (s *queueSide) leave(id string) {
 	s.mu.Lock()
 	delete(s.lots, id)
 	s.mu.Unlock()
+}
+
+// guardLot is lot id as its guard sees it, while it integrates.
+func (s *queueSide) guardLot(id string) (guard.Lot, bool) {
+	if lr := s.lot(id); lr != nil {
+		return lr.guardLot(), true
+	}
+	return guard.Lot{}, false
 }
 
 func (s *queueSide) lot(id string) *lotRun {
@@ -94,39 +104,6 @@ func (s *queueSide) Test(ctx context.Context, lot string, repo mergequeue.Repo) 
 		return mergequeue.GateRun{Status: mergequeue.GateRed, Cause: msg}, nil
 	}
 	return mergequeue.GateRun{Status: mergequeue.GateGreen}, nil
-}
-
-// OwnMove records cadence's own move of repo's guarded refs in the wave's
-// ref ledger (refguard.go).
-func (s *queueSide) OwnMove(repo *spec.Repo, lot string, move func() gitint.RefMove) {
-	s.r.refs.own(repo, lot, move)
-}
-
-// Moving marks lot active while cadence moves its branch (lotrefs.go):
-// the tips its last step left no longer hold.
-func (s *queueSide) Moving(lot string) func() {
-	if lr := s.lot(lot); lr != nil {
-		return lr.ownWork()
-	}
-	return s.r.lots.busy(lot)
-}
-
-// CheckTips checks lot's branches against where its last step left them
-// (lotrefs.go).
-func (s *queueSide) CheckTips(ctx context.Context, lot string) {
-	if lr := s.lot(lot); lr != nil {
-		lr.checkTips(ctx)
-	}
-}
-
-// CheckRemotes compares repos' remotes (remoteguard.go); a change is the
-// wave's incident.
-func (s *queueSide) CheckRemotes(ctx context.Context, before string, repos []*spec.Repo) string {
-	msg := s.r.remotes.compare(ctx, s.r.o.Git, repos)
-	if msg != "" {
-		s.r.incident(before + ", " + msg)
-	}
-	return msg
 }
 
 // queueRepo is repository rp of the lot as the queue sees it.
@@ -206,14 +183,10 @@ func (lr *lotRun) notComing() {
 
 // treeOf is the tree checked out in the lot's worktree of rp, read before
 // its own test gate runs: a green run is recorded for it (a gate that moves
-// HEAD is red, shellIn), so that its integration does not test the same
-// tree again. "" when it cannot be read (nothing is recorded then).
+// HEAD is red), so that its integration does not test the same tree
+// again. "" when it cannot be read (nothing is recorded then).
 func (lr *lotRun) treeOf(ctx context.Context, rp *spec.Repo) string {
-	tree, err := lr.r.o.Git.Tree(ctx, lr.dirs[rp])
-	if err != nil {
-		return ""
-	}
-	return tree
+	return lr.look(ctx, step.LookRequest{Tree: true}, false)[rp.Name].Tree
 }
 
 // recordGate records the result of rp's gate that the lot's last step ran

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/executor/step/guard"
-	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -34,7 +33,6 @@ func (r *runner) setUpSteps() {
 		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env})
 	}
 	r.guard = guardOf(r.steps, o.Git, o.Config.Wave.Name)
-	r.refs, r.remotes, r.lots = refsView{r.guard}, remotesView{r.guard}, lotsView{r.guard}
 }
 
 // guardOf is the wave guard the runner's merge queue shares with steps:
@@ -218,47 +216,6 @@ func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 	}
 	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""
 }
-
-// The merge queue's view of the guard: thin names over the wave's guard
-// (r.guard), kept while the merge queue lives in this package.
-
-// refsView records cadence's own moves of guarded refs (guard.OwnMove).
-type refsView struct{ g *guard.Guard }
-
-// own runs move under the repository's ledger lock and records it.
-func (v refsView) own(rp *spec.Repo, lot string, move func() gitint.RefMove) {
-	v.g.OwnMove(rp, lot, move)
-}
-
-// of is the repository's ledger as recorded so far (tests).
-func (v refsView) of(rp *spec.Repo) struct{ moves []guard.OwnMove } {
-	return struct{ moves []guard.OwnMove }{v.g.OwnMoves(rp)}
-}
-
-// lotsView marks lots active (guard.Busy).
-type lotsView struct{ g *guard.Guard }
-
-// busy marks the lot active until the returned func is called.
-func (v lotsView) busy(id string) func() { return v.g.Busy(id) }
-
-// remotesView compares the remotes command and test steps may push to
-// (guard.CompareRemotes).
-type remotesView struct{ g *guard.Guard }
-
-// compare compares the remotes of repos (the Git argument is the
-// guard's own).
-func (v remotesView) compare(ctx context.Context, _ Git, repos []*spec.Repo) string {
-	return v.g.CompareRemotes(ctx, repos)
-}
-
-// ownWork marks the lot active while cadence itself moves its branch
-// (the replay's reset, the integration's rebase): the tips recorded at
-// the end of its last step no longer hold (guard.Moving).
-func (lr *lotRun) ownWork() func() { return lr.r.guard.Moving(lr.id) }
-
-// forgetTips forgets where the lot's last step left its branch: cadence
-// moved it itself since (guard.ForgetTips).
-func (lr *lotRun) forgetTips() { lr.r.guard.ForgetTips(lr.id) }
 
 // checkTips checks, before the lot's integration, that its branch is
 // where its last step left it (guard.CheckTips); a move is put back and

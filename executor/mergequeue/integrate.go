@@ -23,10 +23,18 @@ func (q *Queue) Integrate(ctx context.Context, lot Lot) (Result, error) {
 	if len(lot.Repos) == 0 {
 		return Result{}, fmt.Errorf("lot %s: no repository to integrate into", lot.ID)
 	}
+	var res Result
+	var err error
 	if lot.Batchable {
-		return q.enqueue(lot)
+		res, err = q.enqueue(lot)
+	} else {
+		res, err = q.integrateAlone(ctx, lot)
 	}
-	return q.integrateAlone(ctx, lot)
+	if err == nil && res.Kind == Integrated {
+		// The base moved: the patch-id is read whatever ctx says.
+		res.PatchID, _ = q.c.Git.PatchID(context.WithoutCancel(ctx), lot.Repos[0].Spec, res.From, res.SHA)
+	}
+	return res, err
 }
 
 // integrateAlone is Integrate for a lot outside the queue.

@@ -280,7 +280,11 @@ type Result struct {
 	// SHA is the lot's integrated commit (Integrated) or the base
 	// (AlreadyOn); From is where its own commits begin, for its patch-id.
 	SHA, From string
-	Batch     []string
+	// PatchID identifies the lot's change From..SHA in its own repository
+	// (Integrated; "" when git could not say): recorded so that a
+	// replaced lot is not integrated twice.
+	PatchID string
+	Batch   []string
 	// Note is what the integrate step's end says (Integrated, AlreadyOn).
 	Note string
 	// Repo and Files are the conflict's (Conflict).

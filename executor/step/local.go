@@ -183,7 +183,8 @@ func guarded(res *Result, lotID string, f guard.Findings, events chan<- Event) s
 		return ""
 	}
 	res.Incidents = append(res.Incidents, "lot "+lotID+": "+f.Incident)
-	return guard.IncidentCause + f.Incident
+	res.Incident = guard.IncidentCause + f.Incident
+	return res.Incident
 }
 
 // before runs the guard's Before and reports what it found at once.

@@ -106,15 +106,19 @@ type LookRequest struct {
 	Lot
 	From                    map[string]string
 	Commits, Changed, Dirty bool
+	// Tree asks for the tree id of each worktree's HEAD commit.
+	Tree bool
 }
 
 // Looked is one worktree as Look read it: its HEAD, the commits since
 // From ("sha subject", oldest first), the files they change (paths from
 // the repository's root), its uncommitted files. Err says what could not
-// be read (the rest is what could).
+// be read (the rest is what could). Tree is the tree id of HEAD's commit
+// (LookRequest.Tree).
 type Looked struct {
 	Repo    string
 	Head    string
+	Tree    string
 	Commits []string
 	Changed []string
 	Dirty   []string
@@ -259,6 +263,11 @@ type Result struct {
 	// Warnings are the lot's new warnings: commits that do not cite the
 	// lot, push commands the session ran, calls it was denied.
 	Warnings []string
+	// Incident is the step's own incident ("incident: during its …
+	// step, not by cadence: …", "" when none): a guarded ref, a worktree's
+	// HEAD or a config file moved during the step (and was put back). The
+	// step failed on it, and Cause begins with it.
+	Incident string
 	// Incidents are the wave's incidents the step's guard found, each as
 	// the journal says it ("lot a: during its implement step, …"): the
 	// wave stops. The step's own incident is in Cause too.

@@ -93,8 +93,16 @@ func (l *Local) Look(ctx context.Context, req LookRequest) ([]Looked, error) {
 			}
 			w.Dirty = d
 		}
+		if req.Tree {
+			t, err := l.git.Tree(ctx, r.Dir)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			w.Tree = t
+		}
 		from := req.From[r.Repo.Name]
-		if !req.Commits && !req.Changed && from == "" && req.Dirty {
+		if !req.Commits && !req.Changed && from == "" && (req.Dirty || req.Tree) {
 			continue
 		}
 		head, err := l.git.Head(ctx, r.Dir)

@@ -10,22 +10,10 @@ import (
 )
 
 // orchestratorMayCall are the files of package executor (the orchestrator)
-// that still import gitint or internal/proc directly, each with why. Every
-// other file reaches git and child processes through the step runner
-// (executor/step) only.
-var orchestratorMayCall = map[string]string{
-	// The merge queue, until it moves to executor/mergequeue (temporary).
-	"batch.go":     "merge queue",
-	"queued.go":    "merge queue",
-	"gates.go":     "merge queue",
-	"integrate.go": "merge queue",
-	"intent.go":    "merge queue",
-	"steps.go":     "the merge queue's view of the guard (gitint.RefMove), until executor/mergequeue",
-	// Apply's wiring: the real git (gitint.NewRepos) and SystemHost's
-	// guard install, made where a run's resources are made.
-	"apply.go": "Apply wires the real git",
-	"host.go":  "SystemHost installs the guard",
-}
+// that may import gitint or internal/proc directly, each with why: none.
+// The orchestrator reaches git and child processes through the step runner
+// (executor/step) and the merge queue (executor/mergequeue) only.
+var orchestratorMayCall = map[string]string{}
 
 // TestOrchestratorCallsNoGitOrProc fails when a non-test file of package
 // executor imports gitint or internal/proc and is not in
@@ -53,11 +41,11 @@ func TestOrchestratorCallsNoGitOrProc(t *testing.T) {
 				calls = append(calls, strings.TrimPrefix(p, module))
 			}
 		}
-		why, allowed := orchestratorMayCall[name]
+		_, allowed := orchestratorMayCall[name]
 		switch {
 		case len(calls) > 0 && !allowed:
 			t.Errorf("executor/%s imports %s: the orchestrator reaches git and child processes through executor/step", name, strings.Join(calls, ", "))
-		case len(calls) == 0 && allowed && why != "merge queue":
+		case len(calls) == 0 && allowed:
 			t.Errorf("executor/%s imports neither gitint nor internal/proc: take it out of orchestratorMayCall", name)
 		}
 	}
