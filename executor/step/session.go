@@ -58,6 +58,11 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, even
 	remotes := l.remoteStates(ctx, lot)
 	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Checkout: req.OutsideSandbox}, events)
 	out := l.agent.Run(ctx, sess)
+	// What the session left is read whatever ctx says: a session stopped
+	// by cadence (its shutdown, the wave's stop on an API failure) is
+	// recorded with its commits too.
+	sctx := ctx
+	ctx = context.WithoutCancel(ctx)
 	res := Result{HeadBefore: head, ReportPath: req.Log + ".json"}
 	if out.WriteErr != nil {
 		// The session's files could not be written: the machine's error,
@@ -91,7 +96,7 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, even
 	}
 	res.Denied = deniedCalls(out.Denials)
 	res.Status = out.Status
-	if ctx.Err() != nil && res.Status != state.StepOK {
+	if sctx.Err() != nil && res.Status != state.StepOK {
 		res.Status = state.StepInterrupted
 	}
 	// Files cut by the log_limit are said in the step's cause (OutputCut).
