@@ -93,6 +93,10 @@ type Options struct {
 	Briefs *briefs.Set
 	// Env is the environment of every child process.
 	Env []string
+	// Supervisor is what every command step and setup runs under (nil:
+	// none; step.LocalOptions.Supervisor): sessions get theirs from the
+	// agent's host.
+	Supervisor *step.Supervisor
 	// Layout names the wave's files: logs, reports, worktrees.
 	Layout layout.Wave
 	// MaxSessions and Jobs cap agent sessions and command lots in this

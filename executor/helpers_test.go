@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/briefs"
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
@@ -294,6 +295,8 @@ type harness struct {
 	cfg   *spec.Config
 	git   *fakeGit
 	agent *fakeAgent
+	// sup, when set (useSupervisor), is what the run's steps run under.
+	sup *step.Supervisor
 }
 
 func newHarness(t testing.TB, src string) *harness {
@@ -337,7 +340,7 @@ func (h *harness) runWith(ctx context.Context, opts planner.Options, set func(*O
 	o := Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
 		Layout:      layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, filepath.Join(h.dir, "home")),
 		MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		Env: []string{"PATH=" + os.Getenv("PATH")}}
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Supervisor: h.sup}
 	set(&o)
 	return Run(ctx, o)
 }

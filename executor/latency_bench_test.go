@@ -122,7 +122,6 @@ func BenchmarkCommandLots(b *testing.B) {
 	const n = 200
 	for _, shape := range []string{"wide", "chain"} {
 		b.Run(shape, func(b *testing.B) {
-			useSupervisor(b)
 			var src strings.Builder
 			src.WriteString("wave \"w\" {}\n")
 			for i := range n {
@@ -136,6 +135,7 @@ func BenchmarkCommandLots(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				h := newHarness(b, src.String())
+				useSupervisor(b, h)
 				b.StartTimer()
 				start := time.Now()
 				res, err := h.run(context.Background(), planner.Options{Jobs: 2})

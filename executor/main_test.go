@@ -20,13 +20,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// useSupervisor runs every step of the test under the test binary as its
-// supervisor, as cadence does, until the test ends.
-func useSupervisor(tb testing.TB) {
+// useSupervisor runs every step of h under the test binary as its
+// supervisor, as cadence does.
+func useSupervisor(tb testing.TB, h *harness) {
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	proc.SetSupervisor(exe, "executor.test")
-	tb.Cleanup(func() { proc.SetSupervisor("", "") })
+	h.sup = &proc.Supervisor{Exe: exe, Argv0: "executor.test"}
 }

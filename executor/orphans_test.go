@@ -110,7 +110,6 @@ func TestLeftCgroupRemovedOnResume(t *testing.T) {
 			t.Skipf("the processes limit has no cgroup here: %s", e.Why)
 		}
 	}
-	useSupervisor(t)
 	done := filepath.Join(t.TempDir(), "go")
 	h := newHarness(t, `wave "w" {}
 lot "a" {
@@ -119,6 +118,7 @@ lot "a" {
   limits  = { processes = 64 }
 }
 `)
+	useSupervisor(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ended := make(chan struct{})

@@ -20,7 +20,7 @@ func TestResetForReplay(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dir := startLot(t, g, repo, "a")
 	start := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	// Nothing to keep: the same commit, a clean tree.
@@ -71,7 +71,7 @@ func TestSetAside(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dir := startLot(t, g, repo, "a", map[string]string{"f": "old\n"})
 	old := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	base := gittest.Commit(t, path, "base moves", map[string]string{"g": "g\n"})

@@ -3,7 +3,6 @@ package gitint
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,7 +30,7 @@ func benchIntegrate(b *testing.B, moveBase bool) {
 	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	ctx := context.Background()
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
@@ -70,7 +69,7 @@ func BenchmarkGitAlone(b *testing.B) {
 	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -94,7 +93,7 @@ func BenchmarkGuardedCommit(b *testing.B) {
 	lotEnv(b)
 	path := gittest.NewRepo(b, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	ctx := context.Background()
 	remove, err := tgit().InstallGuard(ctx, path)
 	if err != nil {

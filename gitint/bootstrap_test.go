@@ -38,7 +38,7 @@ func TestCheckoutSubmodules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dir := filepath.Join(t.TempDir(), "wt")
 	if _, err := g.Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestCheckoutSubmodulesNoLocalCopy(t *testing.T) {
 	gittest.Git(t, app, "clone", "-q", app, clone) // submodules not initialised
 	repo := &spec.Repo{Name: "app", Path: clone, Base: "main"}
 	dir := filepath.Join(t.TempDir(), "wt")
-	if _, err := NewRepos(os.Environ()).Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
+	if _, err := trepos().Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	err := tgit().CheckoutSubmodules(ctx, repo, dir)
@@ -150,7 +150,7 @@ func TestCopyIn(t *testing.T) {
 	}
 	repo := &spec.Repo{Name: "app", Path: app, Base: "main"}
 	dir := filepath.Join(t.TempDir(), "wt")
-	if _, err := NewRepos(os.Environ()).Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
+	if _, err := trepos().Worktree(ctx, repo, dir, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := tgit().CopyIn(ctx, repo, dir, []string{".env", "config/local.yml"}); err != nil {

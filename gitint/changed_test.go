@@ -2,7 +2,6 @@ package gitint
 
 import (
 	"context"
-	"os"
 	"reflect"
 	"testing"
 
@@ -21,7 +20,7 @@ func TestChanged(t *testing.T) {
 	gittest.Git(t, repo, "rm", "-q", "gone.txt")
 	gittest.Git(t, repo, "commit", "-qm", "two")
 	head := gittest.Git(t, repo, "rev-parse", "HEAD")
-	got, err := NewRepos(os.Environ()).Changed(context.Background(), repo, start, head)
+	got, err := trepos().Changed(context.Background(), repo, start, head)
 	want := []string{".claude/keep", ".claude/settings.json", "a.txt", "name with space", "sub/.mcp.json"}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Changed = %q, %v; want %q", got, err, want)

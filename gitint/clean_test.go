@@ -36,7 +36,7 @@ func TestCleanKeepsBranchOfKeptWorktree(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a")
 	os.WriteFile(filepath.Join(a, "notes.txt"), []byte("draft\n"), 0o644)
 	ls, err := tgit().Leftovers(ctx, repo, "w", "cadence/w", all)
@@ -98,7 +98,7 @@ func TestCleanGoneWorktree(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	if err := os.RemoveAll(a); err != nil {

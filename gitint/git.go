@@ -127,6 +127,12 @@ type Git struct {
 	// the process's, which internal/cli reads. Env derives git's own
 	// from it.
 	Environ []string
+	// WitnessClient is the cadence binary (an absolute path) that the
+	// lead-side hooks of the guards this Git installs run as the witness
+	// client; "": the hooks report nothing, and every move of a guarded
+	// ref during a step is put back as an incident. internal/cli sets it
+	// to os.Executable.
+	WitnessClient string
 }
 
 // NewGit returns a Git starting from the environment environ.

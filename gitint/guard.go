@@ -101,7 +101,7 @@ func (g Git) InstallGuard(ctx context.Context, repo string) (func() error, error
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := writeGuard(tmp, guard, common, g.ownHooksPath(ctx, repo, guard), remotes); err != nil {
+	if err := writeGuard(tmp, guard, common, g.ownHooksPath(ctx, repo, guard), g.WitnessClient, remotes); err != nil {
 		return nil, fmt.Errorf("write the guard of %s: %w", repo, err)
 	}
 	if err := os.RemoveAll(guard); err != nil {
@@ -145,7 +145,7 @@ func (g Git) ownHooksPath(ctx context.Context, repo, guard string) string {
 // writeGuard writes the guard folder's files into dir, for the folder's
 // final place guard; ownHooks is where the repository's own hooks are
 // (ownHooksPath).
-func writeGuard(dir, guard, common, ownHooks string, remotes []remoteURL) error {
+func writeGuard(dir, guard, common, ownHooks, client string, remotes []remoteURL) error {
 	for _, sub := range []string{"hooks", "bin", "worktrees"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
@@ -162,7 +162,7 @@ func writeGuard(dir, guard, common, ownHooks string, remotes []remoteURL) error 
 	if err := os.WriteFile(filepath.Join(dir, "repo.config"), []byte(guardConfig(guard, remotes)), 0o644); err != nil {
 		return err
 	}
-	if err := writeLeadSide(dir, guard, common, ownHooks); err != nil {
+	if err := writeLeadSide(dir, guard, common, ownHooks, client); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "lots.config"), []byte(lotsHeader(guard)), 0o644)

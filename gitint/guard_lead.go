@@ -159,9 +159,9 @@ func leadIncludeKey(common string) string {
 }
 
 // writeLeadSide writes lead-hooks, lead.config and the owner file (this
-// process) into dir, for the guard folder's final place guard.
-func writeLeadSide(dir, guard, common, ownHooks string) error {
-	client := getWitnessClient()
+// process) into dir, for the guard folder's final place guard; the hooks
+// run client as the witness client (Git.WitnessClient).
+func writeLeadSide(dir, guard, common, ownHooks, client string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "lead-hooks"), 0o755); err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func newLab(t *testing.T, layout string) *lab {
 	l.remove = remove
 	t.Cleanup(func() { remove() })
 	l.wt = filepath.Join(t.TempDir(), "a")
-	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(l.repo), l.wt, "cadence/w/a", true); err != nil {
+	if _, err := trepos().Worktree(ctx, repoSpec(l.repo), l.wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, l.repo, l.wt, "cadence/w/a"); err != nil {

@@ -158,7 +158,7 @@ func TestGuardLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := NewRepos(os.Environ()).RemoveLeftover(ctx, spec, *guard); err == nil {
+	if err := trepos().RemoveLeftover(ctx, spec, *guard); err == nil {
 		t.Error("removed the guard of a running wave")
 	}
 	lefts, _ = tgit().Leftovers(ctx, spec, "w", "cadence/w", func(string) bool { return false })
@@ -166,7 +166,7 @@ func TestGuardLeftovers(t *testing.T) {
 		t.Errorf("leftovers while held = %+v", lefts)
 	}
 	release()
-	if err := NewRepos(os.Environ()).RemoveLeftover(ctx, spec, *guard); err != nil {
+	if err := trepos().RemoveLeftover(ctx, spec, *guard); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
@@ -187,7 +187,7 @@ func TestGuardWorktreeConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer remove()
-	g := NewRepos(os.Environ())
+	g := trepos()
 	const n = 6
 	dirs := make([]string, n)
 	root := t.TempDir()
@@ -261,7 +261,7 @@ func TestGuardOddPaths(t *testing.T) {
 	}
 	defer remove()
 	wt := filepath.Join(parent, "wt [1]")
-	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+	if _, err := trepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
@@ -314,7 +314,7 @@ func TestGuardRewritesOwnPushURL(t *testing.T) {
 	}
 	defer remove()
 	wt := filepath.Join(t.TempDir(), "a")
-	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+	if _, err := trepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
@@ -355,7 +355,7 @@ func TestGuardWorktreeNeedsTheGuard(t *testing.T) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(t, nil)
 	wt := filepath.Join(t.TempDir(), "a")
-	if _, err := NewRepos(os.Environ()).Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+	if _, err := trepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err == nil || !strings.Contains(err.Error(), "not installed") {

@@ -56,7 +56,7 @@ func TestFastForwardAndRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	b := startLot(t, g, repo, "b", map[string]string{"b.txt": "b\n"})
 	shaA, err := integrate(t, g, repo, "a", a)
@@ -85,7 +85,7 @@ func TestChangelogUnionOverThreeLots(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"CHANGELOG.md": ancestor})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main", Changelog: "CHANGELOG.md"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	entry := func(line string) string {
 		return strings.Replace(ancestor, "- first entry\n", "- first entry\n"+line+"\n", 1)
 	}
@@ -118,7 +118,7 @@ func TestRealConflictLeavesEverything(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "package x\n// v0\n", "CHANGELOG.md": ancestor})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main", Changelog: "CHANGELOG.md"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "package x\n// from a\n"})
 	b := startLot(t, g, repo, "b", map[string]string{"x.go": "package x\n// from b\n", "CHANGELOG.md": strings.Replace(ancestor, "- first entry\n", "- first entry\n- b\n", 1)})
 	if _, err := integrate(t, g, repo, "a", a); err != nil {
@@ -144,7 +144,7 @@ func TestDirtyCheckoutRefused(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.txt": "x\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	writeFile(t, filepath.Join(path, "x.txt"), "the user's edit\n")
 	before := gittest.Snapshot(t, path, path, a)
@@ -165,7 +165,7 @@ func TestUpdateRefRefusesMovedBase(t *testing.T) {
 	path := gittest.NewRepo(t, nil)
 	gittest.Git(t, path, "checkout", "-q", "-b", "other")
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
 	if _, err := g.Rebase(ctx, repo, a); err != nil {
@@ -189,7 +189,7 @@ func TestParallelIntegrations(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dirs := map[string]string{}
 	for i := 0; i < 8; i++ {
 		id := fmt.Sprintf("L%d", i)
@@ -235,7 +235,7 @@ func TestPatchIDSurvivesRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	ctx := context.Background()
 	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	start := gittest.Git(t, a, "rev-parse", "HEAD~1")
@@ -260,7 +260,7 @@ func TestWorktreeAbortsUnfinishedRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	gittest.Commit(t, path, "base moves", map[string]string{"x.go": "from base\n"})
@@ -285,7 +285,7 @@ func TestWorktreeRecoversHalfAppliedRebase(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n", "new.txt": "new\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	gittest.Commit(t, path, "base moves", map[string]string{"x.go": "from base\n"})
@@ -316,7 +316,7 @@ func TestWorktreeClearsStaleLocks(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
 	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")
 	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
@@ -352,7 +352,7 @@ func TestWorktreeRetriesStaleBranchLock(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	common := gittest.Git(t, path, "rev-parse", "--absolute-git-dir")
 	lock := filepath.Join(common, "refs", "heads", "cadence", "w", "b.lock")
 	other := filepath.Join(common, "refs", "heads", "main.lock")
@@ -414,7 +414,7 @@ func TestAdvanceFinishesTheCheckout(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n", ".gitattributes": "*.txt filter=slow\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dir := startLot(t, g, repo, "a", map[string]string{"a.txt": "a1\n", "b.txt": "b1\n"})
 	tip := gittest.Git(t, dir, "rev-parse", "HEAD")
 	// The smudge filter says when git is checking out, then takes its time.
@@ -455,7 +455,7 @@ func TestWorktreeDropsRebaseKilledAtItsStart(t *testing.T) {
 	lotEnv(t)
 	path := gittest.NewRepo(t, map[string]string{"x.go": "v0\n"})
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	a := startLot(t, g, repo, "a", map[string]string{"x.go": "from a\n"})
 	tip := gittest.Git(t, a, "rev-parse", "HEAD")
 	gitDir := gittest.Git(t, a, "rev-parse", "--absolute-git-dir")

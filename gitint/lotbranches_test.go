@@ -2,7 +2,6 @@ package gitint
 
 import (
 	"context"
-	"os"
 	"reflect"
 	"testing"
 
@@ -41,7 +40,7 @@ func TestLeftoversOfOneNamespace(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	startLot(t, g, repo, "a") // cadence/w/a, with its worktree
 	gittest.Git(t, path, "branch", "cadence/w-0123abcd/a")
 	ls, err := tgit().Leftovers(ctx, repo, "w", "cadence/w-0123abcd", all)

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if exe, err := os.Executable(); err == nil {
-		SetWitnessClient(exe)
+		testWitnessClient = exe
 	}
 	// The tests run git as the lead: the guard's owner is no process
 	// (pid 0), so the test binary's children are not a wave's steps.
@@ -30,4 +30,15 @@ func TestMain(m *testing.M) {
 
 // tgit is git starting from the test process's environment as it is now
 // (after the test's t.Setenv), as internal/cli makes it for cadence.
-func tgit() Git { return NewGit(os.Environ()) }
+func tgit() Git { return Git{Environ: os.Environ(), WitnessClient: testWitnessClient} }
+
+// testWitnessClient is the test binary, the witness client of the guards
+// the tests install (TestMain).
+var testWitnessClient string
+
+// trepos is Repos over tgit.
+func trepos() *Repos {
+	g := NewRepos(os.Environ())
+	g.Git = tgit()
+	return g
+}

@@ -124,7 +124,7 @@ func TestHeadAndBranchFromFiles(t *testing.T) {
 		if want := gittest.Git(t, wt, "rev-parse", "HEAD"); err != nil || got != want {
 			t.Errorf("%s: headOf = %q, %v; git says %s", what, got, err, want)
 		}
-		g := NewRepos(os.Environ())
+		g := trepos()
 		if got, err := g.Head(context.Background(), wt); err != nil || got != gittest.Git(t, wt, "rev-parse", "HEAD") {
 			t.Errorf("%s: Head = %q, %v", what, got, err)
 		}
@@ -249,7 +249,7 @@ func TestCommitsFromFiles(t *testing.T) {
 	if got, err := commitsFromFiles(repo, head, head); err != nil || len(got) != 0 {
 		t.Errorf("an empty range: %q, %v", got, err)
 	}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	for _, msg := range []string{"a subject\nof two lines", "\nafter a blank line", "caf\u00e9"} {
 		gittest.Git(t, repo, "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", msg)
 		tip := gittest.Git(t, repo, "rev-parse", "HEAD")
@@ -283,7 +283,7 @@ func TestKnownAncestor(t *testing.T) {
 	base := gittest.Git(t, repo, "rev-parse", "HEAD")
 	wt := filepath.Join(t.TempDir(), "wt")
 	gittest.Git(t, repo, "worktree", "add", "-q", "-b", "cadence/w/a", wt)
-	g := NewRepos(os.Environ())
+	g := trepos()
 	if !g.knownAncestor(base, wt) {
 		t.Error("HEAD at the base itself is not known to descend from it")
 	}

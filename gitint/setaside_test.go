@@ -20,7 +20,7 @@ func TestSetAsideNothingBeyondBase(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 
 	// On its branch at the base, a clean tree: nothing kept, both gone.
 	dir := startLot(t, g, repo, "a")

@@ -79,29 +79,6 @@ func witnessPath(common string) string {
 	return filepath.Join(filepath.Dir(layout.RepoGuard(common)), witnessSock)
 }
 
-// witnessClient is the cadence binary the lead-side hook runs as the
-// witness client ("" : the hook reports nothing, and every move of a
-// guarded ref during a step is put back as an incident).
-var (
-	clientMu      sync.Mutex
-	witnessClient string
-)
-
-// SetWitnessClient names the cadence binary (an absolute path) that the
-// lead-side hooks of the guards installed afterwards run as the witness
-// client. internal/cli calls it at start with os.Executable.
-func SetWitnessClient(exe string) {
-	clientMu.Lock()
-	defer clientMu.Unlock()
-	witnessClient = exe
-}
-
-func getWitnessClient() string {
-	clientMu.Lock()
-	defer clientMu.Unlock()
-	return witnessClient
-}
-
 // Refusal is a report the witness refused because the process that sent
 // it runs below cadence (a step's): when, the pid, and the moves it
 // claimed as the lead's.

@@ -84,7 +84,7 @@ func TestWorktreeAfterFolderDeleted(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dir := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	tip := gittest.Git(t, dir, "rev-parse", "HEAD")
 	if reason, ok := locked(t, path, dir); !ok || reason != "cadence: lot a of wave w" {
@@ -124,7 +124,7 @@ func TestWorktreeGoneForeignLock(t *testing.T) {
 	if err := os.RemoveAll(other); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewRepos(os.Environ()).Worktree(context.Background(), repo, filepath.Join(t.TempDir(), "a"), "cadence/w/a", true)
+	_, err := trepos().Worktree(context.Background(), repo, filepath.Join(t.TempDir(), "a"), "cadence/w/a", true)
 	if err == nil || !strings.Contains(err.Error(), "locked by something other than cadence") || !strings.Contains(err.Error(), "git worktree unlock") {
 		t.Fatalf("err = %v", err)
 	}
@@ -141,7 +141,7 @@ func TestRemoveWorktreeGone(t *testing.T) {
 	ctx := context.Background()
 	path := gittest.NewRepo(t, nil)
 	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
-	g := NewRepos(os.Environ())
+	g := trepos()
 	dir := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/proc"
 )
 
 // Adapter runs the sessions of one kind of agent CLI. An adapter is shared
@@ -43,6 +45,9 @@ type Host struct {
 	// Grace is the time between SIGTERM and SIGKILL when a session is
 	// stopped (0: internal/proc's default).
 	Grace time.Duration
+	// Supervisor is what every session's process tree runs under
+	// (proc.Cmd.Supervisor; nil: none, the session runs directly).
+	Supervisor *proc.Supervisor
 	// NewSessionID makes the id of a relaunched session (nil: no relaunch).
 	NewSessionID func() string
 	// Now is the clock (nil: time.Now).

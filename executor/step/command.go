@@ -46,10 +46,11 @@ func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, even
 	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Shell: true, Checkout: true}, events)
 	pres, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: req.Dir,
-		Env:    l.stepEnv(req),
-		Marks:  stepMarks(req),
-		Limits: stepLimits(req.Limits),
-		Stdout: f, Stderr: f,
+		Env:        l.stepEnv(req),
+		Marks:      stepMarks(req),
+		Supervisor: l.sup,
+		Limits:     stepLimits(req.Limits),
+		Stdout:     f, Stderr: f,
 		Started: func(pid int) {
 			send(events, Event{Kind: EventStarted, PID: pid})
 		},

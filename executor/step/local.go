@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/step/guard"
+	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -22,6 +23,7 @@ type Local struct {
 	slots Slots
 	guard *guard.Guard
 	env   []string
+	sup   *Supervisor
 	// hosts are the network hosts of each repository's remotes
 	// (*spec.Repo -> []string), read once per Local: the config check
 	// keeps the remotes as they were.
@@ -31,18 +33,26 @@ type Local struct {
 // LocalOptions are what a Local runs with. Config is the wave file (the
 // repositories by name); Git, Agent and Slots (nil: no machine-wide
 // session cap) do the work; Env is the environment every child process
-// inherits, before the step's marks and the lot's entries.
+// inherits, before the step's marks and the lot's entries; Supervisor is
+// what every command step and setup runs under (nil: none, they run
+// directly; sessions get theirs from the agent router's host).
 type LocalOptions struct {
-	Config *spec.Config
-	Git    Git
-	Agent  Agent
-	Slots  Slots
-	Env    []string
+	Config     *spec.Config
+	Git        Git
+	Agent      Agent
+	Slots      Slots
+	Env        []string
+	Supervisor *Supervisor
 }
+
+// Supervisor is a step's supervisor (proc.Supervisor): the program that
+// holds a step's process tree so that nothing of it outlives the step or
+// cadence.
+type Supervisor = proc.Supervisor
 
 // NewLocal makes the local runner of one wave.
 func NewLocal(o LocalOptions) *Local {
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env,
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor,
 		guard: guard.New(o.Git, o.Config.Wave.Name)}
 }
 

@@ -50,10 +50,11 @@ func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events
 	send(events, Event{Kind: EventBegin})
 	pres, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: dir,
-		Env:    l.stepEnv(req),
-		Marks:  stepMarks(req),
-		Limits: stepLimits(req.Limits),
-		Stdout: f, Stderr: f,
+		Env:        l.stepEnv(req),
+		Marks:      stepMarks(req),
+		Supervisor: l.sup,
+		Limits:     stepLimits(req.Limits),
+		Stdout:     f, Stderr: f,
 	})
 	switch {
 	case rerr == nil && pres.Stopped && ctx.Err() == nil:

@@ -223,16 +223,20 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	// The steps' base environment: cadence's own, less git's location and
 	// configuration variables (a git alias that runs cadence sets GIT_DIR).
 	env := gitint.StepEnviron(os.Environ())
-	var host executor.Host // nil: executor.SystemHost, which refuses a held repository lock at once
+	// The repositories' git, for the steps' worktrees and for the guards
+	// (whose lead-side hooks name the witness client).
+	g := gitint.NewRepos(env)
+	g.Git = guardGit(env)
+	var host executor.Host = executor.SystemHost{Git: g.Git} // refuses a held repository lock at once
 	if e.lockTimeout > 0 {
-		host = waitingHost{SystemHost: executor.SystemHost{Git: gitint.NewGit(os.Environ())}, ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
+		host = waitingHost{SystemHost: executor.SystemHost{Git: g.Git}, ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
 	apiBackoff, _ := e.apiBackoff()     // checked before the confirmation
 	_, minFree, _ := e.freeThresholds() // checked by the plan
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
 		Config: w.cfg, Layout: lay, WaveDigest: w.digest, Host: host,
 		CadenceVersion: e.cadenceVersion(), AgentVersion: p.Agent.Version, Upgrade: f.upgrade,
-		Agent: e.agentRunner(env), Env: env, Jobs: jobs, QuotaUntil: quotaUntil, APIBackoff: apiBackoff,
+		Agent: e.agentRunner(env), Env: env, Git: g, Supervisor: e.supervisor, Jobs: jobs, QuotaUntil: quotaUntil, APIBackoff: apiBackoff,
 		FreePlaces: e.freePlaces(w), MinFree: minFree,
 		Events: out.event,
 		Warn:   func(msg string) { fmt.Fprintf(e.stderr, "cadence apply: %s\n", msg) },
@@ -287,7 +291,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 // agentRunner is the runner of agent sessions, with the environment of
 // every session.
 func (e *env) agentRunner(env []string) executor.Agent {
-	return &agent.Router{Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID},
+	return &agent.Router{Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID, Supervisor: e.supervisor},
 		Command: func(a *spec.Agent) string { return agentCommand(a, e.getenv) }}
 }
 

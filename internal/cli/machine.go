@@ -42,6 +42,8 @@ type machine struct {
 	onHeld      func(what string) func(*flock.HeldError)
 	// slotsDir is the machine's slot folder, where the holds are.
 	slotsDir string
+	// supervisor is what the agent and toolchain probes run under.
+	supervisor *proc.Supervisor
 }
 
 // machine is the preflight of the wave named wave, of the wave file file,
@@ -51,7 +53,7 @@ func (e *env) machine(wave, file string) machine {
 	if a, err := filepath.Abs(file); err == nil {
 		file = a
 	}
-	return machine{ctx: context.Background(), getenv: e.getenv, git: gitint.NewGit(os.Environ()), wave: wave, file: file, lockTimeout: e.lockTimeout, onHeld: e.waitingFor,
+	return machine{ctx: context.Background(), getenv: e.getenv, git: gitint.NewGit(os.Environ()), wave: wave, file: file, lockTimeout: e.lockTimeout, onHeld: e.waitingFor, supervisor: e.supervisor,
 		slotsDir: e.layoutOf("", "").SlotsDir()}
 }
 
@@ -212,14 +214,14 @@ func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
 		return f
 	}
 	f.Path = path
-	f.Version, f.Err = agentVersion(m.ctx, path, tool.VersionArgs)
+	f.Version, f.Err = agentVersion(m.ctx, m.supervisor, path, tool.VersionArgs)
 	return f
 }
 
 // agentVersion runs `CMD ARGS` (the adapter's version probe) with internal/proc (own process group,
 // cadence's environment), bounded to ten seconds. A failure reads as exec's
 // did: "exit status N", or "signal: NAME" when it was stopped.
-func agentVersion(ctx context.Context, path string, args []string) (string, error) {
+func agentVersion(ctx context.Context, sup *proc.Supervisor, path string, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
@@ -227,7 +229,7 @@ func agentVersion(ctx context.Context, path string, args []string) (string, erro
 	}
 	var stdout bytes.Buffer
 	res, err := proc.Run(ctx, proc.Cmd{Path: path, Args: args, Env: os.Environ(),
-		Stdout: &stdout, Grace: time.Second})
+		Stdout: &stdout, Grace: time.Second, Supervisor: sup})
 	out := strings.TrimSpace(stdout.String())
 	switch {
 	case err != nil:
@@ -259,7 +261,7 @@ func (m machine) mise() toolchain.MiseRunner {
 		defer cancel()
 		var stdout, stderr bytes.Buffer
 		res, err := proc.Run(ctx, proc.Cmd{Path: path, Args: args, Dir: dir, Env: os.Environ(),
-			Stdout: &stdout, Stderr: &stderr, Grace: time.Second})
+			Stdout: &stdout, Stderr: &stderr, Grace: time.Second, Supervisor: m.supervisor})
 		msg := lastLines(stderr.String(), 3)
 		switch {
 		case err != nil:

@@ -60,7 +60,10 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	log            hclog.Logger
-	noColor        bool
+	// supervisor is the supervisor every step, session and agent probe
+	// runs under (stepSupervisor; nil: none).
+	supervisor *proc.Supervisor
+	noColor    bool
 	// lockTimeout is apply's -lock-timeout: how long a held wave or
 	// repository lock is waited for (0: refused at once).
 	lockTimeout time.Duration
@@ -94,9 +97,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // run runs a cadence command line (global flags, then the command).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
-	setSupervisor()
-	setWitnessClient()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, supervisor: stepSupervisor()}
 	if e.completing() {
 		e.log = hclog.NewNullLogger()
 		return e.complete()

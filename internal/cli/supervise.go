@@ -17,12 +17,13 @@ func superviseMain(args []string) int {
 	return proc.Supervise(args, os.Environ(), ch)
 }
 
-// setSupervisor names the cadence binary as the supervisor of every step
-// this process runs: os.Executable, run with the name cadence was run as
-// (under testscript that is the test binary, which dispatches on it).
-// When the binary cannot be found, steps run without a supervisor.
-func setSupervisor() {
+// stepSupervisor is the supervisor of every step this process runs: the
+// cadence binary (os.Executable), run with the name cadence was run as
+// (under testscript that is the test binary, which dispatches on it). nil
+// when the binary cannot be found: steps then run without a supervisor.
+func stepSupervisor() *proc.Supervisor {
 	if exe, err := os.Executable(); err == nil && len(os.Args) > 0 {
-		proc.SetSupervisor(exe, os.Args[0])
+		return &proc.Supervisor{Exe: exe, Argv0: os.Args[0]}
 	}
+	return nil
 }

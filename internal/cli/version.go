@@ -101,7 +101,7 @@ func runVersion(e *env, args []string) ExitCode {
 		problem = "not found"
 	} else {
 		path = p
-		v, err := agentVersion(context.Background(), p, tool.VersionArgs)
+		v, err := agentVersion(context.Background(), e.supervisor, p, tool.VersionArgs)
 		if err != nil {
 			problem = err.Error()
 		}

@@ -25,12 +25,22 @@ func witnessMain(args []string, stdin io.Reader, stderr io.Writer) ExitCode {
 	return ExitOK
 }
 
-// setWitnessClient names the cadence binary (os.Executable) as the
-// witness client the guards' lead-side hooks run. Under testscript that
-// is the test binary's copy named after the command, which dispatches on
-// its name. When the binary cannot be found, the hooks report nothing.
-func setWitnessClient() {
-	if exe, err := os.Executable(); err == nil {
-		gitint.SetWitnessClient(exe)
+// witnessClient is the cadence binary (os.Executable), the witness client
+// the guards' lead-side hooks run (gitint.Git.WitnessClient). Under
+// testscript that is the test binary's copy named after the command,
+// which dispatches on its name. "" when the binary cannot be found: the
+// hooks then report nothing.
+func witnessClient() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
 	}
+	return exe
+}
+
+// guardGit is git for what installs or repairs the guards of a wave's
+// repositories (apply, clean): starting from environ, its hooks naming
+// the witness client.
+func guardGit(environ []string) gitint.Git {
+	return gitint.Git{Environ: environ, WitnessClient: witnessClient()}
 }

@@ -15,7 +15,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 	run := func(b *testing.B) {
 		for b.Loop() {
-			if _, err := Run(context.Background(), Cmd{Path: git, Args: []string{"--version"}, Dir: b.TempDir()}); err != nil {
+			if _, err := run(context.Background(), Cmd{Path: git, Args: []string{"--version"}, Dir: b.TempDir()}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -34,7 +34,7 @@ func TestTidyStepCgroupsAfterSupervisorKilled(t *testing.T) {
 	started, done := make(chan int, 1), make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = Run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & sleep 60"}, Env: []string{"PATH=/usr/bin:/bin", mark},
+		_, _ = run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & sleep 60"}, Env: []string{"PATH=/usr/bin:/bin", mark},
 			Limits: Limits{Processes: 64}, Started: func(pid int) { started <- pid }})
 	}()
 	var step int

@@ -35,7 +35,7 @@ func runLimited(t *testing.T, script string, l Limits) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	t.Cleanup(func() { _, _ = EndMarked([]string{mark}, 0) })
-	res, err := Run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", script}, Dir: dir,
+	res, err := run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", script}, Dir: dir,
 		Env: []string{"PATH=/usr/bin:/bin", mark}, Marks: []string{mark}, Limits: l, Grace: time.Second})
 	if err != nil {
 		t.Fatalf("Run: %v", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"testing"
 )
 
@@ -35,8 +36,20 @@ func useSupervisor(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	SetSupervisor(exe, "proc.test")
-	t.Cleanup(func() { SetSupervisor("", "") })
+	testSupervisor.Store(&Supervisor{Exe: exe, Argv0: "proc.test"})
+	t.Cleanup(func() { testSupervisor.Store(nil) })
+}
+
+// testSupervisor is the supervisor run gives a Cmd that names none (set
+// by useSupervisor for one test; tests using it do not run in parallel).
+var testSupervisor atomic.Pointer[Supervisor]
+
+// run is Run with testSupervisor's supervisor when c names none.
+func run(ctx context.Context, c Cmd) (Result, error) {
+	if c.Supervisor == nil {
+		c.Supervisor = testSupervisor.Load()
+	}
+	return Run(ctx, c)
 }
 
 // bothWays runs test directly and under the supervisor.
@@ -59,8 +72,7 @@ func fakeCadence(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	SetSupervisor(exe, "proc.test")
-	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", args[0]}, Dir: args[1],
+	res, err := Run(context.Background(), Cmd{Supervisor: &Supervisor{Exe: exe, Argv0: "proc.test"}, Path: "/bin/sh", Args: []string{"-c", args[0]}, Dir: args[1],
 		Env: []string{"PATH=/usr/bin:/bin"}, Started: func(pid int) { fmt.Printf("step %d\n", pid) }})
 	fmt.Printf("end %+v %v\n", res, err)
 	return 0

@@ -17,7 +17,7 @@ func TestLeftoverHoldingOutput(t *testing.T) {
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := Run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo hi; echo oops >&2"}, Stdout: &out, Stderr: &errOut})
+	res, err := run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo hi; echo oops >&2"}, Stdout: &out, Stderr: &errOut})
 	if err != nil || res.ExitCode != 0 || res.Stopped {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -33,7 +33,7 @@ func TestLeftoverHoldingOutput(t *testing.T) {
 // (the race detector checks it is never written concurrently).
 func TestSameWriter(t *testing.T) {
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo a; echo b >&2; echo c"}, Stdout: &out, Stderr: &out})
+	res, err := run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo a; echo b >&2; echo c"}, Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 || out.String() != "a\nb\nc\n" {
 		t.Fatalf("res %+v err %v out %q", res, err, out.String())
 	}
@@ -44,7 +44,7 @@ func TestStdin(t *testing.T) { bothWays(t, testStdin) }
 
 func testStdin(t *testing.T) {
 	var out bytes.Buffer
-	_, err := Run(context.Background(), Cmd{Path: "/bin/cat", Stdin: strings.NewReader("fed\n"), Stdout: &out})
+	_, err := run(context.Background(), Cmd{Path: "/bin/cat", Stdin: strings.NewReader("fed\n"), Stdout: &out})
 	if err != nil || out.String() != "fed\n" {
 		t.Fatalf("err %v out %q", err, out.String())
 	}
@@ -56,10 +56,10 @@ func TestLogStartAndEnd(t *testing.T) {
 	var buf bytes.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Name: "t", Level: hclog.Debug, Output: &buf})
 	dir := t.TempDir()
-	if _, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Dir: dir, Log: log}); err != nil {
+	if _, err := run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Dir: dir, Log: log}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = Run(context.Background(), Cmd{Path: "/no/such/binary", Log: log})
+	_, _ = run(context.Background(), Cmd{Path: "/no/such/binary", Log: log})
 	got := buf.String()
 	for _, want := range []string{
 		`[DEBUG] t: start: argv="/bin/sh -c \"exit 4\"" dir=` + dir + " pid=",
@@ -73,7 +73,7 @@ func TestLogStartAndEnd(t *testing.T) {
 	}
 	buf.Reset()
 	log.SetLevel(hclog.Info)
-	_, _ = Run(context.Background(), Cmd{Path: "/bin/true", Log: log})
+	_, _ = run(context.Background(), Cmd{Path: "/bin/true", Log: log})
 	if buf.Len() != 0 {
 		t.Errorf("logged above debug: %s", buf.String())
 	}

@@ -7,7 +7,7 @@
 // runner: agent sessions, command lots, test gates, git (gitint) and the
 // agent version probe all start their processes through Run.
 //
-// On Linux, once internal/cli has named the supervisor (SetSupervisor),
+// On Linux, when the caller names a supervisor (Cmd.Supervisor),
 // every step but the ones marked Direct runs under a small supervisor: the
 // cadence binary re-executed with the hidden subcommand SupervisorCommand,
 // which internal/cli hands to Supervise. The supervisor is a child
@@ -76,7 +76,11 @@ type Cmd struct {
 	// supervisor, so a Direct step, or one run where there is no
 	// supervisor, runs without them.
 	Limits Limits
-	// Direct runs the process without the supervisor: for short calls
+	// Supervisor, when set, is the supervisor the step runs under (Linux);
+	// nil runs it directly (Run).
+	Supervisor *Supervisor
+	// Direct runs the process without the supervisor, even when one is
+	// given: for short calls
 	// whose kill halfway would do more harm than their running on for a
 	// moment after cadence died (git: a killed git leaves index.lock).
 	Direct bool
@@ -104,10 +108,10 @@ type Result struct {
 // itself, whatever it left running is killed. The error is non-nil only
 // when the process could not be started or waited for.
 //
-// With a supervisor set (SetSupervisor, Linux), the step runs under it:
+// With a supervisor (c.Supervisor, Linux), the step runs under it:
 // its whole tree, daemons that called setsid included, dies with the step,
 // and with cadence if cadence dies first; c.Hold stays open until then.
-// Without one (c.Direct, other systems, test binaries that set none), the
+// Without one (none given, c.Direct, other systems), the
 // step runs directly in its own process group, and only that group is
 // killed.
 func Run(ctx context.Context, c Cmd) (Result, error) {

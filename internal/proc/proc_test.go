@@ -16,11 +16,11 @@ func TestRunExitCodeAndOutput(t *testing.T) { bothWays(t, testRunExitCodeAndOutp
 
 func testRunExitCodeAndOutput(t *testing.T) {
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo hi $FOO; exit 3"}, Env: []string{"FOO=bar"}, Stdout: &out})
+	res, err := run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo hi $FOO; exit 3"}, Env: []string{"FOO=bar"}, Stdout: &out})
 	if err != nil || res.ExitCode != 3 || res.Stopped || out.String() != "hi bar\n" {
 		t.Fatalf("res %+v err %v out %q", res, err, out.String())
 	}
-	if _, err := Run(context.Background(), Cmd{Path: "/no/such/binary"}); err == nil {
+	if _, err := run(context.Background(), Cmd{Path: "/no/such/binary"}); err == nil {
 		t.Error("missing binary started")
 	}
 }
@@ -30,7 +30,7 @@ func TestEnvIsExplicit(t *testing.T) { bothWays(t, testEnvIsExplicit) }
 func testEnvIsExplicit(t *testing.T) {
 	t.Setenv("CADENCE_PROC_LEAK", "1")
 	var out bytes.Buffer
-	Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo ${CADENCE_PROC_LEAK:-none}"}, Stdout: &out})
+	run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo ${CADENCE_PROC_LEAK:-none}"}, Stdout: &out})
 	if strings.TrimSpace(out.String()) != "none" {
 		t.Errorf("parent environment leaked: %q", out.String())
 	}
@@ -54,7 +54,7 @@ func testStopKillsGroup(t *testing.T) {
 		}
 	}()
 	script := `trap '' TERM; (trap '' TERM; sleep 60) & echo $! > ` + pidFile + `; wait`
-	res, err := Run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", script}, Grace: 200 * time.Millisecond, Started: func(pid int) { started <- pid }})
+	res, err := run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", script}, Grace: 200 * time.Millisecond, Started: func(pid int) { started <- pid }})
 	if err != nil || !res.Stopped {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -74,7 +74,7 @@ func TestLeftoverChildrenKilled(t *testing.T) { bothWays(t, testLeftoverChildren
 
 func testLeftoverChildrenKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "bg.pid")
-	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo $! > " + pidFile}})
+	res, err := run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo $! > " + pidFile}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatal(res, err)
 	}
@@ -109,7 +109,7 @@ func testAlive(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		Run(ctx, Cmd{Path: "/bin/sleep", Args: []string{"30"}, Started: func(pid int) { pids <- pid }})
+		run(ctx, Cmd{Path: "/bin/sleep", Args: []string{"30"}, Started: func(pid int) { pids <- pid }})
 		close(done)
 	}()
 	pid := <-pids

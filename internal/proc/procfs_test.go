@@ -16,7 +16,7 @@ func testBelow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		Run(ctx, Cmd{Path: "/bin/sleep", Args: []string{"30"}, Started: func(pid int) { pids <- pid }})
+		run(ctx, Cmd{Path: "/bin/sleep", Args: []string{"30"}, Started: func(pid int) { pids <- pid }})
 		close(done)
 	}()
 	pid := <-pids

@@ -126,19 +126,19 @@ func TestExitStatusExact(t *testing.T) {
 		{"kill -KILL $$", -1, syscall.SIGKILL},
 		{"kill -SEGV $$", -1, syscall.SIGSEGV},
 	} {
-		res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", c.script}})
+		res, err := run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", c.script}})
 		if err != nil || res.ExitCode != c.code || res.Signal != c.sig || res.Stopped {
 			t.Errorf("%q: %+v, %v; want exit %d signal %v", c.script, res, err, c.code, c.sig)
 		}
 	}
-	_, err := Run(context.Background(), Cmd{Path: "/no/such/binary"})
+	_, err := run(context.Background(), Cmd{Path: "/no/such/binary"})
 	if err == nil || !strings.Contains(err.Error(), "/no/such/binary") {
 		t.Errorf("a missing binary: %v", err)
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "noexec")
 	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644)
-	if _, err := Run(context.Background(), Cmd{Path: script}); err == nil {
+	if _, err := run(context.Background(), Cmd{Path: script}); err == nil {
 		t.Error("a file that is not executable started")
 	}
 }
@@ -148,7 +148,7 @@ func TestExitStatusExact(t *testing.T) {
 func TestStepEndTakesDaemon(t *testing.T) {
 	useSupervisor(t)
 	dir := t.TempDir()
-	res, err := Run(context.Background(), Cmd{Path: "/bin/sh", Dir: dir, Env: []string{"PATH=/usr/bin:/bin"},
+	res, err := run(context.Background(), Cmd{Path: "/bin/sh", Dir: dir, Env: []string{"PATH=/usr/bin:/bin"},
 		Args: []string{"-c", "setsid sleep 60 & echo $! > daemon.pid; echo started"}, Stdout: &strings.Builder{}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatal(res, err)
@@ -184,7 +184,7 @@ func TestHoldKeepsLock(t *testing.T) {
 	done := make(chan error, 1)
 	closed := make(chan struct{})
 	go func() {
-		_, err := Run(context.Background(), Cmd{Path: "/bin/sh", Dir: dir, Hold: []*os.File{f},
+		_, err := run(context.Background(), Cmd{Path: "/bin/sh", Dir: dir, Hold: []*os.File{f},
 			Args:    []string{"-c", "while [ ! -e go ]; do sleep 0.02; done"},
 			Started: func(int) { f.Close(); close(closed) }})
 		done <- err

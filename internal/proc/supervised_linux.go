@@ -52,7 +52,7 @@ func startLocked(cmd *exec.Cmd) error {
 // process of the step can then get (only a session leader can), with the step's folder and environment, the status
 // pipe as fd 3 and c.Hold after it. Started gets the step's pid, the
 // leader of the step's process group.
-func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
+func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (Result, error) {
 	// The program is looked up as exec.Command does, in cadence's PATH.
 	look := exec.Command(c.Path)
 	if look.Err != nil {
@@ -70,8 +70,8 @@ func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	defer sr.Close()
-	cmd := exec.Command(s.exe)
-	cmd.Args = append([]string{s.argv0, SupervisorCommand, strconv.Itoa(os.Getpid()), grace.String(),
+	cmd := exec.Command(s.Exe)
+	cmd.Args = append([]string{s.Argv0, SupervisorCommand, strconv.Itoa(os.Getpid()), grace.String(),
 		strconv.Itoa(len(c.Hold)), c.Limits.encode(), look.Path}, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env

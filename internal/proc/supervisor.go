@@ -2,7 +2,6 @@ package proc
 
 import (
 	"os"
-	"sync"
 	"syscall"
 )
 
@@ -25,44 +24,21 @@ var SupervisorSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIG
 // sigKillNow is the supervisor's parent-death signal, and KillAll's.
 const sigKillNow = syscall.SIGUSR1
 
-// supervisor is how Run starts the supervisor: the program and the name
-// it is given as argv[0].
-type supervisor struct {
-	exe, argv0 string
+// Supervisor is how Run starts a step's supervisor: the program Exe, run
+// with argv[0] set to Argv0 and the arguments SupervisorCommand …, which
+// must hand them to Supervise. internal/cli names it (the cadence binary,
+// os.Executable, and the name it was run as; under testscript that is the
+// test binary, whose main dispatches on argv[0]) and passes it down to
+// what starts steps (Cmd.Supervisor).
+type Supervisor struct {
+	Exe, Argv0 string
 }
 
-var (
-	supMu sync.Mutex
-	sup   *supervisor
-)
-
-// SetSupervisor makes Run start every step that is not Direct under a
-// supervisor: the program exe, run with argv[0] set to argv0 and the
-// arguments SupervisorCommand …, must hand them to Supervise. internal/cli
-// calls it at start with the cadence binary (os.Executable) and the name
-// it was run as; under testscript that is the test binary, whose main
-// dispatches on argv[0]. An empty exe turns the supervisor off. Where the
-// supervisor cannot work (not Linux), Run runs steps directly whatever is
-// set.
-func SetSupervisor(exe, argv0 string) {
-	supMu.Lock()
-	defer supMu.Unlock()
-	if exe == "" {
-		sup = nil
-		return
+// supervisorFor returns the supervisor c runs under, if any: c's own,
+// unless c is Direct or the supervisor cannot work here (not Linux).
+func supervisorFor(c Cmd) (Supervisor, bool) {
+	if c.Direct || !supervisable || c.Supervisor == nil || c.Supervisor.Exe == "" {
+		return Supervisor{}, false
 	}
-	sup = &supervisor{exe: exe, argv0: argv0}
-}
-
-// supervisorFor returns the supervisor c runs under, if any.
-func supervisorFor(c Cmd) (supervisor, bool) {
-	if c.Direct || !supervisable {
-		return supervisor{}, false
-	}
-	supMu.Lock()
-	defer supMu.Unlock()
-	if sup == nil {
-		return supervisor{}, false
-	}
-	return *sup, true
+	return *c.Supervisor, true
 }

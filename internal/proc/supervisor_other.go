@@ -22,7 +22,7 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 	return 2
 }
 
-func runSupervised(ctx context.Context, c Cmd, s supervisor, log hclog.Logger) (Result, error) {
+func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (Result, error) {
 	return Result{ExitCode: -1}, errors.New("proc: no supervisor on this system")
 }
 

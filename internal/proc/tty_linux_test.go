@@ -25,17 +25,18 @@ func ttyCadence(args []string) int {
 		return 1
 	}
 	f.Close()
+	var sup *Supervisor
 	if args[1] == "supervised" {
 		exe, err := os.Executable()
 		if err != nil {
 			fmt.Println(err)
 			return 1
 		}
-		SetSupervisor(exe, "proc.test")
+		sup = &Supervisor{Exe: exe, Argv0: "proc.test"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := Run(ctx, Cmd{Path: "/bin/sh", Args: []string{"-c", args[0]}, Env: []string{"PATH=/usr/bin:/bin"},
+	res, err := Run(ctx, Cmd{Supervisor: sup, Path: "/bin/sh", Args: []string{"-c", args[0]}, Env: []string{"PATH=/usr/bin:/bin"},
 		Stdout: os.Stdout, Stderr: os.Stdout, Grace: time.Second})
 	fmt.Printf("step exit %d stopped %v %v\n", res.ExitCode, res.Stopped, err)
 	return 0

@@ -274,7 +274,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdin: strings.NewReader(prompt),
-		Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Started: s.Started, Hold: hold, Limits: s.Limits})
+		Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Supervisor: h.Supervisor, Started: s.Started, Hold: hold, Limits: s.Limits})
 	pw.Close()
 	wg.Wait()
 	r.KillLeftovers(s.SessionID)
