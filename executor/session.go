@@ -84,6 +84,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		Dir: lr.dir, Brief: brief, ReadOnly: readOnly, SessionID: newUUID(), LogPrefix: lr.logPath(i, kind, ""),
 		Timeout: lr.n.lot.Timeout, AddDirs: data.AlsoDirs, WaveID: r.waveID(), SlotLock: slotLock,
 		LogLimit: int64(lr.n.lot.LogLimit), Limits: stepLimits(lr.n.lot.Limits),
+		ReportSchema: kind.ReportSchema(),
 	}
 	if readOnly {
 		sess.Timeout = lr.n.lot.ReviewTimeout

@@ -31,7 +31,7 @@ type Options struct {
 	// no variable for is ignored, as Terraform ignores such TF_VAR_.
 	EnvVars map[string]string
 	// AgentKinds are the kinds an agent block may name: the kinds that have
-	// an adapter (the CLI passes executor/agent.Kinds(); spec does not
+	// an adapter (the CLI passes its agent.Registry's Kinds; spec does not
 	// import the executor). Empty means DefaultAgentKinds.
 	AgentKinds []string
 	// LookupEnv is where env() reads environment variables: internal/cli

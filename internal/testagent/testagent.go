@@ -20,6 +20,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // Action is what a session does.
@@ -124,23 +126,8 @@ func Main() int {
 		res["is_error"], res["result"], res["terminal_reason"] = true, a.Fail, "api_error"
 	case a.NoReport:
 		res["result"] = "done, no report"
-	case step == "precheck":
-		res["structured_output"] = map[string]any{"already_done": a.AlreadyDone, "evidence": "looked"}
-	case step == "review" || step == "review-recheck":
-		findings := a.Findings
-		if findings == nil {
-			findings = []map[string]any{}
-		}
-		res["structured_output"] = map[string]any{"verdict": "reviewed", "findings": findings}
 	default:
-		rep := map[string]any{"status": "done", "summary": "did " + step}
-		if a.EchoBrief {
-			rep["summary"] = brief
-		}
-		if len(a.Questions) > 0 {
-			rep["questions"] = a.Questions
-		}
-		res["structured_output"] = rep
+		res["structured_output"] = Report(state.StepKind(step), a, brief)
 	}
 	b, _ := json.Marshal(res)
 	fmt.Println(string(b))
@@ -150,10 +137,42 @@ func Main() int {
 	return 0
 }
 
+// Report is the structured report a session of step kind step gives when
+// it acts as a says (brief is its brief, for EchoBrief): its shape is the
+// one of the kind's report schema in the step-kind table
+// (state.KindInfo.ReportSchema).
+func Report(step state.StepKind, a Action, brief string) map[string]any {
+	switch step.ReportSchema() {
+	case "precheck.schema.json":
+		return map[string]any{"already_done": a.AlreadyDone, "evidence": "looked"}
+	case "review.schema.json":
+		findings := a.Findings
+		if findings == nil {
+			findings = []map[string]any{}
+		}
+		return map[string]any{"verdict": "reviewed", "findings": findings}
+	}
+	rep := map[string]any{"status": "done", "summary": "did " + string(step)}
+	if a.EchoBrief {
+		rep["summary"] = brief
+	}
+	if len(a.Questions) > 0 {
+		rep["questions"] = a.Questions
+	}
+	return rep
+}
+
+// unscripted is what a session does with no script entry: a step kind
+// that writes (state.KindInfo.Writes) commits.
+func unscripted(step string) Action {
+	i, _ := state.Info(state.StepKind(step))
+	return Action{Commit: i.Writes}
+}
+
 func lookup(lot, step, pass string) Action {
 	p := os.Getenv("FAKE_AGENT_SCRIPT")
 	if p == "" {
-		return Action{Commit: step != "review" && step != "precheck" && step != "review-recheck"}
+		return unscripted(step)
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -168,7 +187,7 @@ func lookup(lot, step, pass string) Action {
 			return a
 		}
 	}
-	return Action{Commit: step != "review" && step != "precheck" && step != "review-recheck"}
+	return unscripted(step)
 }
 
 func record(what, lot, step string) {

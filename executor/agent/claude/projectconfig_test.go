@@ -20,7 +20,7 @@ func TestArgsProjectConfig(t *testing.T) {
 	for _, readOnly := range []bool{false, true} {
 		for _, sandbox := range []*Sandbox{nil, {}} {
 			for _, resume := range []bool{false, true} {
-				s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReadOnly: readOnly,
+				s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(), ReadOnly: readOnly,
 					Dir: t.TempDir(), AddDirs: []string{"/w/web"}}
 				args, err := Args(s, resume, sandbox)
 				if err != nil {

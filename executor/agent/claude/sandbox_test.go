@@ -140,7 +140,7 @@ func TestSandboxSettings(t *testing.T) {
 	os.Mkdir(filepath.Join(app, ".git", "cadence"), 0o755)
 	a := &spec.Agent{Name: "claude", Kind: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits",
 		AllowedTools: []string{"Bash", "Edit", "Write", "Read"}}}
-	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement,
+	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(),
 		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")},
 		DenyHosts: []string{"10.0.0.1", "[::1]", "github.com", "gitserver", "gitlab.example", "localhost"}}
 	cache := filepath.Join(dir, "cache")
