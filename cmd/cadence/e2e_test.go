@@ -72,7 +72,7 @@ func refusedSchemas(t *testing.T) string {
 		go func() {
 			defer wg.Done()
 			s := agent.Session{Step: kind, Model: "sonnet", SessionID: executor.NewSessionID(),
-				Agent: &spec.Agent{Kind: claude.Kind, Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}}
+				Agent: &spec.Agent{Kind: claude.Kind, Settings: &claude.Settings{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}}
 			args, err := claude.Args(s, false, nil)
 			if err != nil {
 				t.Errorf("claude.Args: %v", err)

@@ -61,6 +61,9 @@ func (e *env) loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) 
 	if opts.AgentKinds == nil {
 		opts.AgentKinds = e.agents().Kinds()
 	}
+	if opts.AgentSettings == nil {
+		opts.AgentSettings = e.agents().DecodeSettings
+	}
 	cfg, diags := w.loader.LoadBytes(src, file, opts)
 	w.cfg = cfg
 	return w, diags

@@ -26,10 +26,11 @@ func runLSP(e *env, args []string) int {
 	defer stop()
 	environ := envVars(os.Environ())
 	opts := lsp.Options{
-		AgentKinds: e.agents().Kinds(),
+		AgentKinds:      e.agents().Kinds(),
+		AgentAttributes: e.agents().Attributes(),
 		// validate's options: a diagnostic in the editor is one validate gives
 		LoadOptions: func(file string) spec.Options {
-			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), LookupEnv: os.LookupEnv}
+			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), AgentSettings: e.agents().DecodeSettings, LookupEnv: os.LookupEnv}
 		},
 	}
 	if err := lsp.Serve(ctx, stdio{e.stdin, e.stdout}, opts); err != nil {

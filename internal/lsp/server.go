@@ -31,6 +31,9 @@ type Options struct {
 	// AgentKinds are the values completion offers for an agent's kind;
 	// empty means spec.DefaultAgentKinds.
 	AgentKinds []string
+	// AgentAttributes are the attributes each kind's adapter adds to the
+	// agent block, by kind (the CLI passes its agent registry's).
+	AgentAttributes map[string][]spec.KindAttribute
 }
 
 // server is one LSP session. Requests are handled one at a time, in the
@@ -54,7 +57,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if len(kinds) == 0 {
 		kinds = spec.DefaultAgentKinds
 	}
-	body, err := waveSchema(kinds)
+	body, err := waveSchema(kinds, opts.AgentAttributes)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func TestTranscriptUsage(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
-	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
+	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Settings: &Settings{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
 		DisallowedTools: []string{"Agent", "Bash(git push:*)"}, AppendSystemPrompt: "be brief"}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema(), AddDirs: []string{"/w/web"}}
 	args, err := Args(s, false, nil)

@@ -107,7 +107,7 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := s.Agent.Claude
+	a := settingsOf(s.Agent)
 	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--json-schema", string(b), "--model", s.Model}
 	if resume {
 		args = append(args, "--resume", s.SessionID)
@@ -220,7 +220,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	}
 	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
 		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1", claudeMDEnv,
-		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
+		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(settingsOf(s.Agent).MaxRetries))
 	var sandbox *Sandbox
 	if r.sandboxed(ctx, s, env) {
 		sandbox = &Sandbox{Cache: sandboxCache(env)}

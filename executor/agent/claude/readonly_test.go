@@ -25,7 +25,7 @@ func argValue(args []string, flag string) string {
 // agent allows them, and the git commands that write are denied; a write
 // session of the same agent keeps them.
 func TestArgsReadOnly(t *testing.T) {
-	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits",
+	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Settings: &Settings{PermissionMode: "acceptEdits",
 		AllowedTools: []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "Edit(src/**)", "Read"}, DisallowedTools: []string{"Agent", "Bash(git push:*)"}}}
 	for _, sandbox := range []*Sandbox{nil, {}} {
 		s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema(), ReadOnly: true, Dir: t.TempDir()}
@@ -54,7 +54,7 @@ func TestArgsReadOnly(t *testing.T) {
 			t.Errorf("file rules for a read-only session: %s", set)
 		}
 	}
-	if got := strings.Join(a.Claude.DisallowedTools, " "); got != "Agent Bash(git push:*)" {
+	if got := strings.Join(a.Settings.(*Settings).DisallowedTools, " "); got != "Agent Bash(git push:*)" {
 		t.Errorf("the agent's own list changed: %s", got)
 	}
 	w := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}
@@ -76,7 +76,7 @@ func TestSandboxSettingsReadOnly(t *testing.T) {
 	libDir := filepath.Join(dir, "l")
 	os.Mkdir(libDir, 0o755)
 	lib := gitRepo(t, libDir, "lotlib")
-	a := &spec.Agent{Name: "claude", Kind: "claude", Claude: spec.ClaudeAgent{AllowedTools: []string{"Bash", "Edit"}}}
+	a := &spec.Agent{Name: "claude", Kind: "claude", Settings: &Settings{AllowedTools: []string{"Bash", "Edit"}}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepPrecheck, ReportSchema: state.StepPrecheck.ReportSchema(), ReadOnly: true,
 		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")}}
 	cache := filepath.Join(dir, "cache")
