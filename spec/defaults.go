@@ -37,7 +37,7 @@ const (
 )
 
 // DefaultAgentKinds are the kinds an agent block may name when the caller
-// passes none in Options.AgentKinds: the kinds whose attributes spec knows.
+// passes none in Options.AgentKinds: the built-in agent's kind.
 var DefaultAgentKinds = []string{AgentKindClaude}
 
 // builtinClaude returns a fresh copy of the built-in Claude Code agent:
@@ -54,8 +54,8 @@ func builtinClaude() *Agent {
 
 // DefaultAgent returns a fresh agent of the given kind with the defaults an
 // agent block of that kind starts from, named like the kind: the built-in
-// Claude Code agent for "claude"; for a kind spec has no settings of, an
-// agent whose command is the kind's name.
+// Claude Code agent for "claude"; for another kind, an agent whose command
+// is the kind's name. Its settings are its adapter's to decode (nil here).
 func DefaultAgent(kind string) *Agent {
 	if kind == AgentKindClaude {
 		return builtinClaude()

@@ -26,15 +26,21 @@ import (
 
 // Action is what a session does.
 type Action struct {
-	SleepMS     int    `json:"sleep_ms,omitempty"`
-	Commit      bool   `json:"commit,omitempty"`
-	Dirty       bool   `json:"dirty,omitempty"`
-	Fail        string `json:"fail,omitempty"`
-	Quota       bool   `json:"quota,omitempty"`
-	Hang        bool   `json:"hang,omitempty"`
-	NoReport    bool   `json:"no_report,omitempty"`
-	EchoBrief   bool   `json:"echo_brief,omitempty"`
-	AlreadyDone bool   `json:"already_done,omitempty"`
+	SleepMS int    `json:"sleep_ms,omitempty"`
+	Commit  bool   `json:"commit,omitempty"`
+	Dirty   bool   `json:"dirty,omitempty"`
+	Fail    string `json:"fail,omitempty"`
+	Quota   bool   `json:"quota,omitempty"`
+	// ResetAt, with Quota, makes the limit a usage limit that resets at
+	// that Unix time, worded as the CLI relays the API's with an API key.
+	ResetAt int64 `json:"reset_at,omitempty"`
+	// APIStatus, with Fail, is the result's api_error_status (529:
+	// overloaded).
+	APIStatus   int  `json:"api_status,omitempty"`
+	Hang        bool `json:"hang,omitempty"`
+	NoReport    bool `json:"no_report,omitempty"`
+	EchoBrief   bool `json:"echo_brief,omitempty"`
+	AlreadyDone bool `json:"already_done,omitempty"`
 	// Run is a shell command the session runs in its folder first.
 	Run       string           `json:"run,omitempty"`
 	Tokens    int64            `json:"tokens,omitempty"`
@@ -120,10 +126,15 @@ func Main() int {
 		"total_cost_usd": float64(a.Tokens) * 0.000002,
 		"usage":          map[string]int64{"input_tokens": a.Tokens / 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.Tokens, "output_tokens": a.Tokens - a.Tokens/2}}
 	switch {
+	case a.Quota && a.ResetAt > 0:
+		res["is_error"], res["api_error_status"], res["result"] = true, 429, fmt.Sprintf("API Error: Request rejected (429) · Claude AI usage limit reached|%d", a.ResetAt)
 	case a.Quota:
 		res["is_error"], res["api_error_status"], res["result"] = true, 429, "API Error: Request rejected (429) · rate limit"
 	case a.Fail != "":
 		res["is_error"], res["result"], res["terminal_reason"] = true, a.Fail, "api_error"
+		if a.APIStatus != 0 {
+			res["api_error_status"] = a.APIStatus
+		}
 	case a.NoReport:
 		res["result"] = "done, no report"
 	default:
