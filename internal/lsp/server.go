@@ -25,8 +25,9 @@ import (
 // Options configure a server.
 type Options struct {
 	// LoadOptions returns the options a wave file is validated with (the
-	// CLI passes validate's: its auto-loaded var files, the agent kinds,
-	// the environment). Nil means spec.Options{}.
+	// CLI passes validate's: its auto-loaded var files, the agent kinds
+	// and their adapters' settings decoder, the environment). Nil means
+	// spec.Options{}, which leaves agents' own attributes unjudged.
 	LoadOptions func(filename string) spec.Options
 	// AgentKinds are the values completion offers for an agent's kind;
 	// empty means spec.DefaultAgentKinds.
