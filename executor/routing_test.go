@@ -32,17 +32,17 @@ func (k *kindAdapter) Run(ctx context.Context, s agent.Session, h agent.Host) ag
 	k.mu.Unlock()
 	return k.fake.Run(ctx, s)
 }
+func (*kindAdapter) Kind() string                     { return testKind }
 func (*kindAdapter) Tool() agent.Tool                 { return agent.Tool{} }
 func (*kindAdapter) KillLeftovers(session string) int { return 0 }
 func (*kindAdapter) Recount(string, string, string, []string) (agent.Spent, bool) {
 	return agent.Spent{}, false
 }
 
-// testKind is registered once per test binary (the registry is global).
+// testKind is the kind of the test's adapter, the only one of its registry.
 var (
-	testKind     = "routing-test-kind"
-	testAdapter  = &kindAdapter{}
-	registerOnce sync.Once
+	testKind    = "routing-test-kind"
+	testAdapter = &kindAdapter{}
 )
 
 // TestSessionsRouteByAgentKind runs a wave through agent.Router: the lot
@@ -51,7 +51,7 @@ var (
 // resolved; the lot of the built-in claude agent, whose kind has no adapter
 // in this test binary, fails with that cause instead of running anywhere.
 func TestSessionsRouteByAgentKind(t *testing.T) {
-	registerOnce.Do(func() { agent.Register(testKind, testAdapter) })
+	adapters := agent.NewRegistry(testAdapter)
 	dir := t.TempDir()
 	src := "wave \"w\" {}\nrepo \"r\" {\n  path = \".\"\n}\n" +
 		"agent \"other\" {\n  kind = \"" + testKind + "\"\n  command = \"other-cli\"\n}\n" +
@@ -59,7 +59,7 @@ func TestSessionsRouteByAgentKind(t *testing.T) {
 		"lot \"b\" {\n  repo = repo.r\n  brief = \"do b\"\n}\n"
 	file := filepath.Join(dir, "wave.hcl")
 	os.WriteFile(file, []byte(src), 0o644)
-	cfg, diags := spec.NewLoader().LoadFile(file, spec.Options{AgentKinds: agent.Kinds()})
+	cfg, diags := spec.NewLoader().LoadFile(file, spec.Options{AgentKinds: adapters.Kinds()})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
@@ -78,7 +78,7 @@ func TestSessionsRouteByAgentKind(t *testing.T) {
 	}
 	defer store.Close()
 	bs, _ := briefs.Load("")
-	router := &agent.Router{Command: func(a *spec.Agent) string { return "/resolved/" + a.Command }}
+	router := &agent.Router{Adapters: adapters, Command: func(a *spec.Agent) string { return "/resolved/" + a.Command }}
 	res, err := Run(context.Background(), Options{Config: cfg, Plan: p, Store: store, Agent: router, Git: g, Briefs: bs,
 		Layout: layout.New(filepath.Join(dir, "wave.hcl"), cfg.Wave.Name, filepath.Join(dir, "home")), MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs,
 		Env: []string{"PATH=" + os.Getenv("PATH")}})

@@ -68,9 +68,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 	req := lr.request(kind, pass)
 	req.Agent, req.Model, req.FallbackModel, req.Brief = lr.n.lot.Agent, model, lr.n.lot.FallbackModel, brief
 	req.SessionID, req.ReadOnly, req.Timeout, req.Env = newUUID(), readOnly, lr.n.lot.Timeout, lr.childEnv("")
-	if info, ok := state.Info(kind); ok {
-		req.ReportSchema = info.ReportSchema
-	}
+	req.ReportSchema = kind.ReportSchema()
 	if readOnly {
 		req.Timeout = lr.n.lot.ReviewTimeout
 	} else {

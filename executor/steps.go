@@ -211,7 +211,7 @@ func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 		return true
 	}
 	a := lr.n.lot.Agent
-	if a == nil || a.NoSandbox || a.Claude.PermissionMode == "bypassPermissions" {
+	if a == nil || a.NoSandbox || a.SandboxBypass() != "" {
 		return true
 	}
 	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""

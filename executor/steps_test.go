@@ -3,6 +3,7 @@ package executor
 import (
 	"testing"
 
+	"github.com/cadence-run/cadence/executor/agent/claude"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
@@ -14,7 +15,7 @@ import (
 func TestGuardsCheckout(t *testing.T) {
 	on := &spec.Agent{Name: "claude"}
 	off := &spec.Agent{Name: "claude", NoSandbox: true}
-	bypass := &spec.Agent{Name: "claude", Claude: spec.ClaudeAgent{PermissionMode: "bypassPermissions"}}
+	bypass := &spec.Agent{Name: "claude", Settings: &claude.Settings{PermissionMode: "bypassPermissions"}}
 	for _, c := range []struct {
 		name    string
 		kind    state.StepKind

@@ -9,14 +9,20 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/agent/claude"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 )
 
+// agents decode the agents' settings as the CLI does (the planner asks
+// them whether they bypass the sandbox).
+var agents = agent.NewRegistry(claude.New())
+
 func mustLoad(t *testing.T, src string) *spec.Config {
 	t.Helper()
-	cfg, diags := spec.NewLoader().LoadBytes([]byte(src), filepath.Join(t.TempDir(), "wave.hcl"), spec.Options{})
+	cfg, diags := spec.NewLoader().LoadBytes([]byte(src), filepath.Join(t.TempDir(), "wave.hcl"), spec.Options{AgentSettings: agents.DecodeSettings})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}

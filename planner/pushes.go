@@ -61,10 +61,7 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 		if f, ok := facts[a]; ok && f.SandboxMissing != "" {
 			return "sandbox missing: " + f.SandboxMissing
 		}
-		if a.Claude.PermissionMode == bypassMode {
-			return bypassWhy
-		}
-		return ""
+		return a.SandboxBypass()
 	}
 	for _, l := range b.selected {
 		if !b.actions[l].Action.Pending() {
@@ -126,7 +123,7 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 		case a.NoSandbox:
 			what = fmt.Sprintf("agent %s has sandbox = false", a.Name)
 		case facts[a].SandboxMissing == "":
-			what = fmt.Sprintf("agent %s has %s", a.Name, bypassWhy)
+			what = fmt.Sprintf("agent %s has %s", a.Name, a.SandboxBypass())
 		default:
 			what = fmt.Sprintf("agent %s cannot use its sandbox here (%s)", a.Name, facts[a].SandboxMissing)
 		}
@@ -135,14 +132,6 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 			map[bool]string{true: "lot", false: "lots"}[len(lots) == 1], shortList(lots, 5))})
 	}
 }
-
-// bypassMode is the permission mode under which the CLI's file tools
-// (outside its sandbox) may write anywhere.
-const bypassMode = "bypassPermissions"
-
-// bypassWhy is the reason of a repository's "detected" for an agent in
-// bypassMode.
-const bypassWhy = `permission_mode = "bypassPermissions" (its file tools run outside the sandbox, not confined to the worktrees)`
 
 func containsAgent(as []*spec.Agent, a *spec.Agent) bool {
 	for _, x := range as {

@@ -5,25 +5,26 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
-// agentCommon are the attributes of an agent block of every kind.
-var agentCommon = []hcl.AttributeSchema{{Name: "kind"}, {Name: "command"}, {Name: "sandbox"}}
+// agentCommon are the attributes of an agent block that spec reads,
+// whatever its kind: kind, command, sandbox (whether sessions run in the
+// agent CLI's own OS sandbox where it has one) and fallback_model (every
+// session's fallback model; a lot that sets none takes its agent's). The
+// rest of the block is the kind's own settings, which the kind's adapter
+// decodes (Options.AgentSettings), as Terraform leaves a provider's block
+// to the provider.
+var agentCommon = []hcl.AttributeSchema{{Name: "kind"}, {Name: "command"}, {Name: "sandbox"}, {Name: "fallback_model"}}
 
-// agentKindAttrs are the attributes each kind adds to agentCommon, and
-// decodeKind reads them. A kind that is not listed takes the common
-// attributes only; adding a kind's settings means an entry here, a case in
-// decodeKind, and a struct in Agent (see the executor/agent package doc).
-var agentKindAttrs = map[string][]hcl.AttributeSchema{
-	AgentKindClaude: {
-		{Name: "permission_mode"}, {Name: "allowed_tools"}, {Name: "disallowed_tools"},
-		{Name: "append_system_prompt"}, {Name: "max_retries"}, {Name: "fallback_model"},
-	},
-}
-
-// agentSchema is the body schema of an agent block of the given kind.
-func agentSchema(kind string) *hcl.BodySchema {
-	return &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{}, agentCommon...), agentKindAttrs[kind]...)}
+// AgentCommon returns the names of the attributes every agent block takes,
+// whatever its kind (its adapter's own come on top).
+func AgentCommon() []string {
+	out := make([]string, len(agentCommon))
+	for i, a := range agentCommon {
+		out[i] = a.Name
+	}
+	return out
 }
 
 func (d *decoder) decodeAgent(b *hcl.Block) {
@@ -53,16 +54,55 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 		*a = *DefaultAgent(kind)
 		a.Name, a.Builtin, a.DeclRange = name, false, b.DefRange
 	}
-	c, diags := b.Body.Content(agentSchema(kind))
+	c, remain, diags := b.Body.PartialContent(&hcl.BodySchema{Attributes: agentCommon})
 	d.values.diags = append(d.values.diags, diags...)
+	if attr := c.Attributes["kind"]; attr != nil {
+		a.KindRange = attr.Expr.Range()
+	}
 	if s, ok := d.str(c.Attributes["command"]); ok {
 		a.Command = s
 	}
 	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
 		a.NoSandbox = !on
 	}
-	d.decodeKind(a, c.Attributes)
-	a.Sensitive = d.fields(c.Attributes, nil) // once every attribute is read
+	if s, ok := d.fallbackModel(c.Attributes["fallback_model"]); ok {
+		a.FallbackModel = s
+	}
+	a.Body, a.EvalContext = remain, d.ctx
+	d.agentSettings(a)
+	// once every attribute is read: the common ones by spec, the kind's by
+	// their marks (its adapter refuses a sensitive value where it shows one)
+	a.Sensitive = d.fields(c.Attributes, nil).with(markedAttrs(remain, d.ctx))
+}
+
+// agentSettings has the caller's adapter decode a's own settings from
+// a.Body (nil for the built-in agent: the kind's defaults), when the caller
+// passed a decoder (Options.AgentSettings).
+func (d *decoder) agentSettings(a *Agent) {
+	if d.settingsDecoder == nil {
+		return
+	}
+	s, diags := d.settingsDecoder(a.Kind, a.Body, a.EvalContext)
+	d.values.diags = append(d.values.diags, diags...)
+	a.Settings = s
+}
+
+// markedAttrs returns the names of body's attributes whose values derive
+// from a sensitive value, evaluated with ctx; problems are left to whoever
+// decodes body.
+func markedAttrs(body hcl.Body, ctx *hcl.EvalContext) Fields {
+	attrs, _ := body.JustAttributes()
+	var f Fields
+	for name, attr := range attrs {
+		val, _ := attr.Expr.Value(ctx)
+		if _, marks := val.UnmarkDeep(); hasSensitive(marks) {
+			if f == nil {
+				f = Fields{}
+			}
+			f[name] = true
+		}
+	}
+	return f
 }
 
 // agentKind reads an agent block's kind: AgentKindClaude when it sets none.
@@ -93,28 +133,7 @@ func (d *decoder) agentKind(b *hcl.Block) (string, bool) {
 	return "", false
 }
 
-// decodeKind reads the attributes of a's kind (agentKindAttrs).
-func (d *decoder) decodeKind(a *Agent, attrs hcl.Attributes) {
-	switch a.Kind {
-	case AgentKindClaude:
-		c := &a.Claude
-		if s, ok := d.enum(attrs["permission_mode"], PermissionModes...); ok {
-			c.PermissionMode = s
-		}
-		if l, ok := d.strList(attrs["allowed_tools"]); ok {
-			c.AllowedTools = l
-		}
-		if l, ok := d.strList(attrs["disallowed_tools"]); ok {
-			c.DisallowedTools = l
-		}
-		if s, ok := d.str(attrs["append_system_prompt"]); ok {
-			c.AppendSystemPrompt = s
-		}
-		if n, ok := d.whole(attrs["max_retries"], 0); ok {
-			c.MaxRetries = n
-		}
-		if s, ok := d.fallbackModel(attrs["fallback_model"]); ok {
-			c.FallbackModel = s
-		}
-	}
+func hasSensitive(marks cty.ValueMarks) bool {
+	_, ok := marks[Sensitive]
+	return ok
 }

@@ -2,29 +2,31 @@ package spec
 
 import (
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
-// TestAgentKind checks an agent block's kind: claude by default, with its
-// own attributes; a kind the caller registered, with the common attributes
-// only; an unknown kind, refused at its value with a suggestion.
+// TestAgentKind checks an agent block's kind: claude by default; a kind
+// the caller registered; an unknown kind, refused at its value with a
+// suggestion. (A kind's own attributes are its adapter's: the adapters'
+// tests check them.)
 func TestAgentKind(t *testing.T) {
 	const lots = "lot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n  agent = agent.other\n}\n"
 	for _, tc := range []struct {
 		name, block string
 		kinds       []string
-		want        *Agent // Name, Kind, Command and Claude compared
+		want        *Agent // Name, Kind and Command compared
 		summary     string
 		detail      string
 		line        int
 	}{
 		{name: "default kind", block: "agent \"other\" {\n  command = \"claude-beta\"\n  permission_mode = \"plan\"\n}\n",
-			want: &Agent{Name: "other", Kind: "claude", Command: "claude-beta", Claude: ClaudeAgent{PermissionMode: "plan",
-				AllowedTools: []string{"Bash", "Edit", "Write"}, DisallowedTools: []string{"Agent", "Bash(git push:*)"}, MaxRetries: DefaultAgentMaxRetries}}},
+			want: &Agent{Name: "other", Kind: "claude", Command: "claude-beta"}},
 		{name: "claude written out", block: "agent \"other\" {\n  kind = \"claude\"\n  max_retries = 1\n}\n",
-			want: &Agent{Name: "other", Kind: "claude", Command: "claude", Claude: ClaudeAgent{PermissionMode: "acceptEdits",
-				AllowedTools: []string{"Bash", "Edit", "Write"}, DisallowedTools: []string{"Agent", "Bash(git push:*)"}, MaxRetries: 1}}},
+			want: &Agent{Name: "other", Kind: "claude", Command: "claude"}},
 		{name: "registered kind", block: "agent \"other\" {\n  kind = \"codex\"\n}\n", kinds: []string{"claude", "codex"},
 			want: &Agent{Name: "other", Kind: "codex", Command: "codex"}},
 		{name: "registered kind with command", block: "agent \"other\" {\n  kind = \"codex\"\n  command = \"/opt/codex\"\n}\n", kinds: []string{"claude", "codex"},
@@ -35,8 +37,6 @@ func TestAgentKind(t *testing.T) {
 			summary: "Unknown agent kind", detail: `No agent adapter runs kind "gemini"; the kinds are "claude" or "codex".`, line: 8},
 		{name: "kind registered by default only", block: "agent \"other\" {\n  kind = \"codex\"\n}\n",
 			summary: "Unknown agent kind", detail: `kind "codex"`, line: 8},
-		{name: "claude attribute on another kind", block: "agent \"other\" {\n  kind = \"codex\"\n  permission_mode = \"plan\"\n}\n", kinds: []string{"claude", "codex"},
-			summary: "Unsupported argument", detail: `"permission_mode" is not expected here`, line: 9},
 		{name: "kind not a string", block: "agent \"other\" {\n  kind = [\"claude\"]\n}\n",
 			summary: "Incorrect attribute value type", detail: "string required", line: 8},
 	} {
@@ -54,7 +54,7 @@ func TestAgentKind(t *testing.T) {
 				t.Fatal(diags.Error())
 			}
 			a := cfg.Agent("other")
-			got := &Agent{Name: a.Name, Kind: a.Kind, Command: a.Command, Claude: a.Claude}
+			got := &Agent{Name: a.Name, Kind: a.Kind, Command: a.Command}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("agent = %+v, want %+v", got, tc.want)
 			}
@@ -79,7 +79,7 @@ func TestBuiltinAgentKind(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	if a := cfg.Agent(BuiltinAgent); a.Kind != "codex" || a.Command != "codex" || a.Builtin || a.Claude.PermissionMode != "" {
+	if a := cfg.Agent(BuiltinAgent); a.Kind != "codex" || a.Command != "codex" || a.Builtin || a.Body == nil {
 		t.Errorf("redeclared agent %+v", a)
 	}
 }
@@ -108,8 +108,8 @@ lot "defaults" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	if cfg.Lot("own").FallbackModel != "opus" || cfg.Lot("defaults").FallbackModel != "haiku" || cfg.Agent("other").Claude.FallbackModel != "sonnet" {
-		t.Errorf("own %q, defaults %q, agent %q", cfg.Lot("own").FallbackModel, cfg.Lot("defaults").FallbackModel, cfg.Agent("other").Claude.FallbackModel)
+	if cfg.Lot("own").FallbackModel != "opus" || cfg.Lot("defaults").FallbackModel != "haiku" || cfg.Agent("other").FallbackModel != "sonnet" {
+		t.Errorf("own %q, defaults %q, agent %q", cfg.Lot("own").FallbackModel, cfg.Lot("defaults").FallbackModel, cfg.Agent("other").FallbackModel)
 	}
 	cfg, diags = load(t, head+"agent \"other\" {\n  fallback_model = \"sonnet\"\n}\nlot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n  agent = agent.other\n}\nlot \"b\" {\n  repo = repo.api\n  brief = \"x\"\n}\n", Options{})
 	if diags.HasErrors() {
@@ -136,5 +136,64 @@ lot "defaults" {
 		if !found {
 			t.Errorf("no %q error at line %d in:\n%s", tc.summary, tc.line, diags.Error())
 		}
+	}
+}
+
+// fakeSettings are what TestAgentSettingsHook's decoder gives.
+type fakeSettings struct{ attrs []string }
+
+func (fakeSettings) SandboxBypass() string { return "" }
+
+// TestAgentSettingsHook: spec reads the common attributes itself and hands
+// the rest of each agent block to Options.AgentSettings (the built-in
+// agent with no body), keeps what it gives as the agent's Settings and its
+// diagnostics among the loader's; the kind's own attributes that derive
+// from a sensitive value are in the agent's Sensitive fields.
+func TestAgentSettingsHook(t *testing.T) {
+	type call struct {
+		kind  string
+		attrs []string
+	}
+	var calls []call
+	decode := func(kind string, body hcl.Body, ctx *hcl.EvalContext) (AgentSettings, hcl.Diagnostics) {
+		c := call{kind: kind}
+		if body != nil {
+			attrs, _ := body.JustAttributes()
+			for name := range attrs {
+				c.attrs = append(c.attrs, name)
+			}
+			sort.Strings(c.attrs)
+			if a := attrs["bad"]; a != nil {
+				calls = append(calls, c)
+				return fakeSettings{c.attrs}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Bad setting", Subject: a.Expr.Range().Ptr()}}
+			}
+		}
+		calls = append(calls, c)
+		return fakeSettings{c.attrs}, nil
+	}
+	src := head + "variable \"s\" {\n  sensitive = true\n  default = \"x\"\n}\n" +
+		"agent \"other\" {\n  command = \"o\"\n  sandbox = false\n  fallback_model = \"haiku\"\n  own = \"${var.s}\"\n  plain = 1\n}\n"
+	cfg, diags := load(t, src, Options{AgentSettings: decode})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	want := []call{{kind: "claude", attrs: []string{"own", "plain"}}, {kind: "claude"}}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("decoder calls %+v, want %+v (the block's own attributes, then the built-in agent with no body)", calls, want)
+	}
+	a := cfg.Agent("other")
+	if s, ok := a.Settings.(fakeSettings); !ok || len(s.attrs) != 2 || a.Command != "o" || !a.NoSandbox || a.FallbackModel != "haiku" {
+		t.Errorf("agent %+v", a)
+	}
+	if !a.Sensitive.Has("own") || a.Sensitive.Has("plain") {
+		t.Errorf("sensitive fields %v: want own only", a.Sensitive)
+	}
+	if cfg.Agent(BuiltinAgent).Settings == nil {
+		t.Error("the built-in agent has no settings")
+	}
+	calls = nil
+	_, diags = load(t, head+"agent \"other\" {\n  bad = 1\n}\n", Options{AgentSettings: decode})
+	if len(diags) != 1 || diags[0].Summary != "Bad setting" || diags[0].Subject.Start.Line != 8 {
+		t.Errorf("the decoder's diagnostic: %v", diags)
 	}
 }

@@ -119,8 +119,9 @@ type Wave struct {
 
 // Agent is an agent CLI definition. The built-in "claude" always exists; an
 // agent block with that name changes some of its settings. Kind picks the
-// adapter that runs its sessions (executor/agent); the settings of one kind
-// sit in the struct named after it (Claude for kind "claude").
+// adapter that runs its sessions (executor/agent). spec reads the
+// attributes every kind takes (AgentCommon); the rest of the block is the
+// kind's own, kept as Body and decoded by the kind's adapter into Settings.
 type Agent struct {
 	// Name is the block label.
 	Name string
@@ -130,8 +131,21 @@ type Agent struct {
 	// Command is the executable (the kind's adapter may override it for
 	// the agent named like the kind: CADENCE_CLAUDE_BIN for "claude").
 	Command string
-	// Claude holds the settings of kind "claude" (zero for other kinds).
-	Claude ClaudeAgent
+	// KindRange is the range of the kind attribute's value (empty when the
+	// block sets none): where a problem with the kind is reported.
+	KindRange hcl.Range
+	// FallbackModel is the fallback_model of the agent's lots that set
+	// none (Lot.FallbackModel); "" for none.
+	FallbackModel string
+	// Body is the agent block's body past the common attributes: the
+	// kind's own settings, for its adapter to decode with EvalContext (the
+	// wave's variables, locals and functions). Nil for the built-in agent.
+	Body        hcl.Body
+	EvalContext *hcl.EvalContext
+	// Settings are the kind's own settings as its adapter decoded them
+	// from Body (Options.AgentSettings); nil when the loader was given no
+	// decoder.
+	Settings AgentSettings
 	// NoSandbox is set by `sandbox = false`: the agent's sessions run
 	// without the agent CLI's own OS sandbox even where the machine has one
 	// (pushes are then only detected, not prevented; docs/integration.md,
@@ -148,22 +162,28 @@ type Agent struct {
 	DeclRange hcl.Range
 }
 
-// ClaudeAgent is the part of an agent block only kind "claude" takes: the
-// Claude Code CLI's permissions, prompt and retries.
-type ClaudeAgent struct {
-	// PermissionMode is passed as --permission-mode.
-	PermissionMode string
-	// AllowedTools are passed as --allowedTools.
-	AllowedTools []string
-	// DisallowedTools are passed as --disallowedTools.
-	DisallowedTools []string
-	// AppendSystemPrompt is passed as --append-system-prompt when not empty.
-	AppendSystemPrompt string
-	// MaxRetries bounds the CLI's own API retries (CLAUDE_CODE_MAX_RETRIES).
-	MaxRetries int
-	// FallbackModel is the fallback_model of the agent's lots that set
-	// none (Lot.FallbackModel); "" for none.
-	FallbackModel string
+// AgentSettings are an agent kind's own settings, decoded by the kind's
+// adapter (executor/agent) from the agent block's body past the common
+// attributes. The interface holds what the rest of cadence asks of them;
+// the adapter reads the rest from its own type.
+type AgentSettings interface {
+	// SandboxBypass says how the settings let the agent's sessions write
+	// outside the worktrees even with its OS sandbox on, as the attribute,
+	// its value and why ("permission_mode = \"bypassPermissions\" (its file
+	// tools run outside the sandbox, not confined to the worktrees)"); ""
+	// when they do not. A plan then reports pushes as detected, not
+	// prevented, and the executor guards the checkout around its sessions
+	// (docs/integration.md, Guards).
+	SandboxBypass() string
+}
+
+// SandboxBypass is a's Settings' SandboxBypass, "" when a or its settings
+// are nil.
+func (a *Agent) SandboxBypass() string {
+	if a == nil || a.Settings == nil {
+		return ""
+	}
+	return a.Settings.SandboxBypass()
 }
 
 // Repo is a git repository that lots work in.

@@ -68,7 +68,10 @@ type decoder struct {
 	filename string
 	// agentKinds are the kinds an agent block may name (Options.AgentKinds).
 	agentKinds []string
-	defaults   settings
+	// settingsDecoder decodes an agent's own settings
+	// (Options.AgentSettings); nil: not decoded.
+	settingsDecoder func(kind string, body hcl.Body, ctx *hcl.EvalContext) (AgentSettings, hcl.Diagnostics)
+	defaults        settings
 	// defaultsSensitive are the defaults block's sensitive attributes.
 	defaultsSensitive Fields
 	// defaultsEnv and lotEnv are the env and path_prepend of the defaults
@@ -127,12 +130,16 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	if len(d.agentKinds) == 0 {
 		d.agentKinds = DefaultAgentKinds
 	}
+	d.settingsDecoder = opts.AgentSettings
 	d.cfg.agentsByName = map[string]*Agent{}
 	builtin := builtinClaude()
 	d.cfg.Agents = []*Agent{builtin}
 	d.cfg.agentsByName[builtin.Name] = builtin
 	for _, b := range byType["agent"] {
 		d.decodeAgent(b)
+	}
+	if builtin.Builtin {
+		d.agentSettings(builtin) // no block of its name: the kind's defaults
 	}
 	d.cfg.reposByName = map[string]*Repo{}
 	d.lotCase, d.repoCase = caseFold{}, caseFold{}

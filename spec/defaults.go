@@ -29,10 +29,6 @@ const (
 	DefaultLogLimit Bytes = 4 << 20
 	// MinLogLimit is the smallest log_limit accepted.
 	MinLogLimit Bytes = 1 << 10
-	// DefaultAgentMaxRetries bounds the agent CLI's own API retries
-	// (CLAUDE_CODE_MAX_RETRIES): its default of 10 turns a dead API into a
-	// wait of about three minutes.
-	DefaultAgentMaxRetries = 3
 	// BuiltinAgent is the name of the built-in Claude Code agent.
 	BuiltinAgent = "claude"
 	// AgentKindClaude is the kind of the Claude Code CLI and CLIs that
@@ -40,37 +36,26 @@ const (
 	AgentKindClaude = "claude"
 )
 
-// PermissionModes are the values Claude Code accepts for --permission-mode.
-var PermissionModes = []string{"default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"}
-
 // DefaultAgentKinds are the kinds an agent block may name when the caller
-// passes none in Options.AgentKinds: the kinds whose attributes spec knows.
+// passes none in Options.AgentKinds: the built-in agent's kind.
 var DefaultAgentKinds = []string{AgentKindClaude}
 
-// builtinClaude returns a fresh copy of the built-in Claude Code agent. Its
-// permissions let an agent edit, test and commit unattended without
-// bypassPermissions: acceptEdits plus the whole Bash tool (Bash prefix rules
-// refuse redirections and compound commands), with pushes and sub-agents
-// denied. The push denial is a soft guard; gitint enforces the real one.
+// builtinClaude returns a fresh copy of the built-in Claude Code agent:
+// kind "claude", command "claude"; its settings are the kind's defaults, as
+// its adapter decodes them from no body (executor/agent/claude).
 func builtinClaude() *Agent {
 	return &Agent{
 		Name:    BuiltinAgent,
 		Kind:    AgentKindClaude,
 		Command: "claude",
-		Claude: ClaudeAgent{
-			PermissionMode:  "acceptEdits",
-			AllowedTools:    []string{"Bash", "Edit", "Write"},
-			DisallowedTools: []string{"Agent", "Bash(git push:*)"},
-			MaxRetries:      DefaultAgentMaxRetries,
-		},
 		Builtin: true,
 	}
 }
 
 // DefaultAgent returns a fresh agent of the given kind with the defaults an
 // agent block of that kind starts from, named like the kind: the built-in
-// Claude Code agent for "claude"; for a kind spec has no settings of, an
-// agent whose command is the kind's name.
+// Claude Code agent for "claude"; for another kind, an agent whose command
+// is the kind's name. Its settings are its adapter's to decode (nil here).
 func DefaultAgent(kind string) *Agent {
 	if kind == AgentKindClaude {
 		return builtinClaude()

@@ -25,9 +25,24 @@ type decodedWave struct {
 }
 
 type decodedAgent struct {
-	Name, Kind, Command string
-	Claude              ClaudeAgent
-	Builtin             bool
+	Name, Kind, Command, FallbackModel string
+	// Own are the kind's own attributes (Agent.Body), evaluated.
+	Own     map[string]string
+	Builtin bool
+}
+
+// ownAttrs evaluates the attributes of a's own body, by name.
+func ownAttrs(a *Agent) map[string]string {
+	if a.Body == nil {
+		return nil
+	}
+	attrs, _ := a.Body.JustAttributes()
+	out := map[string]string{}
+	for name, attr := range attrs {
+		v, _ := attr.Expr.Value(a.EvalContext)
+		out[name] = v.GoString()
+	}
+	return out
 }
 
 type decodedRepo struct {
@@ -55,7 +70,7 @@ func project(cfg *Config) decoded {
 	w := cfg.Wave
 	out := decoded{Wave: decodedWave{w.Name, w.Budget, w.BudgetUSD, w.MaxSessions, w.OnQuota, w.Templates}}
 	for _, a := range cfg.Agents {
-		out.Agents = append(out.Agents, decodedAgent{a.Name, a.Kind, a.Command, a.Claude, a.Builtin})
+		out.Agents = append(out.Agents, decodedAgent{a.Name, a.Kind, a.Command, a.FallbackModel, ownAttrs(a), a.Builtin})
 	}
 	for _, r := range cfg.Repos {
 		out.Repos = append(out.Repos, decodedRepo{r.Name, r.Path, r.RawPath, r.Base, r.Test, r.Changelog, r.Parallel})

@@ -31,9 +31,18 @@ type Options struct {
 	// no variable for is ignored, as Terraform ignores such TF_VAR_.
 	EnvVars map[string]string
 	// AgentKinds are the kinds an agent block may name: the kinds that have
-	// an adapter (the CLI passes executor/agent.Kinds(); spec does not
+	// an adapter (the CLI passes its agent.Registry's Kinds; spec does not
 	// import the executor). Empty means DefaultAgentKinds.
 	AgentKinds []string
+	// AgentSettings decodes the settings of an agent of the given kind:
+	// its block's body past the common attributes (Agent.Body; nil for
+	// the built-in agent, which takes the kind's defaults), evaluated with
+	// ctx. The CLI passes its agent registry's decoder
+	// (executor/agent.Registry.DecodeSettings), so that each kind's adapter
+	// reads its own attributes and spec imports none; its diagnostics join
+	// the loader's. Nil leaves every Agent.Settings nil and the bodies
+	// unread: for callers that only read the wave's structure.
+	AgentSettings func(kind string, body hcl.Body, ctx *hcl.EvalContext) (AgentSettings, hcl.Diagnostics)
 	// LookupEnv is where env() reads environment variables: internal/cli
 	// passes os.LookupEnv. Nil means no variable is set (env() returns its
 	// default). What env() found is recorded in Config.Env.

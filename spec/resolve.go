@@ -169,7 +169,7 @@ func (d *decoder) resolve() {
 				l.Agent = d.cfg.Agent(BuiltinAgent)
 			}
 			if l.FallbackModel == "" {
-				l.FallbackModel = l.Agent.Claude.FallbackModel
+				l.FallbackModel = l.Agent.FallbackModel
 			}
 		}
 		if w := d.cfg.Wave.Budget; w > 0 && l.Budget > w {

@@ -1,6 +1,9 @@
 package spec
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
 
 // BlockType is one block type of the wave language as the decoder reads
 // it: its labels and the attributes its body accepts. Schema returns them
@@ -12,7 +15,8 @@ type BlockType struct {
 	// Labels are the names of its labels ("name", "id"); empty for none.
 	Labels []string
 	// Attributes are the attributes its body accepts, in the decoder's
-	// order. An agent block's are those of every known kind.
+	// order. An agent block's are the common ones (AgentCommon); each
+	// kind's adapter adds its own (KindAttribute).
 	Attributes []hcl.AttributeSchema
 }
 
@@ -23,7 +27,7 @@ func Schema() []BlockType {
 	bodies := map[string][]hcl.AttributeSchema{
 		"wave":     waveSchema.Attributes,
 		"defaults": defaultsSchema.Attributes,
-		"agent":    agentAttributes(),
+		"agent":    agentCommon,
 		"repo":     repoSchema.Attributes,
 		"lot":      lotSchema.Attributes,
 		"variable": variableSchema.Attributes,
@@ -36,23 +40,15 @@ func Schema() []BlockType {
 	return out
 }
 
-// agentAttributes are the attributes of an agent block of any known kind:
-// agentCommon, then each kind's in DefaultAgentKinds order, each name once.
-func agentAttributes() []hcl.AttributeSchema {
-	attrs := append([]hcl.AttributeSchema(nil), agentCommon...)
-	seen := map[string]bool{}
-	for _, a := range attrs {
-		seen[a.Name] = true
-	}
-	for _, kind := range DefaultAgentKinds {
-		for _, a := range agentKindAttrs[kind] {
-			if !seen[a.Name] {
-				seen[a.Name] = true
-				attrs = append(attrs, a)
-			}
-		}
-	}
-	return attrs
+// KindAttribute describes an attribute an agent kind's adapter adds to
+// the agent block, for the tools that describe the language (the language
+// server): its name and the type of its value (cty.String, cty.Number,
+// cty.Bool or cty.List(cty.String)), with, for a string, the values it
+// takes (nil: any). Its documentation is Doc("agent", Name).
+type KindAttribute struct {
+	Name string
+	Type cty.Type
+	Enum []string
 }
 
 // AttributeDoc is the language reference (docs/wave-file.md) for one

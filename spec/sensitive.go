@@ -59,7 +59,7 @@ func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
 			v.sensitive = map[*hcl.Attribute]bool{}
 		}
 		v.sensitive[attr] = true
-		if !mayBeSensitive[attr.Name] {
+		if !mayBeSensitive[attr.Name] && !v.maySensitive[attr.Name] {
 			v.errorf(attr.Expr.Range(), "Sensitive value not allowed",
 				"%q cannot be derived from a sensitive value (env(), or a variable declared sensitive = true): a plan shows it, and a number, a switch or a choice cannot be shown as (sensitive) without hiding what the plan is for. Give it a value that is not sensitive.", attr.Name)
 		}
@@ -68,18 +68,16 @@ func (v *values) unmark(attr *hcl.Attribute, val cty.Value) cty.Value {
 }
 
 // mayBeSensitive are the attributes whose value may derive from a
-// sensitive one: text a plan never shows (brief, run,
-// append_system_prompt), shows as (sensitive) (title, model, review_model,
+// sensitive one: text a plan never shows (brief, run), shows as (sensitive) (title, model, review_model,
 // a repo's path, base, test and setup, an agent's command), or paths it does not
 // show (templates, worktrees, changelog); env, whose values a plan
 // never shows (names only, or (sensitive) when the names are), and
 // path_prepend, shown as (sensitive); and references (repo, agent,
 // also, depends_on), whose values are blocks. Any other attribute (a
-// budget, an estimate, fix_passes, parallel, a permission mode) is shown
-// as it is, so a sensitive value there is an error: otherwise a wave file
+// budget, an estimate, fix_passes, parallel) is shown as it is, so a sensitive value there is an error: otherwise a wave file
 // could print a secret a character at a time as numbers.
 var mayBeSensitive = map[string]bool{
-	"title": true, "brief": true, "run": true, "append_system_prompt": true,
+	"title": true, "brief": true, "run": true,
 	"model": true, "review_model": true, "path": true, "base": true, "test": true, "setup": true, "command": true,
 	"templates": true, "worktrees": true, "changelog": true,
 	"repo": true, "agent": true, "also": true, "depends_on": true,

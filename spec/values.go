@@ -22,6 +22,9 @@ type values struct {
 	// sensitiveWhole are those whose value itself, not only elements of
 	// it, carried the mark: a sensitive map, or one with a sensitive key.
 	sensitiveWhole map[*hcl.Attribute]bool
+	// maySensitive are attribute names, beyond mayBeSensitive, whose
+	// value may derive from a sensitive one (a BodyReader's).
+	maySensitive map[string]bool
 }
 
 func (v *values) errorf(rng hcl.Range, summary, format string, args ...any) {

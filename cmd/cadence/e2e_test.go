@@ -56,9 +56,10 @@ func TestE2E(t *testing.T) {
 	}
 }
 
-// refusedSchemas runs the CLI once per report schema with the arguments
-// cadence gives a session (claude.Args) and returns what the CLI said when
-// it refused the schema ("" when it took all of them).
+// refusedSchemas runs the CLI once per step kind that runs a session (the
+// step-kind table), with that kind's report schema and the arguments
+// cadence gives a session (claude.Args), and returns what the CLI said
+// when it refused a schema ("" when it took all of them).
 func refusedSchemas(t *testing.T) string {
 	t.Helper()
 	srv := fakeapi.Start(t, map[string]fakeapi.Script{"probe": {fakeapi.Text("ok")}})
@@ -67,12 +68,16 @@ func refusedSchemas(t *testing.T) string {
 	var mu sync.Mutex
 	var refusals []string
 	var wg sync.WaitGroup
-	for _, kind := range []state.StepKind{state.StepImplement, state.StepReview, state.StepPrecheck} {
+	for _, info := range state.Kinds() {
+		if info.Runs != state.RunsAgent {
+			continue
+		}
+		kind := info.Kind
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := agent.Session{Step: kind, Model: "sonnet", SessionID: executor.NewSessionID(),
-				Agent: &spec.Agent{Kind: claude.Kind, Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}}
+			s := agent.Session{Step: kind, ReportSchema: info.ReportSchema, Model: "sonnet", SessionID: executor.NewSessionID(),
+				Agent: &spec.Agent{Kind: claude.Kind, Settings: &claude.Settings{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash"}}}}
 			args, err := claude.Args(s, false, nil)
 			if err != nil {
 				t.Errorf("claude.Args: %v", err)

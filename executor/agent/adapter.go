@@ -10,8 +10,11 @@ import (
 // Adapter runs the sessions of one kind of agent CLI. An adapter is shared
 // by all sessions of a process and must be safe for concurrent use.
 type Adapter interface {
+	// Kind is the agent kind the adapter serves: the kind attribute of the
+	// agent blocks whose sessions it runs ("claude").
+	Kind() string
 	// Run runs one session to its end, with the retries the design allows
-	// (DESIGN.md §6) and no others, and says how it ended. It does not
+	// (docs/running.md) and no others, and says how it ended. It does not
 	// return an error: a session that cannot start is an Outcome with
 	// status failed and the reason as its cause. When ctx ends, the session
 	// is stopped (SIGTERM, then SIGKILL after Host.Grace) and the outcome

@@ -1,28 +1,33 @@
 // Package agent is cadence's kind-neutral view of agent CLIs: the session
 // types the executor hands over (Session, Outcome, Report), the Adapter
-// interface each kind of agent CLI implements, and the registry that maps
+// interface each kind of agent CLI implements, and the Registry that maps
 // an agent block's kind (spec.Agent.Kind, "claude" by default) to its
-// adapter. The executor runs every session through a Router, which looks
-// the adapter up by the lot's agent kind; preflight (`cadence plan`) and
-// `cadence version` read an adapter's Tool to find and check the CLI.
+// adapter. The executor runs every session through a Router over the
+// registry; preflight (`cadence plan`) and `cadence version` read an
+// adapter's Tool to find and check the CLI; the wave's load has each
+// kind's adapter decode its agents' own settings (Registry.DecodeSettings
+// as spec.Options.AgentSettings).
 //
-// Nothing here knows a particular CLI: its flags, output format, result
-// classification, transcript and environment live in the adapter's own
-// package (executor/agent/claude for Claude Code and the CLIs that behave
-// like it, which an agent block reaches with command = "...").
+// Nothing here knows a particular CLI: its flags, settings, output format,
+// result classification, transcript and environment live in the adapter's
+// own package (executor/agent/claude for Claude Code and the CLIs that
+// behave like it, which an agent block reaches with command = "...").
 //
-// Adding a second agent touches three places, and only them:
+// Adding a second agent touches these places, and only them:
 //
 //  1. the adapter package, executor/agent/<kind>: a type implementing
-//     Adapter (Run, Tool, KillLeftovers, Recount), and Sandboxer when its CLI has
-//     an OS sandbox (else `plan` says pushes are only detected), with its
-//     tests;
-//  2. spec: the kind's attributes in the agent block (spec.Agent and the
-//     per-kind schema in spec/decode.go; the attributes common to every
-//     kind, kind and command, need nothing), and schemas/wave.schema.json;
-//  3. one registration line in internal/cli/agents.go:
-//     agent.Register("<kind>", <kind>.New()).
+//     Adapter (Kind, Run, Tool, KillLeftovers, Recount); SettingsDecoder
+//     when its agent blocks take attributes of their own (their schema,
+//     decoding and defaults; spec reads only kind, command, sandbox and
+//     fallback_model); Sandboxer when its CLI has an OS sandbox (else
+//     `plan` says pushes are only detected); with its tests, which run the
+//     conformance suite (executor/agent/agenttest);
+//  2. the docs' agent table (docs/wave-file.md, which spec.Doc reads) and
+//     schemas/wave.schema.json for the new attributes;
+//  3. one line in internal/cli/agents.go: its adapter among
+//     agent.NewRegistry's arguments.
 //
-// The kinds an agent block may name are the registered ones: the CLI passes
-// Kinds() to spec.Options.AgentKinds, so spec never imports this package.
+// The kinds an agent block may name are the registry's: the CLI passes
+// Registry.Kinds to spec.Options.AgentKinds, so spec never imports this
+// package.
 package agent

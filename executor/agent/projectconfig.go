@@ -21,15 +21,13 @@ type Configured interface {
 }
 
 // ConfigFiles returns those of paths (slash-separated, relative to a
-// repository's root, as git names them) that the CLI of some registered
-// adapter loads as its configuration (Configured), in the order given.
-func ConfigFiles(paths []string) []string {
+// repository's root, as git names them) that the CLI of some adapter of the
+// registry loads as its configuration (Configured), in the order given.
+func (r *Registry) ConfigFiles(paths []string) []string {
 	var patterns []string
-	for _, k := range Kinds() {
-		if a, ok := Lookup(k); ok {
-			if c, ok := a.(Configured); ok {
-				patterns = append(patterns, c.ProjectConfig()...)
-			}
+	for _, a := range r.Adapters() {
+		if c, ok := a.(Configured); ok {
+			patterns = append(patterns, c.ProjectConfig()...)
 		}
 	}
 	var out []string
@@ -42,8 +40,8 @@ func ConfigFiles(paths []string) []string {
 }
 
 // ConfigFiles implements the executor's check of a lot's changes with
-// every registered adapter (see the function ConfigFiles).
-func (r *Router) ConfigFiles(paths []string) []string { return ConfigFiles(paths) }
+// every adapter of the router (Registry.ConfigFiles).
+func (r *Router) ConfigFiles(paths []string) []string { return r.Adapters.ConfigFiles(paths) }
 
 // configMatch says whether the file p (relative to a repository's root)
 // is pattern pat (see Configured.ProjectConfig) in some folder of the

@@ -4,50 +4,67 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
 
-var (
-	regMu    sync.RWMutex
-	adapters = map[string]Adapter{}
-)
-
-// Register makes a the adapter of agent blocks with kind = "<kind>". It
-// panics when the kind is empty, a is nil, or the kind is already taken:
-// registration is wiring, done once at start-up (internal/cli/agents.go).
-func Register(kind string, a Adapter) {
-	if kind == "" || a == nil {
-		panic("agent.Register: empty kind or nil adapter")
-	}
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := adapters[kind]; dup {
-		panic(fmt.Sprintf("agent.Register: kind %q registered twice", kind))
-	}
-	adapters[kind] = a
+// Registry maps an agent block's kind (spec.Agent.Kind) to the adapter that
+// runs its sessions. The CLI builds one per process (internal/cli/agents.go)
+// and passes it to what needs it: the Router the executor runs sessions
+// through, the decoding of agents' settings (DecodeSettings), preflight,
+// `cadence version` and the language server. It is read-only once built and
+// safe for concurrent use.
+type Registry struct {
+	byKind map[string]Adapter
+	kinds  []string
 }
 
-// Lookup returns the adapter registered for kind.
-func Lookup(kind string) (Adapter, bool) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	a, ok := adapters[kind]
+// NewRegistry returns the registry of the given adapters, each under its
+// Kind. It panics when an adapter is nil, its kind empty, or two adapters
+// share a kind: building the registry is wiring, done once at start-up.
+func NewRegistry(adapters ...Adapter) *Registry {
+	r := &Registry{byKind: make(map[string]Adapter, len(adapters))}
+	for _, a := range adapters {
+		if a == nil || a.Kind() == "" {
+			panic("agent.NewRegistry: nil adapter or empty kind")
+		}
+		k := a.Kind()
+		if _, dup := r.byKind[k]; dup {
+			panic(fmt.Sprintf("agent.NewRegistry: two adapters of kind %q", k))
+		}
+		r.byKind[k] = a
+		r.kinds = append(r.kinds, k)
+	}
+	sort.Strings(r.kinds)
+	return r
+}
+
+// Lookup returns the adapter of kind; false when there is none (also on a
+// nil registry).
+func (r *Registry) Lookup(kind string) (Adapter, bool) {
+	if r == nil {
+		return nil, false
+	}
+	a, ok := r.byKind[kind]
 	return a, ok
 }
 
-// Kinds lists the registered kinds, sorted: what spec accepts as an agent
+// Kinds lists the registry's kinds, sorted: what spec accepts as an agent
 // block's kind (spec.Options.AgentKinds).
-func Kinds() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]string, 0, len(adapters))
-	for k := range adapters {
-		out = append(out, k)
+func (r *Registry) Kinds() []string {
+	if r == nil {
+		return nil
 	}
-	sort.Strings(out)
+	return append([]string(nil), r.kinds...)
+}
+
+// Adapters lists the registry's adapters, in the order of Kinds.
+func (r *Registry) Adapters() []Adapter {
+	out := make([]Adapter, 0, len(r.Kinds()))
+	for _, k := range r.Kinds() {
+		out = append(out, r.byKind[k])
+	}
 	return out
 }
 
@@ -56,8 +73,8 @@ func Kinds() []string {
 // like its kind: CADENCE_CLAUDE_BIN overrides agent "claude", built in or
 // declared, and no other), else a.Command. getenv reads the environment
 // (the CLI passes its own; nothing below it reads the environment).
-func Command(a *spec.Agent, getenv func(string) string) string {
-	if ad, ok := Lookup(a.Kind); ok && getenv != nil && a.Name == a.Kind {
+func (r *Registry) Command(a *spec.Agent, getenv func(string) string) string {
+	if ad, ok := r.Lookup(a.Kind); ok && getenv != nil && a.Name == a.Kind {
 		if v := ad.Tool().EnvOverride; v != "" {
 			if bin := getenv(v); bin != "" {
 				return bin
@@ -70,6 +87,9 @@ func Command(a *spec.Agent, getenv func(string) string) string {
 // Router runs each session with the adapter of its agent's kind: it is the
 // executor's Agent (executor.Options.Agent).
 type Router struct {
+	// Adapters are the adapters sessions are routed to (nil: none, every
+	// session fails naming its kind).
+	Adapters *Registry
 	// Host is given to every session; its Command is set per session.
 	Host Host
 	// Command resolves an agent's executable (nil: the agent's Command).
@@ -84,9 +104,9 @@ func (r *Router) Run(ctx context.Context, s Session) Outcome {
 	if s.Agent != nil {
 		kind = s.Agent.Kind
 	}
-	ad, ok := Lookup(kind)
+	ad, ok := r.Adapters.Lookup(kind)
 	if !ok {
-		return Outcome{Status: state.StepFailed, Cause: fmt.Sprintf("no agent adapter for kind %q (known: %v)", kind, Kinds())}
+		return Outcome{Status: state.StepFailed, Cause: fmt.Sprintf("no agent adapter for kind %q (known: %v)", kind, r.Adapters.Kinds())}
 	}
 	h := r.Host
 	h.Command = s.Agent.Command
@@ -103,7 +123,7 @@ func (r *Router) Recount(a *spec.Agent, sessionID, dir, logPrefix string) (Spent
 	if a == nil {
 		return Spent{}, false
 	}
-	ad, ok := Lookup(a.Kind)
+	ad, ok := r.Adapters.Lookup(a.Kind)
 	if !ok {
 		return Spent{}, false
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// recorder is an Adapter that records the sessions it is given.
+// recorder is an Adapter of kind kind that records the sessions it is
+// given.
 type recorder struct {
+	kind  string
 	tool  Tool
 	got   []Session
 	hosts []Host
@@ -21,21 +23,11 @@ func (r *recorder) Run(_ context.Context, s Session, h Host) Outcome {
 	r.got, r.hosts = append(r.got, s), append(r.hosts, h)
 	return Outcome{Status: state.StepOK, Cause: "ran by " + s.Agent.Kind}
 }
+func (r *recorder) Kind() string             { return r.kind }
 func (r *recorder) Tool() Tool               { return r.tool }
 func (r *recorder) KillLeftovers(string) int { return 0 }
 func (r *recorder) Recount(string, string, string, []string) (Spent, bool) {
 	return Spent{}, false
-}
-
-// register registers a for kind for the test's duration.
-func register(t *testing.T, kind string, a Adapter) {
-	t.Helper()
-	Register(kind, a)
-	t.Cleanup(func() {
-		regMu.Lock()
-		delete(adapters, kind)
-		regMu.Unlock()
-	})
 }
 
 func mustPanic(t *testing.T, what string, f func()) {
@@ -49,29 +41,31 @@ func mustPanic(t *testing.T, what string, f func()) {
 }
 
 func TestRegistry(t *testing.T) {
-	a, b := &recorder{}, &recorder{}
-	register(t, "zeta", a)
-	register(t, "alpha", b)
-	if got, ok := Lookup("zeta"); !ok || got != a {
+	a, b := &recorder{kind: "zeta"}, &recorder{kind: "alpha"}
+	reg := NewRegistry(a, b)
+	if got, ok := reg.Lookup("zeta"); !ok || got != a {
 		t.Errorf("Lookup(zeta) = %v, %v", got, ok)
 	}
-	if _, ok := Lookup("beta"); ok {
+	if _, ok := reg.Lookup("beta"); ok {
 		t.Error("Lookup(beta) found an adapter")
 	}
-	if got := Kinds(); !reflect.DeepEqual(got, []string{"alpha", "zeta"}) {
+	if got := reg.Kinds(); !reflect.DeepEqual(got, []string{"alpha", "zeta"}) {
 		t.Errorf("Kinds() = %v", got)
 	}
-	mustPanic(t, "twice", func() { Register("zeta", &recorder{}) })
-	mustPanic(t, "empty kind", func() { Register("", &recorder{}) })
-	mustPanic(t, "nil adapter", func() { Register("gamma", nil) })
-	if got := Kinds(); len(got) != 2 {
-		t.Errorf("a refused registration left a kind: %v", got)
+	if got := reg.Adapters(); len(got) != 2 || got[0] != b || got[1] != a {
+		t.Errorf("Adapters() = %v, want alpha's then zeta's", got)
+	}
+	mustPanic(t, "twice", func() { NewRegistry(a, &recorder{kind: "zeta"}) })
+	mustPanic(t, "empty kind", func() { NewRegistry(&recorder{}) })
+	mustPanic(t, "nil adapter", func() { NewRegistry(a, nil) })
+	var none *Registry
+	if _, ok := none.Lookup("zeta"); ok || none.Kinds() != nil {
+		t.Error("a nil registry has adapters")
 	}
 }
 
 func TestCommand(t *testing.T) {
-	register(t, "kk", &recorder{tool: Tool{EnvOverride: "KK_BIN"}})
-	register(t, "plain", &recorder{})
+	reg := NewRegistry(&recorder{kind: "kk", tool: Tool{EnvOverride: "KK_BIN"}}, &recorder{kind: "plain"})
 	env := map[string]string{"KK_BIN": "/opt/kk"}
 	getenv := func(k string) string { return env[k] }
 	for _, tc := range []struct {
@@ -87,7 +81,7 @@ func TestCommand(t *testing.T) {
 		{"a kind without override", spec.Agent{Name: "plain", Kind: "plain", Command: "plain"}, getenv, "plain"},
 		{"an unregistered kind", spec.Agent{Name: "x", Kind: "x", Command: "x"}, getenv, "x"},
 	} {
-		if got := Command(&tc.a, tc.env); got != tc.want {
+		if got := reg.Command(&tc.a, tc.env); got != tc.want {
 			t.Errorf("%s: Command = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -97,10 +91,8 @@ func TestCommand(t *testing.T) {
 // with the router's host and the command it resolved, and that a kind with
 // no adapter is a failed outcome that names it.
 func TestRouter(t *testing.T) {
-	one, two := &recorder{}, &recorder{}
-	register(t, "one", one)
-	register(t, "two", two)
-	r := &Router{Host: Host{Env: []string{"A=1"}, Command: "ignored"},
+	one, two := &recorder{kind: "one"}, &recorder{kind: "two"}
+	r := &Router{Adapters: NewRegistry(one, two), Host: Host{Env: []string{"A=1"}, Command: "ignored"},
 		Command: func(a *spec.Agent) string { return "/bin/" + a.Command }}
 	out := r.Run(context.Background(), Session{Lot: "L1", Agent: &spec.Agent{Name: "n", Kind: "two", Command: "two-cli"}})
 	if out.Status != state.StepOK || out.Cause != "ran by two" || len(one.got) != 0 || len(two.got) != 1 {

@@ -8,7 +8,7 @@ import (
 // Sandboxer is an Adapter whose CLI can run a session's commands in an OS
 // sandbox of its own (Claude Code's bubblewrap sandbox), so that what the
 // agent runs can write only to the lot's worktrees and their git dirs
-// (DESIGN.md §5: pushes are then prevented, not only detected). An
+// (docs/integration.md, Guards: pushes are then prevented, not only detected). An
 // adapter uses the sandbox for every session whose agent does not turn it
 // off (spec.Agent.NoSandbox) and for which SandboxMissing says "".
 type Sandboxer interface {

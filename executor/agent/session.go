@@ -32,6 +32,11 @@ type Session struct {
 	// Brief is the rendered prompt; ReadOnly marks precheck and review.
 	Brief    string
 	ReadOnly bool
+	// ReportSchema is the file name, in package schemas, of the JSON
+	// Schema the session's structured report must fit
+	// ("implement.schema.json"): the step kind's, from the step-kind table
+	// (state.Info(Step).ReportSchema).
+	ReportSchema string
 	// SessionID is the session's UUID: the agent's own session id where
 	// the CLI takes one, and the mark of its processes (SessionMark).
 	SessionID string

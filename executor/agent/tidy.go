@@ -38,15 +38,13 @@ type Tidy struct {
 	DryRun bool
 }
 
-// TidyAll runs Tidy of every registered adapter that is a Tidier and
+// TidyAll runs Tidy of every adapter of the registry that is a Tidier and
 // returns all they removed.
-func TidyAll(t Tidy) []string {
+func (r *Registry) TidyAll(t Tidy) []string {
 	var out []string
-	for _, k := range Kinds() {
-		if a, ok := Lookup(k); ok {
-			if td, ok := a.(Tidier); ok {
-				out = append(out, td.Tidy(t)...)
-			}
+	for _, a := range r.Adapters() {
+		if td, ok := a.(Tidier); ok {
+			out = append(out, td.Tidy(t)...)
 		}
 	}
 	return out
@@ -58,5 +56,5 @@ func (r *Router) Tidy(t Tidy) []string {
 	if t.Env == nil {
 		t.Env = r.Host.Env
 	}
-	return TidyAll(t)
+	return r.Adapters.TidyAll(t)
 }

@@ -22,7 +22,7 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, even
 	kind := req.Kind
 	sess := agent.Session{
 		Wave: req.Wave, Lot: req.ID, Step: kind, Pass: req.Pass, Agent: req.Agent, Model: req.Model, FallbackModel: req.FallbackModel,
-		Dir: req.Dir, Brief: req.Brief, ReadOnly: req.ReadOnly, SessionID: req.SessionID, LogPrefix: req.Log,
+		Dir: req.Dir, Brief: req.Brief, ReadOnly: req.ReadOnly, SessionID: req.SessionID, LogPrefix: req.Log, ReportSchema: req.ReportSchema,
 		Timeout: req.Timeout, WaveID: req.WaveID,
 		LogLimit: int64(req.LogLimit), Limits: stepLimits(req.Limits),
 	}

@@ -31,6 +31,12 @@ var forbidden = map[string][]string{
 	// The step runner and its guard are below the orchestrator: the
 	// orchestrator runs steps through step.Runner, never the reverse.
 	"executor/step/...": {"executor", "executor/mergequeue/...", "internal/cli/..."},
+	// agent adapters see sessions, never the orchestrator, the planner or
+	// git: spec's agent blocks reach them through agent.Registry, and the
+	// executor's step through agent.Session (the conformance suite,
+	// executor/agent/agenttest, makes its test repositories with gittest)
+	"executor/agent":            {"executor", "planner/...", "gitint/..."},
+	"executor/agent/claude/...": {"executor", "planner/...", "gitint/..."},
 	// the language server starts no process and touches no git
 	// (TestLanguageServerStartsNoProcess checks os/exec too)
 	"internal/lsp/...": {"planner/...", "executor/...", "gitint/...", "internal/cli/...", "internal/state/...", "internal/layout/...", "internal/proc/...", "internal/flock/..."},

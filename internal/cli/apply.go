@@ -291,8 +291,9 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 // agentRunner is the runner of agent sessions, with the environment of
 // every session.
 func (e *env) agentRunner(env []string) executor.Agent {
-	return &agent.Router{Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID, Supervisor: e.supervisor},
-		Command: func(a *spec.Agent) string { return agentCommand(a, e.getenv) }}
+	agents := e.agents()
+	return &agent.Router{Adapters: agents, Host: agent.Host{Env: env, NewSessionID: executor.NewSessionID, Supervisor: e.supervisor},
+		Command: func(a *spec.Agent) string { return agentCommand(agents, a, e.getenv) }}
 }
 
 // signals maps SIGINT and SIGTERM to the run's context.

@@ -29,7 +29,7 @@ func runClean(e *env, args []string) ExitCode {
 	if !ok {
 		return ExitUsage
 	}
-	w, diags := loadWave(file, spec.Options{})
+	w, diags := e.loadWave(file, spec.Options{})
 	if diags.HasErrors() {
 		e.writeDiags(e.stderr, diags, w.loader.Files, false)
 		return ExitError
@@ -68,7 +68,7 @@ func runClean(e *env, args []string) ExitCode {
 	// empty placeholders, an empty config.lock that fails git config) goes
 	// first: it would keep a worktree as "uncommitted changes", and the
 	// guard in place.
-	for _, it := range tidyKilled(lay.WithWorktrees(w.cfg.Wave.Worktrees), w.cfg.Repos, *dry) {
+	for _, it := range tidyKilled(e.agents(), lay.WithWorktrees(w.cfg.Wave.Worktrees), w.cfg.Repos, *dry) {
 		if *dry {
 			say(it, fmt.Sprintf("remove  %s %s %s", it.Repo, it.Kind, it.Path))
 		} else {

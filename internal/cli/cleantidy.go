@@ -15,9 +15,9 @@ import (
 
 // tidyKilled has every agent adapter remove (dry: list) what its sessions
 // killed with their cadence left in the wave's recorded worktrees and in
-// its repositories (agent.TidyAll), as clean items of kind "placeholder",
+// its repositories (agent.Registry.TidyAll), as clean items of kind "placeholder",
 // each named by its repository and its path in it.
-func tidyKilled(lay layout.Wave, repos []*spec.Repo, dry bool) []cleanItem {
+func tidyKilled(agents *agent.Registry, lay layout.Wave, repos []*spec.Repo, dry bool) []cleanItem {
 	var worktrees, paths []string
 	if st, _, err := state.Read(lay.StateFile()); err == nil {
 		for _, l := range st.Lots {
@@ -39,7 +39,7 @@ func tidyKilled(lay layout.Wave, repos []*spec.Repo, dry bool) []cleanItem {
 	for _, r := range repos {
 		paths = append(paths, r.Path)
 	}
-	removed := agent.TidyAll(agent.Tidy{Worktrees: worktrees, Repos: paths, Before: time.Now(),
+	removed := agents.TidyAll(agent.Tidy{Worktrees: worktrees, Repos: paths, Before: time.Now(),
 		Env: gitint.StepEnviron(os.Environ()), DryRun: dry})
 	items := make([]cleanItem, 0, len(removed))
 	for _, p := range removed {

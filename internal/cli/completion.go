@@ -92,7 +92,7 @@ func (e *env) completionTree() complete.Command {
 // parses its flags before acting).
 func (e *env) flagsOf(c *command) *flag.FlagSet {
 	var fs *flag.FlagSet
-	quiet := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: e.getenv, log: e.log,
+	quiet := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: e.getenv, log: e.log, agentRegistry: e.agentRegistry,
 		flagsMade: func(f *flag.FlagSet) { fs = f }}
 	if c.name != "help" && c.name != "completion" {
 		c.run(quiet, []string{"-h"})

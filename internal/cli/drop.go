@@ -43,7 +43,7 @@ func runDrop(e *env, args []string) ExitCode {
 		out.Note = queuedNote(lay, *wait)
 	case d.Lock != nil:
 		defer d.Lock.Release()
-		w, diags := loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
+		w, diags := e.loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
 		if diags.HasErrors() {
 			e.writeDiags(e.stderr, diags, w.loader.Files, fs.json)
 			return ExitError

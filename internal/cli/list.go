@@ -48,7 +48,7 @@ func runList(e *env, args []string) ExitCode {
 	if !ok {
 		return ExitUsage
 	}
-	w, diags := loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
+	w, diags := e.loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
 	if !diags.HasErrors() {
 		if err := w.readState(); err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unreadable state file", Detail: err.Error()})

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/internal/state"
@@ -32,7 +31,7 @@ type wave struct {
 // when they exist), opts.VarFiles (-var-file) and opts.Vars (-var).
 // Diagnostics are returned for the caller to print with the loader's
 // sources.
-func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
+func (e *env) loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
@@ -60,7 +59,10 @@ func loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
 	}
 	w.digest = state.Digest(src)
 	if opts.AgentKinds == nil {
-		opts.AgentKinds = agent.Kinds()
+		opts.AgentKinds = e.agents().Kinds()
+	}
+	if opts.AgentSettings == nil {
+		opts.AgentSettings = e.agents().DecodeSettings
 	}
 	cfg, diags := w.loader.LoadBytes(src, file, opts)
 	w.cfg = cfg

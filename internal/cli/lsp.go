@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/internal/lsp"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -27,10 +26,11 @@ func runLSP(e *env, args []string) ExitCode {
 	defer stop()
 	environ := envVars(os.Environ())
 	opts := lsp.Options{
-		AgentKinds: agent.Kinds(),
+		AgentKinds:      e.agents().Kinds(),
+		AgentAttributes: e.agents().Attributes(),
 		// validate's options: a diagnostic in the editor is one validate gives
 		LoadOptions: func(file string) spec.Options {
-			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: agent.Kinds(), LookupEnv: os.LookupEnv}
+			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), AgentSettings: e.agents().DecodeSettings, LookupEnv: os.LookupEnv}
 		},
 	}
 	if err := lsp.Serve(ctx, stdio{e.stdin, e.stdout}, opts); err != nil {

@@ -44,6 +44,8 @@ type machine struct {
 	slotsDir string
 	// supervisor is what the agent and toolchain probes run under.
 	supervisor *proc.Supervisor
+	// agents are the adapters of the agent kinds.
+	agents *agent.Registry
 }
 
 // machine is the preflight of the wave named wave, of the wave file file,
@@ -54,7 +56,7 @@ func (e *env) machine(wave, file string) machine {
 		file = a
 	}
 	return machine{ctx: context.Background(), getenv: e.getenv, git: gitint.NewGit(os.Environ()), wave: wave, file: file, lockTimeout: e.lockTimeout, onHeld: e.waitingFor, supervisor: e.supervisor,
-		slotsDir: e.layoutOf("", "").SlotsDir()}
+		slotsDir: e.layoutOf("", "").SlotsDir(), agents: e.agents()}
 }
 
 // LiveHolds implements planner.HoldsMachine: the live holds of the
@@ -189,9 +191,9 @@ func (h waitingHost) LockRepo(_ context.Context, repo *spec.Repo, holder flock.H
 
 // agentCommand is the command that runs an agent: its adapter's override
 // (CADENCE_CLAUDE_BIN for the claude agent, built in or declared), when
-// set, else its command (agent.Command).
-func agentCommand(a *spec.Agent, getenv func(string) string) string {
-	return agent.Command(a, getenv)
+// set, else its command (agent.Registry.Command).
+func agentCommand(agents *agent.Registry, a *spec.Agent, getenv func(string) string) string {
+	return agents.Command(a, getenv)
 }
 
 // Agent implements planner.Machine: it finds the command and asks its
@@ -200,8 +202,8 @@ func agentCommand(a *spec.Agent, getenv func(string) string) string {
 // cannot be used here (agent.SandboxMissing, with this PATH: the one the
 // sessions get), whether or not the agent turns it off.
 func (m machine) Agent(a *spec.Agent) planner.AgentFacts {
-	f := planner.AgentFacts{Command: agentCommand(a, m.getenv)}
-	ad, ok := agent.Lookup(a.Kind)
+	f := planner.AgentFacts{Command: agentCommand(m.agents, a, m.getenv)}
+	ad, ok := m.agents.Lookup(a.Kind)
 	if !ok {
 		f.Err = fmt.Errorf("no adapter for agent kind %q", a.Kind)
 		return f

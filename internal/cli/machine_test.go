@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/agent/claude"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -15,6 +16,7 @@ type noSandbox struct{}
 func (noSandbox) Run(context.Context, agent.Session, agent.Host) agent.Outcome {
 	return agent.Outcome{}
 }
+func (noSandbox) Kind() string             { return "test-nosandbox" }
 func (noSandbox) Tool() agent.Tool         { return agent.Tool{} }
 func (noSandbox) KillLeftovers(string) int { return 0 }
 func (noSandbox) Recount(string, string, string, []string) (agent.Spent, bool) {
@@ -30,12 +32,11 @@ func TestAgentSandboxMissing(t *testing.T) {
 			return empty
 		}
 		return ""
-	}}
+	}, agents: agent.NewRegistry(claude.New(), noSandbox{})}
 	f := m.Agent(spec.DefaultAgent(spec.AgentKindClaude))
 	if !strings.Contains(f.SandboxMissing, "bubblewrap (bwrap) and socat not found on PATH") && !strings.HasPrefix(f.SandboxMissing, "not Linux") {
 		t.Errorf("claude with an empty PATH: sandbox missing %q", f.SandboxMissing)
 	}
-	agent.Register("test-nosandbox", noSandbox{})
 	f = m.Agent(&spec.Agent{Name: "n", Kind: "test-nosandbox", Command: "n"})
 	if f.SandboxMissing != `agent kind "test-nosandbox" has no sandbox` {
 		t.Errorf("a kind without a sandbox: %q", f.SandboxMissing)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/spec"
@@ -80,6 +81,9 @@ type env struct {
 	// version is cadence's version as a wave's state pins it
 	// (cadenceVersion); "" until first asked. Tests set it.
 	version string
+	// agentRegistry is the command's agent adapters (agents(): made on
+	// first use, one per command).
+	agentRegistry *agent.Registry
 }
 
 // Main runs cadence with args (without the program name) and returns the

@@ -96,7 +96,7 @@ func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Dia
 // makePlan loads the wave and its state and builds the plan. It prints
 // diagnostics itself and returns nil when there are errors.
 func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *planner.Plan) {
-	w, diags := loadWave(file, spec.Options{Vars: f.vars, VarFiles: f.varFiles})
+	w, diags := e.loadWave(file, spec.Options{Vars: f.vars, VarFiles: f.varFiles})
 	if !diags.HasErrors() {
 		if err := w.readState(); err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unreadable state file", Detail: err.Error()})

@@ -120,7 +120,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		for _, r := range waitingRequests(lay) {
 			fmt.Fprintf(w, "Request waiting for an apply: %s (sent %s by pid %d; cadence apply takes it)\n", describeRequest(r), r.Sent.Local().Format(time.DateTime), r.PID)
 		}
-		if left := leftOf(file, st, h == nil); len(left) > 0 {
+		if left := e.leftOf(file, st, h == nil); len(left) > 0 {
 			fmt.Fprintf(w, "Left: %s\n", strings.Join(left, "; "))
 		}
 		if s := render.PinnedSummary(&planner.Pinned{Cadence: st.CadenceVersion, Agent: st.AgentVersion}); s != "" {
@@ -226,12 +226,12 @@ func lockHolder(path string) *flock.Holder {
 // the state by status (a lot recorded running when no apply runs counts as
 // interrupted), plus the lots of the wave file the state has no record of
 // (not run yet), when the wave file loads.
-func leftOf(file string, st *state.State, stopped bool) []string {
+func (e *env) leftOf(file string, st *state.State, stopped bool) []string {
 	count := map[state.LotStatus]int{}
 	for _, l := range st.Lots {
 		count[shownStatus(l, stopped)]++
 	}
-	if w, diags := loadWave(file, spec.Options{}); !diags.HasErrors() && w != nil && w.cfg != nil {
+	if w, diags := e.loadWave(file, spec.Options{}); !diags.HasErrors() && w != nil && w.cfg != nil {
 		for _, l := range w.cfg.Lots {
 			if st.Lots[l.ID] == nil {
 				count[state.LotQueued]++

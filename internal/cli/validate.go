@@ -19,7 +19,7 @@ func runValidate(e *env, args []string) ExitCode {
 	if !ok {
 		return ExitUsage
 	}
-	w, diags := loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
+	w, diags := e.loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
 	if fs.json {
 		e.writeDiags(e.stdout, diags, w.loader.Files, true)
 	} else {

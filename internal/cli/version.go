@@ -92,10 +92,10 @@ func runVersion(e *env, args []string) ExitCode {
 	// The built-in agent, with what its kind's adapter says of its CLI.
 	a := spec.DefaultAgent(spec.AgentKindClaude)
 	var tool agent.Tool
-	if ad, ok := agent.Lookup(a.Kind); ok {
+	if ad, ok := e.agents().Lookup(a.Kind); ok {
 		tool = ad.Tool()
 	}
-	cmd := agentCommand(a, e.getenv)
+	cmd := agentCommand(e.agents(), a, e.getenv)
 	var path, ver, problem string
 	if p, err := exec.LookPath(cmd); err != nil {
 		problem = "not found"

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-run/cadence/spec"
+	"github.com/hashicorp/hcl/v2"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -31,6 +33,9 @@ type client struct {
 // the other, initialized (with snippet support when snippets).
 func startClient(t testing.TB, opts Options) *client {
 	t.Helper()
+	if opts.LoadOptions == nil {
+		opts.LoadOptions = func(string) spec.Options { return spec.Options{AgentSettings: commonOnly} }
+	}
 	srv, cli := net.Pipe()
 	c := &client{t: t, diags: make(chan protocol.PublishDiagnosticsParams, 100), done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,4 +167,15 @@ func golden(t *testing.T, name string, v any) {
 	if string(got) != string(want) {
 		t.Errorf("%s differs (run with -update to accept):\n%s", path, got)
 	}
+}
+
+// commonOnly decodes agents' settings as an adapter with none of its own:
+// an agent block takes the common attributes only (validate, with the
+// CLI's adapters, judges the rest by kind).
+func commonOnly(kind string, body hcl.Body, ctx *hcl.EvalContext) (spec.AgentSettings, hcl.Diagnostics) {
+	if body == nil {
+		return nil, nil
+	}
+	_, diags := body.Content(&hcl.BodySchema{})
+	return nil, diags
 }

@@ -2,11 +2,13 @@ package lsp
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl-lang/lang"
 	"github.com/hashicorp/hcl-lang/schema"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -84,8 +86,6 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 		},
 		"agent": {
 			"kind": enum(agentKinds...), "command": anyString, "sandbox": anyBool,
-			"permission_mode": enum(spec.PermissionModes...), "allowed_tools": strList, "disallowed_tools": strList,
-			"append_system_prompt": anyString, "max_retries": anyNumber,
 		},
 		"variable": {
 			"type": schema.TypeDeclaration{}, "default": schema.AnyExpression{OfType: cty.DynamicPseudoType},
@@ -108,11 +108,15 @@ var blockDocs = map[string]string{
 // waveSchema returns the hcl-lang schema of a wave file, built from
 // spec.Schema (the blocks and attributes validate accepts) and spec.Doc
 // (the descriptions and defaults of docs/wave-file.md). agentKinds are the values an
-// agent's kind may take.
-func waveSchema(agentKinds []string) (*schema.BodySchema, error) {
+// agent's kind may take; kindAttrs the attributes each kind's adapter adds
+// to the agent block (Options.AgentAttributes).
+func waveSchema(agentKinds []string, kindAttrs map[string][]spec.KindAttribute) (*schema.BodySchema, error) {
 	cons := constraints(agentKinds)
 	root := &schema.BodySchema{Blocks: map[string]*schema.BlockSchema{}}
 	for _, bt := range spec.Schema() {
+		if bt.Type == "agent" {
+			bt.Attributes = addKindAttributes(bt.Attributes, cons["agent"], kindAttrs)
+		}
 		b := &schema.BlockSchema{
 			Description: lang.Markdown(blockDocs[bt.Type]),
 			Body:        &schema.BodySchema{Attributes: map[string]*schema.AttributeSchema{}},
@@ -164,6 +168,42 @@ func waveSchema(agentKinds []string) (*schema.BodySchema, error) {
 		root.Blocks[bt.Type] = b
 	}
 	return root, nil
+}
+
+// addKindAttributes returns attrs with the attributes of every kind
+// (by kind name, each name once), their constraints put in cons.
+func addKindAttributes(attrs []hcl.AttributeSchema, cons map[string]schema.Constraint, kindAttrs map[string][]spec.KindAttribute) []hcl.AttributeSchema {
+	kinds := make([]string, 0, len(kindAttrs))
+	for k := range kindAttrs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		for _, a := range kindAttrs[k] {
+			if cons[a.Name] != nil {
+				continue
+			}
+			cons[a.Name] = kindConstraint(a)
+			attrs = append(attrs, hcl.AttributeSchema{Name: a.Name})
+		}
+	}
+	return attrs
+}
+
+// kindConstraint is the value constraint of a kind's attribute: an enum
+// of its values for a string that has them.
+func kindConstraint(a spec.KindAttribute) schema.Constraint {
+	switch {
+	case a.Type == cty.String && len(a.Enum) > 0:
+		return enum(a.Enum...)
+	case a.Type == cty.List(cty.String):
+		return strList
+	case a.Type == cty.Number:
+		return anyNumber
+	case a.Type == cty.Bool:
+		return anyBool
+	}
+	return anyString
 }
 
 // attrDoc is an attribute's hover text: its meaning, then its default.

@@ -19,7 +19,7 @@ import (
 // schema's target view are those hcl-lang collects with the whole
 // schema, on waves with every kind of target and on broken ones.
 func TestTargetSchema(t *testing.T) {
-	body, err := waveSchema(spec.DefaultAgentKinds)
+	body, err := waveSchema(spec.DefaultAgentKinds, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,4 +108,38 @@ func collectTargets(t *testing.T, d *document, s *schema.BodySchema) []string {
 	walk(targets, "")
 	sort.Strings(out)
 	return out
+}
+
+// TestKindAttributes: the attributes an agent kind's adapter adds
+// (Options.AgentAttributes) are in the agent block's schema with their
+// constraint (an enum's values offered) and the docs' description; without
+// them the block has the common attributes only.
+func TestKindAttributes(t *testing.T) {
+	attrs := map[string][]spec.KindAttribute{"claude": {
+		{Name: "permission_mode", Type: cty.String, Enum: []string{"plan", "acceptEdits"}},
+		{Name: "allowed_tools", Type: cty.List(cty.String)},
+		{Name: "max_retries", Type: cty.Number},
+	}}
+	s, err := waveSchema([]string{"claude"}, attrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := s.Blocks["agent"].Body
+	pm := body.Attributes["permission_mode"]
+	if pm == nil || !strings.Contains(pm.Description.Value, "--permission-mode") {
+		t.Fatalf("permission_mode: %+v", pm)
+	}
+	if o, ok := pm.Constraint.(schema.OneOf); !ok || len(o) != 3 {
+		t.Errorf("permission_mode constraint %#v: want its two values, then any string", pm.Constraint)
+	}
+	if _, ok := body.Attributes["allowed_tools"].Constraint.(schema.List); !ok {
+		t.Errorf("allowed_tools constraint %#v", body.Attributes["allowed_tools"].Constraint)
+	}
+	if got, want := len(body.Attributes), len(spec.AgentCommon())+3; got != want {
+		t.Errorf("agent block: %d attributes, want %d", got, want)
+	}
+	s, _ = waveSchema([]string{"claude"}, nil)
+	if s.Blocks["agent"].Body.Attributes["permission_mode"] != nil {
+		t.Error("permission_mode without the adapter's attributes")
+	}
 }

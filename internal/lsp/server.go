@@ -25,12 +25,16 @@ import (
 // Options configure a server.
 type Options struct {
 	// LoadOptions returns the options a wave file is validated with (the
-	// CLI passes validate's: its auto-loaded var files, the agent kinds,
-	// the environment). Nil means spec.Options{}.
+	// CLI passes validate's: its auto-loaded var files, the agent kinds
+	// and their adapters' settings decoder, the environment). Nil means
+	// spec.Options{}, which leaves agents' own attributes unjudged.
 	LoadOptions func(filename string) spec.Options
 	// AgentKinds are the values completion offers for an agent's kind;
 	// empty means spec.DefaultAgentKinds.
 	AgentKinds []string
+	// AgentAttributes are the attributes each kind's adapter adds to the
+	// agent block, by kind (the CLI passes its agent registry's).
+	AgentAttributes map[string][]spec.KindAttribute
 }
 
 // server is one LSP session. Requests are handled one at a time, in the
@@ -54,7 +58,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if len(kinds) == 0 {
 		kinds = spec.DefaultAgentKinds
 	}
-	body, err := waveSchema(kinds)
+	body, err := waveSchema(kinds, opts.AgentAttributes)
 	if err != nil {
 		return err
 	}

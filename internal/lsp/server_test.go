@@ -170,7 +170,7 @@ func TestExamples(t *testing.T) {
 // the language server's schema with a description, so completion offers
 // it and a hover on it is never empty.
 func TestSchemaCoversSpec(t *testing.T) {
-	s, err := waveSchema(spec.DefaultAgentKinds)
+	s, err := waveSchema(spec.DefaultAgentKinds, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,3 +104,10 @@ func (k StepKind) ReadOnly() bool {
 	i, _ := Info(k)
 	return i.ReadOnly
 }
+
+// ReportSchema returns the file name, in package schemas, of the report
+// schema of a session of the kind ("" for a kind without a session).
+func (k StepKind) ReportSchema() string {
+	i, _ := Info(k)
+	return i.ReportSchema
+}

@@ -214,7 +214,7 @@ type Lot struct {
 	Warnings  []string   `json:"warnings,omitempty"`
 	// AgentConfig are the files the lot's commits add or change that an
 	// agent CLI loads as its configuration and can run as commands
-	// (agent.ConfigFiles: .mcp.json, .claude/settings.json, …), as
+	// (agent.Registry.ConfigFiles: .mcp.json, .claude/settings.json, …), as
 	// paths in the repository ("web: .mcp.json" for a neighbour
 	// repository's), sorted; set by the executor after each step that
 	// made commits.

@@ -20,19 +20,27 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/state"
 )
 
 // Action is what a session does.
 type Action struct {
-	SleepMS     int    `json:"sleep_ms,omitempty"`
-	Commit      bool   `json:"commit,omitempty"`
-	Dirty       bool   `json:"dirty,omitempty"`
-	Fail        string `json:"fail,omitempty"`
-	Quota       bool   `json:"quota,omitempty"`
-	Hang        bool   `json:"hang,omitempty"`
-	NoReport    bool   `json:"no_report,omitempty"`
-	EchoBrief   bool   `json:"echo_brief,omitempty"`
-	AlreadyDone bool   `json:"already_done,omitempty"`
+	SleepMS int    `json:"sleep_ms,omitempty"`
+	Commit  bool   `json:"commit,omitempty"`
+	Dirty   bool   `json:"dirty,omitempty"`
+	Fail    string `json:"fail,omitempty"`
+	Quota   bool   `json:"quota,omitempty"`
+	// ResetAt, with Quota, makes the limit a usage limit that resets at
+	// that Unix time, worded as the CLI relays the API's with an API key.
+	ResetAt int64 `json:"reset_at,omitempty"`
+	// APIStatus, with Fail, is the result's api_error_status (529:
+	// overloaded).
+	APIStatus   int  `json:"api_status,omitempty"`
+	Hang        bool `json:"hang,omitempty"`
+	NoReport    bool `json:"no_report,omitempty"`
+	EchoBrief   bool `json:"echo_brief,omitempty"`
+	AlreadyDone bool `json:"already_done,omitempty"`
 	// Run is a shell command the session runs in its folder first.
 	Run       string           `json:"run,omitempty"`
 	Tokens    int64            `json:"tokens,omitempty"`
@@ -118,29 +126,19 @@ func Main() int {
 		"total_cost_usd": float64(a.Tokens) * 0.000002,
 		"usage":          map[string]int64{"input_tokens": a.Tokens / 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.Tokens, "output_tokens": a.Tokens - a.Tokens/2}}
 	switch {
+	case a.Quota && a.ResetAt > 0:
+		res["is_error"], res["api_error_status"], res["result"] = true, 429, fmt.Sprintf("API Error: Request rejected (429) · Claude AI usage limit reached|%d", a.ResetAt)
 	case a.Quota:
 		res["is_error"], res["api_error_status"], res["result"] = true, 429, "API Error: Request rejected (429) · rate limit"
 	case a.Fail != "":
 		res["is_error"], res["result"], res["terminal_reason"] = true, a.Fail, "api_error"
+		if a.APIStatus != 0 {
+			res["api_error_status"] = a.APIStatus
+		}
 	case a.NoReport:
 		res["result"] = "done, no report"
-	case step == "precheck":
-		res["structured_output"] = map[string]any{"already_done": a.AlreadyDone, "evidence": "looked"}
-	case step == "review" || step == "review-recheck":
-		findings := a.Findings
-		if findings == nil {
-			findings = []map[string]any{}
-		}
-		res["structured_output"] = map[string]any{"verdict": "reviewed", "findings": findings}
 	default:
-		rep := map[string]any{"status": "done", "summary": "did " + step}
-		if a.EchoBrief {
-			rep["summary"] = brief
-		}
-		if len(a.Questions) > 0 {
-			rep["questions"] = a.Questions
-		}
-		res["structured_output"] = rep
+		res["structured_output"] = Report(state.StepKind(step), a, brief)
 	}
 	b, _ := json.Marshal(res)
 	fmt.Println(string(b))
@@ -150,10 +148,42 @@ func Main() int {
 	return 0
 }
 
+// Report is the structured report a session of step kind step gives when
+// it acts as a says (brief is its brief, for EchoBrief): its shape is the
+// one of the kind's report schema in the step-kind table
+// (state.KindInfo.ReportSchema).
+func Report(step state.StepKind, a Action, brief string) map[string]any {
+	switch step.ReportSchema() {
+	case "precheck.schema.json":
+		return map[string]any{"already_done": a.AlreadyDone, "evidence": "looked"}
+	case "review.schema.json":
+		findings := a.Findings
+		if findings == nil {
+			findings = []map[string]any{}
+		}
+		return map[string]any{"verdict": "reviewed", "findings": findings}
+	}
+	rep := map[string]any{"status": "done", "summary": "did " + string(step)}
+	if a.EchoBrief {
+		rep["summary"] = brief
+	}
+	if len(a.Questions) > 0 {
+		rep["questions"] = a.Questions
+	}
+	return rep
+}
+
+// unscripted is what a session does with no script entry: a step kind
+// that writes (state.KindInfo.Writes) commits.
+func unscripted(step string) Action {
+	i, _ := state.Info(state.StepKind(step))
+	return Action{Commit: i.Writes}
+}
+
 func lookup(lot, step, pass string) Action {
 	p := os.Getenv("FAKE_AGENT_SCRIPT")
 	if p == "" {
-		return Action{Commit: step != "review" && step != "precheck" && step != "review-recheck"}
+		return unscripted(step)
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -168,7 +198,7 @@ func lookup(lot, step, pass string) Action {
 			return a
 		}
 	}
-	return Action{Commit: step != "review" && step != "precheck" && step != "review-recheck"}
+	return unscripted(step)
 }
 
 func record(what, lot, step string) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/agent/claude"
 	"github.com/cadence-run/cadence/schemas"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -28,7 +30,8 @@ func decode(t *testing.T, doc string) error {
 	if err := os.Mkdir(filepath.Join(dir, "tpl"), 0o755); err != nil { // templates = "tpl"
 		t.Fatal(err)
 	}
-	_, diags := spec.NewLoader().LoadBytes([]byte(doc), filepath.Join(dir, "wave.hcl.json"), spec.Options{})
+	reg := agent.NewRegistry(claude.New()) // the agents' settings, as the CLI decodes them
+	_, diags := spec.NewLoader().LoadBytes([]byte(doc), filepath.Join(dir, "wave.hcl.json"), spec.Options{AgentKinds: reg.Kinds(), AgentSettings: reg.DecodeSettings})
 	if diags.HasErrors() {
 		return diags
 	}

@@ -46,7 +46,7 @@ func TestClassifyAPIFailure(t *testing.T) {
 		{"max turns", maxTurns, agent.APINone, state.StepFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Classify(Ended{Result: []byte(tc.result), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement})
+			o := Classify(Ended{Result: []byte(tc.result), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()})
 			if o.API != tc.want || o.Status != tc.status {
 				t.Errorf("got %s %q (%s), want class %q, %s", o.Status, o.API, o.Cause, tc.want, tc.status)
 			}
@@ -70,7 +70,7 @@ const schemaGaveUpReal = `{"type":"result","subtype":"error_max_structured_outpu
 	`"modelUsage":{"claude-opus-5-5":{"inputTokens":500,"outputTokens":100,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.004}}}`
 
 func TestClassifyCountsEveryTurn(t *testing.T) {
-	o := Classify(Ended{Result: []byte(schemaGaveUpReal), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement})
+	o := Classify(Ended{Result: []byte(schemaGaveUpReal), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()})
 	if o.Usage != (state.Usage{Input: 500, Output: 100}) || o.CostMicros != 4000 {
 		t.Errorf("usage %+v cost %d, want 500 in, 100 out, 4000 µ$", o.Usage, o.CostMicros)
 	}
@@ -89,7 +89,7 @@ func TestSessionUsageTakesTheStream(t *testing.T) {
 	}
 	lines = append(lines, `{"type":"result","subtype":"error_max_structured_output_retries","is_error":true,"usage":{"input_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":40}}`)
 	w.consume(strings.NewReader(strings.Join(lines, "\n")), nil)
-	o := Classify(Ended{Result: w.lastResult(), Step: state.StepImplement})
+	o := Classify(Ended{Result: w.lastResult(), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()})
 	if got := sessionUsage(o.Usage, w.seen()); got != (state.Usage{Input: 300, Output: 60}) {
 		t.Errorf("usage %+v, want 300 in, 60 out", got)
 	}
@@ -105,7 +105,7 @@ func TestArgsFallbackModel(t *testing.T) {
 		{"sonnet", "sonnet", ""},
 		{"opus", "", ""},
 	} {
-		args, err := Args(agent.Session{Agent: a, Model: tc.model, FallbackModel: tc.fallback, SessionID: "id", Step: state.StepImplement}, false, nil)
+		args, err := Args(agent.Session{Agent: a, Model: tc.model, FallbackModel: tc.fallback, SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,8 +38,12 @@ type Ended struct {
 	Result []byte
 	// Stderr is what it wrote on stderr.
 	Stderr []byte
-	// Step selects the report's schema.
+	// Step is the session's step kind, named in a timeout's cause.
 	Step state.StepKind
+	// ReportSchema is the file name of the report's schema in package
+	// schemas (agent.Session.ReportSchema): it selects how the report is
+	// read (DecodeReport).
+	ReportSchema string
 	// Cancelled and TimedOut say whether cadence stopped it, and why;
 	// Timeout is the step's limit and Extensions how many times it was
 	// extended (agent.WatchTimeout), for the cause.
@@ -106,7 +110,7 @@ func Classify(e Ended) agent.Outcome {
 	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
 		o.Status, o.Cause = state.StepFailed, agent.CauseNoReport
 	default:
-		rep, err := DecodeReport(r.StructuredOutput, e.Step)
+		rep, err := DecodeReport(r.StructuredOutput, e.ReportSchema)
 		if err != nil {
 			o.Status, o.Cause = state.StepFailed, "the report does not fit its schema: "+err.Error()
 			break
@@ -146,15 +150,16 @@ func isQuota(r result) bool {
 	return strings.Contains(t, "rate limit") || strings.Contains(t, "usage limit") || strings.Contains(t, "(429)")
 }
 
-// DecodeReport reads a structured report strictly against the step's
-// schema (schemas/implement, review or precheck .schema.json): no unknown
+// DecodeReport reads a structured report strictly against schema, the file
+// name of the report's schema in package schemas (implement, review or
+// precheck .schema.json): no unknown
 // fields, the required ones present, enumerations respected. The CLI
 // already validated it against the same schema; this is cadence's own check,
 // without linking a JSON Schema validator into the binary.
-func DecodeReport(raw json.RawMessage, step state.StepKind) (*agent.Report, error) {
+func DecodeReport(raw json.RawMessage, schema string) (*agent.Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	switch SchemaFor(step) {
+	switch schema {
 	case "precheck.schema.json":
 		var r struct {
 			AlreadyDone *bool   `json:"already_done"`
@@ -184,6 +189,9 @@ func DecodeReport(raw json.RawMessage, step state.StepKind) (*agent.Report, erro
 			}
 		}
 		return &agent.Report{Verdict: *r.Verdict, Findings: *r.Findings}, nil
+	}
+	if schema != "implement.schema.json" {
+		return nil, fmt.Errorf("report schema %q is not one this adapter reads", schema)
 	}
 	var r struct {
 		Status    *string  `json:"status"`

@@ -38,27 +38,27 @@ func TestClassify(t *testing.T) {
 		cause  string
 		usage  int64
 	}{
-		{"ok implement", Ended{Result: []byte(okImplement), Step: state.StepImplement}, state.StepOK, "", 250},
-		{"ok review", Ended{Result: []byte(okReview), Step: state.StepReview}, state.StepOK, "", 120},
-		{"no report though exit 0", Ended{Result: []byte(noReport), Step: state.StepImplement}, state.StepFailed, agent.CauseNoReport, 120},
-		{"429 rate limit", Ended{Result: []byte(api429), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement}, state.StepQuota, "rate limit", 0},
-		{"500 (subtype success!)", Ended{Result: []byte(api500), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement}, state.StepFailed, "API error 500: API Error: 500 Internal server error", 0},
-		{"max turns", Ended{Result: []byte(maxTurns), Step: state.StepImplement}, state.StepFailed, "maximum number of turns (3)", 360},
-		{"schema retries", Ended{Result: []byte(schemaGaveUp), Step: state.StepReview}, state.StepFailed, "gave up on the structured report", 720},
-		{"SIGINT exits 0", Ended{Result: []byte(sigint), Step: state.StepImplement}, state.StepCut, "aborted: aborted_tools", 120},
-		{"report off schema", Ended{Result: []byte(badReport), Step: state.StepImplement}, state.StepFailed, `status "finished"`, 2},
-		{"review report for a write step", Ended{Result: []byte(okReview), Step: state.StepImplement}, state.StepFailed, "unknown field", 120},
-		{"killed, no result", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL}, Step: state.StepReview}, state.StepCut, "killed by killed", 0},
-		{"exit 1, no result", Ended{Proc: proc.Result{ExitCode: 1}, Stderr: []byte("Error: Session ID x is already in use.\n"), Step: state.StepFix}, state.StepFailed, "exit 1 without a result: Error: Session ID x is already in use.", 0},
+		{"ok implement", Ended{Result: []byte(okImplement), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepOK, "", 250},
+		{"ok review", Ended{Result: []byte(okReview), Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema()}, state.StepOK, "", 120},
+		{"no report though exit 0", Ended{Result: []byte(noReport), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepFailed, agent.CauseNoReport, 120},
+		{"429 rate limit", Ended{Result: []byte(api429), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepQuota, "rate limit", 0},
+		{"500 (subtype success!)", Ended{Result: []byte(api500), Proc: proc.Result{ExitCode: 1}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepFailed, "API error 500: API Error: 500 Internal server error", 0},
+		{"max turns", Ended{Result: []byte(maxTurns), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepFailed, "maximum number of turns (3)", 360},
+		{"schema retries", Ended{Result: []byte(schemaGaveUp), Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema()}, state.StepFailed, "gave up on the structured report", 720},
+		{"SIGINT exits 0", Ended{Result: []byte(sigint), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepCut, "aborted: aborted_tools", 120},
+		{"report off schema", Ended{Result: []byte(badReport), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepFailed, `status "finished"`, 2},
+		{"review report for a write step", Ended{Result: []byte(okReview), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepFailed, "unknown field", 120},
+		{"killed, no result", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL}, Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema()}, state.StepCut, "killed by killed", 0},
+		{"exit 1, no result", Ended{Proc: proc.Result{ExitCode: 1}, Stderr: []byte("Error: Session ID x is already in use.\n"), Step: state.StepFix, ReportSchema: state.StepFix.ReportSchema()}, state.StepFailed, "exit 1 without a result: Error: Session ID x is already in use.", 0},
 		{"timed out", Ended{TimedOut: true, Proc: proc.Result{Stopped: true}}, state.StepTimedOut, "timed out", 0},
-		{"timed out, extended", Ended{TimedOut: true, Proc: proc.Result{Stopped: true}, Step: state.StepImplement, Timeout: 20 * time.Minute, Extensions: 2},
+		{"timed out, extended", Ended{TimedOut: true, Proc: proc.Result{Stopped: true}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(), Timeout: 20 * time.Minute, Extensions: 2},
 			state.StepTimedOut, "implement timed out after 20m (extended 2×)", 0},
-		{"cancelled", Ended{Cancelled: true, Result: []byte(okImplement), Step: state.StepImplement}, state.StepInterrupted, "stopped by cadence", 250},
-		{"processes limit", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL, LimitHit: proc.LimitProcesses}, Step: state.StepImplement},
+		{"cancelled", Ended{Cancelled: true, Result: []byte(okImplement), Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}, state.StepInterrupted, "stopped by cadence", 250},
+		{"processes limit", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL, LimitHit: proc.LimitProcesses}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()},
 			state.StepFailed, "reached its processes limit: its processes were ended", 0},
-		{"memory limit after a result", Ended{Result: []byte(okImplement), Proc: proc.Result{LimitHit: proc.LimitMemory}, Step: state.StepImplement},
+		{"memory limit after a result", Ended{Result: []byte(okImplement), Proc: proc.Result{LimitHit: proc.LimitMemory}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()},
 			state.StepFailed, "reached its memory limit", 250},
-		{"left its cgroup", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL, LimitHit: proc.LimitLeftCgroup}, Step: state.StepImplement},
+		{"left its cgroup", Ended{Proc: proc.Result{ExitCode: -1, Signal: syscall.SIGKILL, LimitHit: proc.LimitLeftCgroup}, Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()},
 			state.StepFailed, "left its cgroup (its limits could not hold)", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +76,7 @@ func TestClassify(t *testing.T) {
 	if o.Status != state.StepQuota || o.ResetAt == nil || !o.ResetAt.Equal(time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)) {
 		t.Errorf("usage limit: %+v", o)
 	}
-	o = Classify(Ended{Result: []byte(okReview), Step: state.StepReview})
+	o = Classify(Ended{Result: []byte(okReview), Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema()})
 	if !o.Report.Conform() || o.Report.Findings[0].File != "a.go" || o.CostMicros != 800 {
 		t.Errorf("review report %+v cost %d", o.Report, o.CostMicros)
 	}
@@ -146,9 +146,9 @@ func TestTranscriptUsage(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
-	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
+	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Settings: &Settings{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"},
 		DisallowedTools: []string{"Agent", "Bash(git push:*)"}, AppendSystemPrompt: "be brief"}}
-	s := agent.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, AddDirs: []string{"/w/web"}}
+	s := agent.Session{Agent: a, Model: "opus", SessionID: "id-1", Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema(), AddDirs: []string{"/w/web"}}
 	args, err := Args(s, false, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -54,8 +55,11 @@ var (
 	_ agent.Sandboxer = (*Adapter)(nil)
 )
 
-// New returns the Claude Code adapter, for agent.Register(Kind, New()).
+// New returns the Claude Code adapter, for agent.NewRegistry.
 func New() *Adapter { return &Adapter{} }
+
+// Kind implements agent.Adapter: "claude".
+func (*Adapter) Kind() string { return Kind }
 
 // Tool implements agent.Adapter: CADENCE_CLAUDE_BIN overrides the
 // executable of agent "claude"; `claude --version` prints "2.1.328 (Claude
@@ -92,8 +96,10 @@ type Sandbox struct {
 // Every session loads the user's settings and cadence's only, no MCP
 // server, and of the repository only its CLAUDE.md (projectconfig.go).
 func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
-	schema := SchemaFor(s.Step)
-	b, err := schemas.FS.ReadFile(schema)
+	if s.ReportSchema == "" {
+		return nil, fmt.Errorf("session of step %s: no report schema", s.Step)
+	}
+	b, err := schemas.FS.ReadFile(s.ReportSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +107,7 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := s.Agent.Claude
+	a := settingsOf(s.Agent)
 	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--json-schema", string(b), "--model", s.Model}
 	if resume {
 		args = append(args, "--resume", s.SessionID)
@@ -170,17 +176,6 @@ func cliSchema(b []byte) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// SchemaFor names the report schema of a step kind.
-func SchemaFor(k state.StepKind) string {
-	switch k {
-	case state.StepPrecheck:
-		return "precheck.schema.json"
-	case state.StepReview, state.StepRecheck:
-		return "review.schema.json"
-	}
-	return "implement.schema.json"
-}
-
 // Run runs one session, with the retries the design allows and no others:
 // one formatting retry (--resume, asking for the report only) when a
 // successful session gave no report, and one fresh relaunch of a read-only
@@ -225,7 +220,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	}
 	env := append(append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...),
 		"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1", claudeMDEnv,
-		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(s.Agent.Claude.MaxRetries))
+		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(settingsOf(s.Agent).MaxRetries))
 	var sandbox *Sandbox
 	if r.sandboxed(ctx, s, env) {
 		sandbox = &Sandbox{Cache: sandboxCache(env)}
@@ -290,7 +285,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	}
 	errText := errTail(logPrefix, s.LogLimit)
 	fired, extended := timeout()
-	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step,
+	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step, ReportSchema: s.ReportSchema,
 		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock(),
 		RateLimitReset: watch.rateLimitReset(), Resumed: resume})
 	out.PushAttempts = watch.pushAttempts()

@@ -16,11 +16,11 @@ import (
 // (its CLAUDE.md is read from there); the neighbours' folders follow.
 // --mcp-config takes several values: the next argument is a flag.
 func TestArgsProjectConfig(t *testing.T) {
-	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"}}}
+	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Settings: &Settings{PermissionMode: "acceptEdits", AllowedTools: []string{"Bash", "Edit"}}}
 	for _, readOnly := range []bool{false, true} {
 		for _, sandbox := range []*Sandbox{nil, {}} {
 			for _, resume := range []bool{false, true} {
-				s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReadOnly: readOnly,
+				s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(), ReadOnly: readOnly,
 					Dir: t.TempDir(), AddDirs: []string{"/w/web"}}
 				args, err := Args(s, resume, sandbox)
 				if err != nil {

@@ -3,8 +3,8 @@ package claude
 import "strings"
 
 // Read-only sessions (agent.Session.ReadOnly: precheck, review,
-// review-recheck) get no tool that writes (DESIGN.md §3: a review reads,
-// runs the tests and reports; issue 11):
+// review-recheck) get no tool that writes (docs/running.md: a review reads,
+// runs the tests and reports):
 //
 //   - the file tools (fileTools: Edit, Write, MultiEdit, NotebookEdit) are
 //     denied with --disallowedTools, and never passed in --allowedTools,

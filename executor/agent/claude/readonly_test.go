@@ -25,10 +25,10 @@ func argValue(args []string, flag string) string {
 // agent allows them, and the git commands that write are denied; a write
 // session of the same agent keeps them.
 func TestArgsReadOnly(t *testing.T) {
-	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits",
+	a := &spec.Agent{Name: "claude", Kind: "claude", Command: "claude", Settings: &Settings{PermissionMode: "acceptEdits",
 		AllowedTools: []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "Edit(src/**)", "Read"}, DisallowedTools: []string{"Agent", "Bash(git push:*)"}}}
 	for _, sandbox := range []*Sandbox{nil, {}} {
-		s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepReview, ReadOnly: true, Dir: t.TempDir()}
+		s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepReview, ReportSchema: state.StepReview.ReportSchema(), ReadOnly: true, Dir: t.TempDir()}
 		args, err := Args(s, false, sandbox)
 		if err != nil {
 			t.Fatal(err)
@@ -54,10 +54,10 @@ func TestArgsReadOnly(t *testing.T) {
 			t.Errorf("file rules for a read-only session: %s", set)
 		}
 	}
-	if got := strings.Join(a.Claude.DisallowedTools, " "); got != "Agent Bash(git push:*)" {
+	if got := strings.Join(a.Settings.(*Settings).DisallowedTools, " "); got != "Agent Bash(git push:*)" {
 		t.Errorf("the agent's own list changed: %s", got)
 	}
-	w := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement}
+	w := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema()}
 	args, _ := Args(w, false, nil)
 	if got, want := argValue(args, "--allowedTools"), "Bash Edit Write MultiEdit NotebookEdit Edit(src/**) Read"; got != want {
 		t.Errorf("write session: allowed %q, want %q", got, want)
@@ -76,8 +76,8 @@ func TestSandboxSettingsReadOnly(t *testing.T) {
 	libDir := filepath.Join(dir, "l")
 	os.Mkdir(libDir, 0o755)
 	lib := gitRepo(t, libDir, "lotlib")
-	a := &spec.Agent{Name: "claude", Kind: "claude", Claude: spec.ClaudeAgent{AllowedTools: []string{"Bash", "Edit"}}}
-	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepPrecheck, ReadOnly: true,
+	a := &spec.Agent{Name: "claude", Kind: "claude", Settings: &Settings{AllowedTools: []string{"Bash", "Edit"}}}
+	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepPrecheck, ReportSchema: state.StepPrecheck.ReportSchema(), ReadOnly: true,
 		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")}}
 	cache := filepath.Join(dir, "cache")
 	args, err := Args(s, false, &Sandbox{Cache: cache})

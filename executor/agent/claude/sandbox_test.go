@@ -128,9 +128,9 @@ func TestSandboxSettings(t *testing.T) {
 	os.Mkdir(libDir, 0o755)
 	lib := gitRepo(t, libDir, "lotlib")
 	os.Mkdir(filepath.Join(app, ".git", "cadence"), 0o755)
-	a := &spec.Agent{Name: "claude", Kind: "claude", Claude: spec.ClaudeAgent{PermissionMode: "acceptEdits",
+	a := &spec.Agent{Name: "claude", Kind: "claude", Settings: &Settings{PermissionMode: "acceptEdits",
 		AllowedTools: []string{"Bash", "Edit", "Write", "Read"}}}
-	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement,
+	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(),
 		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")},
 		DenyHosts: []string{"10.0.0.1", "[::1]", "github.com", "gitserver", "gitlab.example", "localhost"}}
 	cache := filepath.Join(dir, "cache")
@@ -188,13 +188,13 @@ func TestSandboxSettings(t *testing.T) {
 	// allow Bash outright does not get it through the sandbox. No remote
 	// host: no deniedDomains key (the CLI would then change its handling
 	// of project settings' network values).
-	a.Claude.AllowedTools = []string{"Bash"}
+	a.Settings.(*Settings).AllowedTools = []string{"Bash"}
 	s.DenyHosts = nil
 	args, _ = Args(s, false, &Sandbox{})
 	if got := args[slices.Index(args, "--settings")+1]; strings.Contains(got, "Edit(") || strings.Contains(got, "deniedDomains") {
 		t.Errorf("file rules without file tools, or denied hosts without remotes: %s", got)
 	}
-	a.Claude.AllowedTools = []string{"Bash(go test:*)", "Edit"}
+	a.Settings.(*Settings).AllowedTools = []string{"Bash(go test:*)", "Edit"}
 	args, _ = Args(s, false, &Sandbox{})
 	if got := args[slices.Index(args, "--settings")+1]; !strings.Contains(got, `"autoAllowBashIfSandboxed":false`) {
 		t.Errorf("Bash allowed through the sandbox: %s", got)

@@ -35,7 +35,7 @@ func fakeCLI(t *testing.T, body string) string {
 func runFake(t *testing.T, cli, prefix string, limit int64) agent.Outcome {
 	t.Helper()
 	dir := t.TempDir()
-	s := agent.Session{Wave: "w", Lot: "a", Step: state.StepImplement, Model: "claude-x",
+	s := agent.Session{Wave: "w", Lot: "a", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(), Model: "claude-x",
 		Agent: &spec.Agent{Name: "claude", Kind: Kind, Command: cli, NoSandbox: true},
 		Dir:   dir, Brief: "do it", SessionID: "0b6f3f9e-1111-4c2a-9f00-" + strings.Repeat("0", 12),
 		LogPrefix: prefix, LogLimit: limit}

@@ -95,7 +95,7 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 	sb.Enabled, sb.FailIfUnavailable = true, true
 	// Only where the agent allows Bash already: otherwise it would widen
 	// the agent's permissions (an agent allowed `Bash(go test:*)` only).
-	sb.AutoAllowBashIfSandboxed = s.Agent != nil && slices.Contains(s.Agent.Claude.AllowedTools, "Bash")
+	sb.AutoAllowBashIfSandboxed = s.Agent != nil && slices.Contains(settingsOf(s.Agent).AllowedTools, "Bash")
 	sb.Network.AllowedDomains = []string{"*"}
 	for _, h := range s.DenyHosts {
 		if deniable(h) {
