@@ -1,6 +1,6 @@
 package executor
 
-// Hostile review of the merge queue (issue 13): tests that break its
+// Attacks on the merge queue: tests that break its
 // promises. Each test states the promise it checks.
 
 import (

@@ -19,7 +19,7 @@ import (
 )
 
 // BenchmarkAgentLatency measures the executor's own latency around agent
-// sessions (issue 13, "the schedule"), with the in-process fake agent and
+// sessions, with the in-process fake agent and
 // fake git of the executor's tests (so no agent CLI and no git process:
 // what is measured is cadence's scheduling, state writes and checks). The
 // wave is a chain of agentChain agent lots in one repository whose test

@@ -197,7 +197,7 @@ repo "r" {
 }
 
 // An agent step interrupted after it committed is replayed in a fresh
-// session whose brief lists the lot's commits so far (DESIGN.md §6).
+// session whose brief lists the lot's commits so far (docs/running.md).
 func TestAgentReplayBriefListsCommits(t *testing.T) {
 	h := newHarness(t, `wave "w" {}
 repo "r" {

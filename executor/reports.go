@@ -11,7 +11,7 @@ import (
 )
 
 // This file checks a write step's report (schemas/implement.schema.json)
-// against git and against itself (issue 11): an agent's word is not taken
+// against git and against itself: an agent's word is not taken
 // for what git can tell, nor for more than it says.
 //
 //   - Questions: entries that are no question ("N/A", "none", "no

@@ -10,7 +10,7 @@ import (
 	"github.com/cadence-run/cadence/planner"
 )
 
-// Steering a live wave (DESIGN.md §4): `cadence drop`, `cadence stop` and
+// Steering a live wave (docs/running.md, Steering a live wave): `cadence drop`, `cadence stop` and
 // `cadence answer` leave requests in the wave's request channel
 // (executor/control); the run takes those left pending when it starts,
 // and a watcher hands each new one to the dispatcher, which alone changes

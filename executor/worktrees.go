@@ -11,7 +11,7 @@ import (
 // when the state has none, recorded false) and one per repository it
 // uses, a neighbour's beside its own (layout.AlsoWorktree). A worktree is
 // found from the state, never by computing its path again, so a change of
-// the cadence home or of the layout's scheme loses none (DESIGN.md §5).
+// the cadence home or of the layout's scheme loses none.
 func (r *runner) worktreesOf(lot *spec.Lot) (own string, dirs map[*spec.Repo]string, recorded bool) {
 	r.o.Store.View(func(st *state.State) {
 		if l := st.Lots[lot.ID]; l != nil {
