@@ -27,7 +27,7 @@ func (r *runner) recount(n *node, i int, s state.Step) (agent.Spent, bool) {
 	if n.lot.Repo != nil {
 		dir, _, _ = r.worktreesOf(n.lot)
 	}
-	spent, ok, err := r.steps.Recount(context.Background(), step.RecountRequest{Agent: n.lot.Agent, SessionID: s.SessionID, Dir: dir,
+	spent, ok, err := r.steps.Recount(context.Background(), step.RecountRequest{Agent: agentName(n.lot.Agent), SessionID: s.SessionID, Dir: dir,
 		Log: r.o.Layout.StepFile(n.lot.ID, i, string(s.Kind), "")})
 	return spent, ok && err == nil
 }

@@ -66,7 +66,7 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot make the log folder: " + err.Error()}, nil, false
 	}
 	req := lr.request(kind, pass)
-	req.Agent, req.Model, req.FallbackModel, req.Brief = lr.n.lot.Agent, model, lr.n.lot.FallbackModel, brief
+	req.Agent, req.Model, req.FallbackModel, req.Brief = agentName(lr.n.lot.Agent), model, lr.n.lot.FallbackModel, brief
 	req.SessionID, req.ReadOnly, req.Timeout, req.Env = newUUID(), readOnly, lr.n.lot.Timeout, lr.childEnv("")
 	req.ReportSchema = kind.ReportSchema()
 	if readOnly {

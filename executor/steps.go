@@ -285,3 +285,12 @@ func incidentOutcome(err error) (state.Outcome, bool) {
 	}
 	return state.Outcome{Kind: state.OutcomeFailed, Status: state.StepFailed, Detail: ie.Cause}, true
 }
+
+// agentName is the name of a lot's agent as a step request names it ("":
+// a lot without one).
+func agentName(a *spec.Agent) string {
+	if a == nil {
+		return ""
+	}
+	return a.Name
+}

@@ -46,10 +46,10 @@ type Leftover struct {
 }
 
 // RecountRequest names a session that ran when its cadence was killed:
-// the lot's agent, the session's id, the folder it ran in and its log
-// prefix.
+// the lot's agent (by name, spec.Agent.Name), the session's id, the folder
+// it ran in and its log prefix.
 type RecountRequest struct {
-	Agent     *spec.Agent
+	Agent     string
 	SessionID string
 	Dir       string
 	Log       string
@@ -147,10 +147,11 @@ func (l *Local) Leftover(_ context.Context, req LeftoverRequest) (Leftover, erro
 // is false when the agent cannot recount or the session left nothing.
 func (l *Local) Recount(_ context.Context, req RecountRequest) (spent agent.Spent, ok bool, err error) {
 	rc, can := l.agent.(Recounter)
-	if !can || req.SessionID == "" || req.Agent == nil {
+	a := l.cfg.Agent(req.Agent)
+	if !can || req.SessionID == "" || a == nil {
 		return agent.Spent{}, false, nil
 	}
-	spent, ok = rc.Recount(req.Agent, req.SessionID, req.Dir, req.Log)
+	spent, ok = rc.Recount(a, req.SessionID, req.Dir, req.Log)
 	return spent, ok, nil
 }
 

@@ -86,7 +86,11 @@ func (l *Local) RunStep(ctx context.Context, req Request, events chan<- Event) (
 	case state.RunsCommand:
 		return l.runCommand(ctx, req, lot, events), nil
 	case state.RunsAgent:
-		return l.runSession(ctx, req, lot, events), nil
+		a := l.cfg.Agent(req.Agent)
+		if a == nil {
+			return Result{}, fmt.Errorf("%s step of lot %s: the wave file has no agent %q", req.Kind, req.ID, req.Agent)
+		}
+		return l.runSession(ctx, req, lot, a, events), nil
 	}
 	return Result{}, fmt.Errorf("a %s step is not run by a step runner", req.Kind)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
 )
 
 // runSession runs one agent session as a step, inside the guard: the
@@ -18,10 +19,10 @@ import (
 // as the agent returns, then the refs; what the session committed, per
 // repository; for a read-only step, whether it left every worktree as it
 // found it.
-func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, events chan<- Event) Result {
+func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *spec.Agent, events chan<- Event) Result {
 	kind := req.Kind
 	sess := agent.Session{
-		Wave: req.Wave, Lot: req.ID, Step: kind, Pass: req.Pass, Agent: req.Agent, Model: req.Model, FallbackModel: req.FallbackModel,
+		Wave: req.Wave, Lot: req.ID, Step: kind, Pass: req.Pass, Agent: a, Model: req.Model, FallbackModel: req.FallbackModel,
 		Dir: req.Dir, Brief: req.Brief, ReadOnly: req.ReadOnly, SessionID: req.SessionID, LogPrefix: req.Log, ReportSchema: req.ReportSchema,
 		Timeout: req.Timeout, WaveID: req.WaveID,
 		LogLimit: int64(req.LogLimit), Limits: stepLimits(req.Limits),

@@ -196,8 +196,10 @@ type Request struct {
 
 	// The fields below are a session's (Kind runs an agent).
 
-	// Agent is the lot's agent; its Kind picks the adapter.
-	Agent *spec.Agent
+	// Agent names the lot's agent (spec.Agent.Name, an agent of the wave
+	// file the runner was given, the built-in one included): its kind
+	// picks the adapter, its settings are the adapter's.
+	Agent string
 	// Model and FallbackModel are the session's models (the table's
 	// model class picks which of the lot's).
 	Model, FallbackModel string

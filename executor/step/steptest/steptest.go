@@ -229,7 +229,7 @@ func testGate(t *testing.T, f *fixture) {
 // reported (Result.Changed), whatever its own status.
 func readOnlyChange(t *testing.T, f *fixture) {
 	req := f.request(state.StepReview, "")
-	req.ReadOnly, req.Brief, req.SessionID, req.Agent = true, "touch stray.txt", "00000000-0000-4000-8000-000000000001", &spec.Agent{}
+	req.ReadOnly, req.Brief, req.SessionID, req.Agent = true, "touch stray.txt", "00000000-0000-4000-8000-000000000001", spec.BuiltinAgent
 	req.Log = filepath.Join(f.wave.Dir, "logs", "0-review")
 	res, events := f.run(t, req)
 	if len(res.Changed) == 0 || !strings.Contains(strings.Join(res.Changed, "; "), "stray.txt") {
