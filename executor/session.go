@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -38,34 +39,74 @@ var interrupted = state.Outcome{Kind: state.OutcomeInterrupted}
 // returns the outcome, and retry when the step is to run again in a fresh
 // session (a usage limit waited for, an API failure retried).
 func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool, tries *apiTries) (Outcome, state.Outcome, error, bool) {
+	if o, ok := lr.awaitSession(ctx, kind); !ok {
+		return Outcome{}, o, nil, false
+	}
+	defer lr.r.sessions.Release()
+	req, o, ok := lr.sessionRequest(ctx, kind, pass, model, readOnly)
+	if !ok {
+		return Outcome{}, o, nil, false
+	}
+	res, got, err := lr.runSession(ctx, req)
+	out := Outcome{Status: res.Status, Usage: res.Usage, CostMicros: res.CostMicros, CostEstimated: res.CostEstimated,
+		Cause: res.Cause, ResetAt: res.ResetAt, API: res.API, Report: res.Report, OutputCut: res.OutputCut}
+	if err != nil {
+		return out, state.Outcome{}, err, false
+	}
+	if got.index < 0 {
+		return out, interrupted, nil, false
+	}
+	status, err := lr.recordSession(ctx, kind, res, got.index)
+	if err != nil {
+		return out, state.Outcome{}, err, false
+	}
+	if res.API != APINone && ctx.Err() == nil {
+		o, retry := lr.apiOutcome(kind, out, tries, req.Timeout)
+		return out, o, nil, retry
+	}
+	o, retry := lr.sessionOutcome(ctx, status, out)
+	return out, o, nil, retry
+}
+
+// awaitSession waits, before a session of kind, for a usage limit's reset
+// and for the lot's unit of the session cap; the waits end early on the
+// lead's drop or stop (steer.go). ok says the unit is held (the caller
+// releases it); otherwise o is why no session starts (interrupted, or the
+// wave's budget spent).
+func (lr *lotRun) awaitSession(ctx context.Context, kind state.StepKind) (o state.Outcome, ok bool) {
 	r := lr.r
-	// The waits end early on the lead's drop or stop (steer.go): then no
-	// session starts.
 	wctx := lr.waitCtx(ctx)
 	if err := r.budget.waitQuota(wctx, func(until time.Time) {
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: kind, Message: "usage limit: no session starts before " + until.Local().Format(time.TimeOnly)})
 	}); err != nil {
 		lr.giveBackSession()
-		return Outcome{}, interrupted, nil, false
+		return interrupted, false
 	}
 	if r.budget.exhausted() || r.budget.stopped() {
 		lr.giveBackSession()
-		return Outcome{}, state.Outcome{Kind: state.OutcomeWaveBudget, Detail: r.budget.why()}, nil, false
+		return state.Outcome{Kind: state.OutcomeWaveBudget, Detail: r.budget.why()}, false
 	}
 	if lr.n.heldSession {
 		lr.n.heldSession = false
 	} else if err := r.sessions.Acquire(wctx, lr.n); err != nil {
-		return Outcome{}, interrupted, nil, false
+		return interrupted, false
 	}
-	defer r.sessions.Release()
+	return state.Outcome{}, true
+}
+
+// sessionRequest is the step request of a session of kind and pass with
+// model: the rendered brief, the lot's agent and environment, the step-kind
+// table's report schema, the timeout (the review timeout for a read-only
+// session), its log prefix. ok false: it cannot start (o says why).
+func (lr *lotRun) sessionRequest(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (req step.Request, o state.Outcome, ok bool) {
 	brief, _, err := lr.brief(ctx, kind, pass)
 	if err != nil {
-		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: err.Error()}, nil, false
+		return req, state.Outcome{Kind: state.OutcomeNoStart, Detail: err.Error()}, false
 	}
 	if err := lr.ensureLogDir(); err != nil {
-		return Outcome{}, state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot make the log folder: " + err.Error()}, nil, false
+		return req, state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot make the log folder: " + err.Error()}, false
 	}
-	req := lr.request(kind, pass)
+	req = lr.request(kind, pass)
 	req.Agent, req.Model, req.FallbackModel, req.Brief = agentName(lr.n.lot.Agent), model, lr.n.lot.FallbackModel, brief
 	req.SessionID, req.ReadOnly, req.Timeout, req.Env = newUUID(), readOnly, lr.n.lot.Timeout, lr.childEnv("")
 	req.ReportSchema = kind.ReportSchema()
@@ -75,54 +116,60 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		req.Pristine, lr.pristine = lr.pristine, false
 	}
 	var idx int
-	r.o.Store.View(func(st *state.State) {
+	lr.r.o.Store.View(func(st *state.State) {
 		if l := st.Lots[lr.id]; l != nil {
 			idx = len(l.Steps)
 		}
 	})
 	req.Log = lr.logPath(idx, kind, "")
-	// The session ends with ctx, or when the wave stops on an API failure
-	// (sessionCtx); before it begins, the lead's drop or stop ends its wait
-	// for a machine slot too.
-	sctx, sessionDone := r.sessionCtx(ctx)
+	return req, state.Outcome{}, true
+}
+
+// runSession runs the session req through the step runner, the step's
+// begin journalled when the runner begins it. The session ends with ctx,
+// or when the wave stops on an API failure (sessionCtx); before it
+// begins, the lead's drop or stop ends its wait for a machine slot too.
+func (lr *lotRun) runSession(ctx context.Context, req step.Request) (step.Result, ran, error) {
+	sctx, sessionDone := lr.r.sessionCtx(ctx)
+	defer sessionDone()
 	begun := make(chan struct{})
-	stopWait := context.AfterFunc(wctx, func() {
+	stopWait := context.AfterFunc(lr.waitCtx(ctx), func() {
 		select {
 		case <-begun:
 		default:
 			sessionDone()
 		}
 	})
+	defer stopWait()
 	res, got, err := lr.runStep(sctx, req, func() (int, error) {
 		close(begun)
-		return lr.beginStep(kind, pass, model)
+		return lr.beginStep(req.Kind, req.Pass, req.Model)
 	})
-	stopWait()
-	sessionDone()
 	if err == nil {
 		err = got.err
 	}
-	out := Outcome{Status: res.Status, Usage: res.Usage, CostMicros: res.CostMicros, CostEstimated: res.CostEstimated,
-		Cause: res.Cause, ResetAt: res.ResetAt, API: res.API, Report: res.Report, OutputCut: res.OutputCut}
-	if err != nil {
-		return out, state.Outcome{}, err, false
-	}
-	if got.index < 0 {
-		return out, interrupted, nil, false
-	}
+	return res, got, err
+}
+
+// recordSession records what the session of kind at journal index i cost
+// (the wave's consumption) and its end (usage, commits, report, verdict),
+// and flags agent config files its commits touched. It returns the
+// step's status as recorded: interrupted when ctx ended it.
+func (lr *lotRun) recordSession(ctx context.Context, kind state.StepKind, res step.Result, i int) (state.StepStatus, error) {
+	r := lr.r
 	lr.roChanged = append(lr.roChanged, res.Changed...)
 	counted, micros, cacheRead := r.budget.add(res.Usage, res.CostMicros)
 	if err := r.o.Store.UpdateWave(func(st *state.State) {
 		st.Consumed = state.Consumed{Counted: counted, CostMicros: micros, CacheRead: cacheRead,
 			CostEstimated: st.Consumed.CostEstimated || res.CostEstimated}
 	}); err != nil {
-		return out, state.Outcome{}, err, false
+		return "", err
 	}
 	status := res.Status
 	if ctx.Err() != nil && status != state.StepOK {
 		status = state.StepInterrupted
 	}
-	if err := lr.endStep(got.index, status, res.Cause, func(s *state.Step) {
+	if err := lr.endStep(i, status, res.Cause, func(s *state.Step) {
 		s.Usage, s.CostMicros, s.HeadAfter, s.Commits, s.Report = res.Usage, res.CostMicros, res.HeadAfter, res.Commits, res.ReportPath
 		s.OutputCut = res.OutputCut
 		s.AlsoCommits = res.AlsoCommits
@@ -133,33 +180,38 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 			s.Conform = &c
 		}
 	}); err != nil {
-		return out, state.Outcome{}, err, false
+		return "", err
 	}
 	if len(res.Commits) > 0 || len(res.AlsoCommits) > 0 {
 		if err := lr.flagAgentConfig(ctx); err != nil { // agentconfig.go
-			return out, state.Outcome{}, err, false
+			return "", err
 		}
 	}
-	if res.API != APINone && ctx.Err() == nil {
-		o, retry := lr.apiOutcome(kind, out, tries, req.Timeout)
-		return out, o, nil, retry
-	}
+	return status, nil
+}
+
+// sessionOutcome is the life cycle's outcome of a session that ended with
+// status (out: how): ok, interrupted (by cadence, or by the wave's stop on
+// an API failure), a usage limit (retry: wait for its reset with on_quota
+// = "wait", then run the step again), or failed.
+func (lr *lotRun) sessionOutcome(ctx context.Context, status state.StepStatus, out Outcome) (o state.Outcome, retry bool) {
+	r := lr.r
 	switch status {
 	case state.StepOK:
-		return out, okOutcome, nil, false
+		return okOutcome, false
 	case state.StepInterrupted:
 		if ctx.Err() == nil && r.apiStopped() != "" {
-			return out, state.Outcome{Kind: state.OutcomeInterrupted, Detail: APIStopCause}, nil, false
+			return state.Outcome{Kind: state.OutcomeInterrupted, Detail: APIStopCause}, false
 		}
-		return out, interrupted, nil, false
+		return interrupted, false
 	case state.StepQuota:
 		if r.o.Config.Wave.OnQuota == spec.OnQuotaWait {
 			r.budget.pauseUntil(out.ResetAt, r.now())
-			return out, state.Outcome{}, nil, true
+			return state.Outcome{}, true
 		}
 		r.budget.quota(out.ResetAt)
-		return out, state.Outcome{Kind: state.OutcomeQuota, Detail: out.Cause}, nil, false
+		return state.Outcome{Kind: state.OutcomeQuota, Detail: out.Cause}, false
 	default:
-		return out, state.Outcome{Kind: state.OutcomeFailed, Status: status, Detail: out.Cause}, nil, false
+		return state.Outcome{Kind: state.OutcomeFailed, Status: status, Detail: out.Cause}, false
 	}
 }
