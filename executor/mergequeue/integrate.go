@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/state"
@@ -37,63 +36,25 @@ func (q *Queue) Integrate(ctx context.Context, lot Lot) (Result, error) {
 	return res, err
 }
 
-// integrateAlone is Integrate for a lot outside the queue.
+// integrateAlone is Integrate for a lot outside the queue: under the
+// integration locks of all its repositories, each is rebased and, where
+// that changed what was tested, its gate runs again; then every base
+// advances, or none.
 func (q *Queue) integrateAlone(ctx context.Context, lot Lot) (Result, error) {
 	specs := make([]*spec.Repo, len(lot.Repos))
 	for k, rp := range lot.Repos {
 		specs[k] = rp.Spec
 	}
-	locked := append([]*spec.Repo(nil), specs...)
-	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
-	var unlocks []func()
-	var unlockOnce sync.Once
-	release := func() {
-		unlockOnce.Do(func() {
-			for j := len(unlocks) - 1; j >= 0; j-- {
-				unlocks[j]()
-			}
-		})
-	}
+	release, cause := q.lockAll(ctx, specs)
 	defer release()
-	for _, rp := range locked {
-		unlock, err := q.c.Git.LockIntegration(ctx, rp, q.wave())
-		if err != nil {
-			return Result{Kind: Waits, Cause: "integration lock: " + err.Error()}, nil
-		}
-		unlocks = append(unlocks, unlock)
+	if cause != "" {
+		return Result{Kind: Waits, Cause: cause}, nil
 	}
 	q.c.Guard.CheckTips(ctx, lot.ID)
 	defer q.c.Guard.Moving(lot.ID)() // its rebase moves the lot's branch
 	for _, repo := range lot.Repos {
-		rp := repo.Spec
-		rebased, err := q.c.Git.Rebase(ctx, rp, repo.Worktree)
-		var conflict RebaseConflict
-		switch {
-		case errors.As(err, &conflict):
-			return Result{Kind: Conflict, Repo: rp, Files: conflict.ConflictFiles()}, nil
-		case err != nil:
-			return Result{Kind: Waits, Cause: "rebase: " + err.Error()}, nil
-		}
-		if rp.Test == "" || !(rebased || !q.tested(ctx, lot.ID, repo)) {
-			continue
-		}
-		g, err := q.c.Gates.Test(ctx, lot.ID, repo)
-		if err != nil {
-			return Result{}, err
-		}
-		switch g.Status {
-		case GateIncident:
-			// The gate moved a guarded ref: the lot fails, nothing is
-			// integrated.
-			return Result{Kind: Incident, Incident: g.Incident}, nil
-		case GateInterrupted:
-			return Result{Kind: GateStopped, Cause: g.Cause}, nil
-		case GateHeld:
-			// The gate changed the lead's checkout: the lot is held, not
-			// integrated in this run.
-			return Result{Kind: Interrupted, Cause: g.Cause}, nil
-		case GateRed:
-			return Result{Kind: Red, Cause: fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, g.Cause)}, nil
+		if res, stop, err := q.rebaseAndTest(ctx, lot, repo); stop || err != nil {
+			return res, err
 		}
 	}
 	// A push from a command or a test gate since the remotes were last
@@ -107,9 +68,76 @@ func (q *Queue) integrateAlone(ctx context.Context, lot Lot) (Result, error) {
 	if res, done := q.alreadyOn(ctx, lot); done {
 		return res, nil
 	}
-	// Advance every base, or none. With neighbours, the intent is recorded
-	// first: a cadence killed between two advances leaves it for the next
-	// apply to complete (intent.go).
+	return q.advanceAll(ctx, lot, specs)
+}
+
+// lockAll takes the integration locks of repos, in name order; release
+// gives back those taken. cause says why one could not be taken (the lot
+// waits at integrate).
+func (q *Queue) lockAll(ctx context.Context, repos []*spec.Repo) (release func(), cause string) {
+	locked := append([]*spec.Repo(nil), repos...)
+	sort.Slice(locked, func(a, b int) bool { return locked[a].Name < locked[b].Name })
+	var unlocks []func()
+	release = func() {
+		for j := len(unlocks) - 1; j >= 0; j-- {
+			unlocks[j]()
+		}
+		unlocks = nil
+	}
+	for _, rp := range locked {
+		unlock, err := q.c.Git.LockIntegration(ctx, rp, q.wave())
+		if err != nil {
+			return release, "integration lock: " + err.Error()
+		}
+		unlocks = append(unlocks, unlock)
+	}
+	return release, ""
+}
+
+// rebaseAndTest rebases the lot's branch in repo onto its base and, when
+// the rebase rewrote it or its tree was not tested, runs the repository's
+// gate on it. stop says the integration ends with res (a conflict, a red
+// or stopped gate, an incident); err is a failure to record state.
+func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (res Result, stop bool, err error) {
+	rp := repo.Spec
+	rebased, err := q.c.Git.Rebase(ctx, rp, repo.Worktree)
+	var conflict RebaseConflict
+	switch {
+	case errors.As(err, &conflict):
+		return Result{Kind: Conflict, Repo: rp, Files: conflict.ConflictFiles()}, true, nil
+	case err != nil:
+		return Result{Kind: Waits, Cause: "rebase: " + err.Error()}, true, nil
+	}
+	if rp.Test == "" || !(rebased || !q.tested(ctx, lot.ID, repo)) {
+		return Result{}, false, nil
+	}
+	g, err := q.c.Gates.Test(ctx, lot.ID, repo)
+	if err != nil {
+		return Result{}, true, err
+	}
+	switch g.Status {
+	case GateIncident:
+		// The gate moved a guarded ref: the lot fails, nothing is
+		// integrated.
+		return Result{Kind: Incident, Incident: g.Incident}, true, nil
+	case GateInterrupted:
+		return Result{Kind: GateStopped, Cause: g.Cause}, true, nil
+	case GateHeld:
+		// The gate changed the lead's checkout: the lot is held, not
+		// integrated in this run.
+		return Result{Kind: Interrupted, Cause: g.Cause}, true, nil
+	case GateRed:
+		return Result{Kind: Red, Cause: fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, g.Cause)}, true, nil
+	}
+	return Result{}, false, nil
+}
+
+// advanceAll advances the base of every repository of the lot to its
+// rebased branch, or none. With neighbours, the intent is recorded first:
+// a cadence killed between two advances leaves it for the next apply to
+// complete (intent.go). A base that moved meanwhile, or one that cannot
+// advance, undoes the advances made; the lot waits at integrate.
+func (q *Queue) advanceAll(ctx context.Context, lot Lot, specs []*spec.Repo) (Result, error) {
 	intent, cause, err := q.recordIntent(ctx, lot)
 	if err != nil {
 		return Result{}, err
