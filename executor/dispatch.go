@@ -42,45 +42,62 @@ type finish struct {
 
 // runner is one run of the executor.
 type runner struct {
+	// Who owns each field: "start" fields are set by Run before the
+	// dispatcher's loop begins and only read after; "dispatcher" fields are
+	// touched by the dispatcher's goroutine (runner.loop) alone; the others
+	// say their lock, or are safe for concurrent use themselves.
+
+	// o is the run's options (start).
 	o Options
 	// guardEnv is the guard environment of every step, the same for every
 	// lot of the wave (step.Runner.GuardEnv), or guardEnvErr why there is
-	// none: made once, by guardEnvOnce.
+	// none: made once, by guardEnvOnce, by whichever lot asks first.
 	guardEnv     []string
 	guardEnvErr  error
 	guardEnvOnce sync.Once
 	// steps runs every step (Options.Steps); guard is the wave's guard it
-	// shares with the merge queue (executor/step/guard).
-	steps    step.Runner
-	guard    *guard.Guard
-	now      func() time.Time
+	// shares with the merge queue (executor/step/guard). Start; both are
+	// safe for concurrent use.
+	steps step.Runner
+	guard *guard.Guard
+	// now is the clock (start).
+	now func() time.Time
+	// sessions is the session cap of this process (its own lock).
 	sessions *prioritySem
-	nodes    []*node
-	byID     map[string]*node
-	ready    *readySet
+	// nodes and byID are the run's lots (start: built by build); a node's
+	// scheduling fields are the dispatcher's, its steer the node's lock.
+	nodes []*node
+	byID  map[string]*node
+	// ready are the lots that may start (dispatcher).
+	ready *readySet
+	// finished carries each lot goroutine's end to the dispatcher.
 	finished chan finish
-	budget   budget
-	// running lots per repository
+	// budget is the wave's budget and quota (its own lock).
+	budget budget
+	// repoBusy counts the running lots per repository, jobsBusy the
+	// running command lots (dispatcher).
 	repoBusy map[*spec.Repo]int
 	jobsBusy int
 	// incidentMsg, once set, stops the wave: a push happened, or a guarded
-	// ref or a worktree's HEAD moved.
+	// ref or a worktree's HEAD moved (incidentMu).
 	incidentMu  sync.Mutex
 	incidentMsg string
-	// requests are the lead's requests the watcher hands the dispatcher;
-	// stopCause, once set, is the lead's stop (steer.go).
+	// requests carries the lead's requests from the watcher to the
+	// dispatcher; stopCause, once set, is the lead's stop (stopMu;
+	// steer.go); steerNoted says once that steering is unavailable.
 	requests   chan steerMsg
 	stopMu     sync.Mutex
 	stopCause  string
 	steerNoted sync.Once
 	// leftovers is set when processes of an earlier apply of the wave
-	// outlived endLeftovers (orphans.go).
+	// outlived endLeftovers (start: orphans.go).
 	leftovers bool
 	// badSeen are the unreadable request files noted already (only the
 	// watcher's goroutine, or the dispatcher's before it starts, uses it).
 	badSeen map[string]bool
-	// mq is the run's merge queue, made on first use (queue.go); loopCtx
-	// is the run's context its leaders use, began when the run began.
+	// mq is the run's merge queue and mqSide its gates, made on first use
+	// by whichever lot integrates first (mqOnce; queue.go); loopCtx is the
+	// run's context its leaders use and began when the run began (start).
 	mqOnce  sync.Once
 	mq      *mergequeue.Queue
 	mqSide  *queueSide
@@ -89,10 +106,12 @@ type runner struct {
 	// inQueue carries the lots that entered a merge queue to the
 	// dispatcher, which gives back their places (node.queued).
 	inQueue chan *node
-	// api is the API failure that stopped the wave, if any (apifail.go).
+	// api is the API failure that stopped the wave, if any (its own lock;
+	// apifail.go).
 	api apiStop
 	// machineMsg, once set, is the machine error that stops the wave (a
-	// full disk: machinestop.go); halt cancels the running lots' steps.
+	// full disk: machinestop.go; machineMu); halt cancels the running lots'
+	// steps (start).
 	machineMu  sync.Mutex
 	machineMsg string
 	halt       context.CancelFunc
