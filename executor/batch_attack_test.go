@@ -16,6 +16,7 @@ import (
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 	"github.com/cadence-run/cadence/planner"
 )
 
@@ -171,17 +172,14 @@ func TestQueueAttackQueueGateThatCommitsMovesMainToAnUntestedTree(t *testing.T) 
 	}
 }
 
-// waitFor polls cond every 10 ms for at most a minute (a bound, not a
-// timing: each condition comes true in every correct run).
+// waitFor polls cond for at most testutil.WaitTimeout (a bound, not a
+// timing: each condition comes true in every correct run). It reports a
+// failure with Errorf: the agent's goroutines call it.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Eventually(testutil.WaitTimeout, cond) {
+		t.Errorf("gave up waiting for %s", what)
 	}
-	t.Errorf("gave up waiting for %s", what)
 }
 
 // Promise: a lot in the queue "gives its place under parallel and -jobs
