@@ -1,0 +1,50 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// TestFindingRhostStepRunsAfterItsBeginFailed reproduces a finding of the
+// step-seam review: before the split, shellIn wrote the step's begin
+// (beginStep) and returned its error before starting anything, so a step
+// whose begin could not be journalled never ran. Now runStep writes the
+// begin from the events goroutine when the runner says EventBegin, and
+// the runner goes on whatever that write returned: the command runs to
+// its end with no step in the journal (no PID for the next apply to end,
+// no commits recorded, for a session no usage counted).
+func TestFindingRhostStepRunsAfterItsBeginFailed(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "wave.hcl")
+	os.WriteFile(file, []byte("wave \"w\" {\n}\nlot \"x\" {\n  run = \"true\"\n}\n"), 0o644)
+	cfg, diags := spec.NewLoader().LoadFile(file, spec.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	store, err := state.OpenStore(filepath.Join(dir, "wave.state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A store that can no longer write (as on a full disk): every
+	// update, the step's begin first, fails.
+	store.Close()
+	r := &runner{o: Options{Config: cfg, Store: store, Env: []string{"PATH=" + os.Getenv("PATH")},
+		Layout: layout.New(file, cfg.Wave.Name, filepath.Join(dir, "home"))}, now: time.Now}
+	r.setUpSteps()
+	lr := &lotRun{r: r, id: "x", n: &node{lot: cfg.Lot("x")}, dir: dir}
+	marker := filepath.Join(dir, "ran")
+	_, _, err = lr.shell(context.Background(), state.StepRun, 0, "touch "+marker, 0)
+	if err == nil {
+		t.Fatal("shell: no error, want the journal's")
+	}
+	if _, serr := os.Stat(marker); serr == nil {
+		t.Fatalf("the run step's command ran although its begin could not be journalled (%v)", err)
+	}
+}
