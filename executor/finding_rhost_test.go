@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -46,5 +47,50 @@ func TestFindingRhostStepRunsAfterItsBeginFailed(t *testing.T) {
 	}
 	if _, serr := os.Stat(marker); serr == nil {
 		t.Fatalf("the run step's command ran although its begin could not be journalled (%v)", err)
+	}
+}
+
+// remoteFileGit is the fake git whose remotes are what a file holds: a
+// step that writes the file has pushed.
+type remoteFileGit struct {
+	*fakeGit
+	file string
+}
+
+func (g remoteFileGit) RemoteState(context.Context, *spec.Repo) string {
+	b, _ := os.ReadFile(g.file)
+	return string(b)
+}
+
+// TestFindingRhostSetupPushOfAgentLotUndetected reproduces a finding: a
+// worktree's setup command runs outside any OS sandbox and is guarded "as
+// a command step is ... the remotes with the command steps'"
+// (step/setup.go, executor/bootstrap.go), but the remotes compared for
+// command steps are only those of command lots and of agent lots with a
+// test gate (shellRepos). An agent lot of a repository with a setup and
+// no test gate has its remotes read by nobody: its setup pushes, the
+// sessions' own push check reads the remotes after the setup (so before
+// and after agree), the integration and the wave's end compare nothing,
+// and the wave ends with no incident.
+func TestFindingRhostSetupPushOfAgentLotUndetected(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "remote")
+	os.WriteFile(remote, []byte("main=1\n"), 0o644)
+	h := newHarness(t, `wave "w" {}
+repo "r" {
+  path  = "."
+  setup = "echo main=2 > `+remote+`"
+}
+`+agentLots("a"))
+	res, err := h.runWith(context.Background(), planner.Options{}, func(o *Options) {
+		o.Git = remoteFileGit{fakeGit: h.git, file: remote}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(remote); string(b) != "main=2\n" {
+		t.Fatalf("the setup did not run (remote %q)", b)
+	}
+	if res.Incident == "" {
+		t.Fatalf("a setup command changed the remotes of repo r (a push) and the wave ended without an incident (lot a: %s)", h.status("a"))
 	}
 }

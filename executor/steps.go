@@ -226,10 +226,10 @@ func (lr *lotRun) checkTips(ctx context.Context) {
 	}
 }
 
-// shellRepos are the repositories command or test steps of the run's
-// lots may use (their remotes are compared: guard.WatchRemotes): every
-// repository of a command lot, and of an agent lot with a test gate in
-// any of its repositories.
+// shellRepos are the repositories command, test or setup steps of the
+// run's lots may use (their remotes are compared: guard.WatchRemotes):
+// every repository of a command lot, and of an agent lot with a test gate
+// or a setup command in any of its repositories.
 func shellRepos(nodes []*node) []*spec.Repo {
 	var out []*spec.Repo
 	seen := map[*spec.Repo]bool{}
@@ -247,13 +247,15 @@ func shellRepos(nodes []*node) []*spec.Repo {
 	return out
 }
 
-// hasShellSteps says whether a lot runs commands or test gates.
+// hasShellSteps says whether a lot runs commands, test gates or a
+// worktree's setup command (watched as a command step is, its remotes
+// with the command steps').
 func hasShellSteps(l *spec.Lot) bool {
-	if l.Kind == spec.CommandLot {
+	if l.Kind == spec.CommandLot || l.Bootstrap.Setup != "" {
 		return true
 	}
 	for _, rp := range l.Repos() {
-		if rp.Test != "" {
+		if rp.Test != "" || rp.Bootstrap.Setup != "" {
 			return true
 		}
 	}
