@@ -110,51 +110,16 @@ type ran struct {
 }
 
 // runStep runs req through the step runner and returns its result. It
-// drains the runner's events: the step's begin is written when the runner
-// begins it (begin, which returns the step's index), its pid (and a
-// session's id and HEAD) when it starts, its progress and notes are
-// emitted, an incident found before it is the wave's. It then records
-// the result's wave incidents, held cause, warnings and backups.
+// takes the runner's events in (stepEvents): the step's begin is written
+// when the runner begins it (begin, which returns the step's index) and
+// before anything of the step runs, its pid (and a session's id and HEAD)
+// when it starts. It then records the result's wave incidents, held
+// cause, warnings and backups.
 func (lr *lotRun) runStep(ctx context.Context, req step.Request, begin func() (int, error)) (step.Result, ran, error) {
 	r := lr.r
-	events := make(chan step.Event)
-	got := ran{index: -1}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for e := range events {
-			switch e.Kind {
-			case step.EventBegin:
-				if got.index < 0 && got.err == nil {
-					got.index, got.err = begin()
-				}
-			case step.EventStarted:
-				if got.index < 0 || got.err != nil {
-					continue
-				}
-				i := got.index
-				err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
-					l.Steps[i].PID = e.PID
-					if e.SessionID != "" {
-						l.Steps[i].SessionID, l.Steps[i].HeadBefore = e.SessionID, e.HeadBefore
-					}
-				})
-				if got.err == nil {
-					got.err = err
-				}
-			case step.EventProgress:
-				r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: req.Kind, Pass: req.Pass, Model: req.Model, Usage: e.Usage})
-			case step.EventNote, step.EventOutput:
-				r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: req.Kind, Message: e.Text})
-			case step.EventIncident:
-				r.incident(e.Text)
-			}
-		}
-	}()
+	events := &stepEvents{lr: lr, req: req, begin: begin, got: ran{index: -1}}
 	res, err := r.steps.RunStep(ctx, req, events)
-	close(events)
-	wg.Wait()
+	got := events.end()
 	if err != nil {
 		return res, got, err
 	}
@@ -295,4 +260,66 @@ func agentName(a *spec.Agent) string {
 		return ""
 	}
 	return a.Name
+}
+
+// stepEvents takes in the events of one step as the runner emits them
+// (step.Events), one at a time: the step's begin is journalled before Emit
+// returns (its error keeps the step from starting), then its pid (and a
+// session's id and HEAD), its progress and notes are emitted, an incident
+// found before it is the wave's. got is what was learnt; after end, an
+// event is refused.
+type stepEvents struct {
+	lr    *lotRun
+	req   step.Request
+	begin func() (int, error)
+	mu    sync.Mutex
+	got   ran
+	ended bool
+}
+
+// Emit implements step.Events.
+func (s *stepEvents) Emit(e step.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return errors.New("an event after the step's end")
+	}
+	r, lr := s.lr.r, s.lr
+	switch e.Kind {
+	case step.EventBegin:
+		if s.got.index < 0 && s.got.err == nil {
+			s.got.index, s.got.err = s.begin()
+		}
+		return s.got.err
+	case step.EventStarted:
+		if s.got.index < 0 || s.got.err != nil {
+			return s.got.err
+		}
+		i := s.got.index
+		err := r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+			l.Steps[i].PID = e.PID
+			if e.SessionID != "" {
+				l.Steps[i].SessionID, l.Steps[i].HeadBefore = e.SessionID, e.HeadBefore
+			}
+		})
+		if s.got.err == nil {
+			s.got.err = err
+		}
+		return err
+	case step.EventProgress:
+		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: s.req.Kind, Pass: s.req.Pass, Model: s.req.Model, Usage: e.Usage})
+	case step.EventNote, step.EventOutput:
+		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: s.req.Kind, Message: e.Text})
+	case step.EventIncident:
+		r.incident(e.Text)
+	}
+	return nil
+}
+
+// end refuses further events and returns what was learnt.
+func (s *stepEvents) end() ran {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	return s.got
 }

@@ -21,9 +21,11 @@ import (
 // commit it passes (Result.HeadAfter), and one that moves HEAD (a gate
 // that commits, or checks out another commit) is failed: what it tested
 // is not what the branch now holds; the branch is put back there.
-func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, events chan<- Event) Result {
+func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, events Events) Result {
 	kind := req.Kind
-	send(events, Event{Kind: EventBegin})
+	if cause := begin(events, kind); cause != "" {
+		return Result{Status: state.StepInterrupted, Cause: cause, Unstarted: true}
+	}
 	// The log file (and the lot's log folder) is made when the command
 	// first writes: a silent command costs no file, which on a busy disk
 	// is most of what a small command lot costs. A write that fails ends

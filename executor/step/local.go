@@ -70,7 +70,7 @@ const KindSetup state.StepKind = "setup"
 
 // RunStep runs the step req asks for (Runner.RunStep): a command (run,
 // test, setup) or an agent session, as the step-kind table says.
-func (l *Local) RunStep(ctx context.Context, req Request, events chan<- Event) (Result, error) {
+func (l *Local) RunStep(ctx context.Context, req Request, events Events) (Result, error) {
 	lot, err := l.guardLot(req.Lot)
 	if err != nil {
 		return Result{}, err
@@ -175,16 +175,30 @@ func (l *Local) remoteHosts(ctx context.Context, repos []guard.Repo) []string {
 	return slices.Compact(slices.Sorted(slices.Values(all)))
 }
 
-// send sends e on events (nil: dropped).
-func send(events chan<- Event, e Event) {
+// send emits e on events (nil: dropped); the receiver's error is of no
+// consequence but for EventBegin (begin).
+func send(events Events, e Event) {
 	if events != nil {
-		events <- e
+		_ = events.Emit(e)
 	}
+}
+
+// begin emits EventBegin; a non-empty cause says the receiver could not
+// record it, and the step must not start (its Result: unstarted,
+// interrupted with the cause).
+func begin(events Events, kind state.StepKind) (cause string) {
+	if events == nil {
+		return ""
+	}
+	if err := events.Emit(Event{Kind: EventBegin}); err != nil {
+		return fmt.Sprintf("the %s step was not started: its begin could not be recorded: %v", kind, err)
+	}
+	return ""
 }
 
 // guarded turns the guard's findings into events and the Result's
 // incidents; it returns the step's incident cause ("" when none).
-func guarded(res *Result, lotID string, f guard.Findings, events chan<- Event) string {
+func guarded(res *Result, lotID string, f guard.Findings, events Events) string {
 	for _, n := range f.Notes {
 		send(events, Event{Kind: EventNote, Text: n})
 	}
@@ -202,7 +216,7 @@ func guarded(res *Result, lotID string, f guard.Findings, events chan<- Event) s
 }
 
 // before runs the guard's Before and reports what it found at once.
-func (l *Local) before(ctx context.Context, lot guard.Lot, o guard.Options, events chan<- Event) *guard.Watch {
+func (l *Local) before(ctx context.Context, lot guard.Lot, o guard.Options, events Events) *guard.Watch {
 	w, f := l.guard.Before(ctx, lot, o)
 	for _, n := range f.Notes {
 		send(events, Event{Kind: EventNote, Text: n})

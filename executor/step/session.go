@@ -19,7 +19,7 @@ import (
 // as the agent returns, then the refs; what the session committed, per
 // repository; for a read-only step, whether it left every worktree as it
 // found it.
-func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *spec.Agent, events chan<- Event) Result {
+func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *spec.Agent, events Events) Result {
 	kind := req.Kind
 	sess := agent.Session{
 		Wave: req.Wave, Lot: req.ID, Step: kind, Pass: req.Pass, Agent: a, Model: req.Model, FallbackModel: req.FallbackModel,
@@ -38,7 +38,9 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *s
 		defer release()
 		sess.SlotLock = lock
 	}
-	send(events, Event{Kind: EventBegin})
+	if cause := begin(events, kind); cause != "" {
+		return Result{Status: state.StepInterrupted, Cause: cause, Unstarted: true}
+	}
 	head, _ := l.git.Head(ctx, req.Dir)
 	alsoBefore := l.neighbourHeads(ctx, lot)
 	var roHeads string

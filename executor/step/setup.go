@@ -18,7 +18,7 @@ import (
 // it, the remotes with the command steps'. A setup must leave the branch
 // where it found it and write only files git ignores. The Result's cause
 // names the setup; Logged says its log file (req.Log) was written.
-func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events chan<- Event) Result {
+func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events Events) Result {
 	rp, _, err := l.repoOf(req.Lot, req.Repo)
 	if err != nil {
 		return Result{Status: state.StepFailed, Cause: err.Error()}
@@ -45,9 +45,11 @@ func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events
 		sctx, cancel = context.WithTimeout(sctx, t)
 		defer cancel()
 	}
+	if cause := begin(events, req.Kind); cause != "" {
+		return Result{Status: state.StepInterrupted, Cause: cause, Unstarted: true}
+	}
 	head, _ := l.git.Head(ctx, dir)
 	watch := l.before(ctx, lot, guard.Options{Kind: "setup", Shell: true, Checkout: true}, events)
-	send(events, Event{Kind: EventBegin})
 	pres, rerr := proc.Run(sctx, proc.Cmd{
 		Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: dir,
 		Env:        l.stepEnv(req),

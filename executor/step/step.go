@@ -23,15 +23,17 @@ import (
 // can implement it by sending these values over the wire. The caller
 // (the orchestrator) owns the journal; a Runner writes none of it.
 type Runner interface {
-	// RunStep runs one step to its end and says how it ended. It sends
-	// what happens meanwhile on events (EventStarted first, once the
-	// step's process runs) and sends nothing once it returned; the caller
-	// drains events concurrently and closes it after RunStep returned.
+	// RunStep runs one step to its end and says how it ended. It emits
+	// what happens meanwhile on events, in order (EventBegin before
+	// anything of the step runs, then EventStarted once its process
+	// runs), and emits nothing once it returned. When emitting EventBegin
+	// fails (the caller could not record the step's begin), the step does
+	// not start: the Result is Unstarted.
 	// Nothing the step started is left running when it returns. The
 	// error is for a request the runner cannot read (an unknown
 	// repository); how the step itself ended, whatever it was, is in the
 	// Result.
-	RunStep(ctx context.Context, req Request, events chan<- Event) (Result, error)
+	RunStep(ctx context.Context, req Request, events Events) (Result, error)
 	// ResetForReplay puts the lot's worktree of repo back at commit to
 	// before its command step is replayed, keeping what an earlier
 	// attempt left there under the lot's next backup ref (returned, ""
@@ -296,6 +298,17 @@ type Result struct {
 	// Logged says the step wrote its log file (Log): a silent command
 	// leaves none.
 	Logged bool
+}
+
+// Events receives what happens during a step. Emit returns once the
+// receiver has taken e in (for EventBegin: recorded the step's begin);
+// its error says it could not, which, for EventBegin, keeps the step from
+// starting. A runner may emit from several goroutines: an Events is safe
+// for concurrent use, and events are taken in the order Emit is called.
+// A runner on another machine emits by a request that waits for its
+// reply.
+type Events interface {
+	Emit(Event) error
 }
 
 // EventKind says what an Event reports.

@@ -3,6 +3,7 @@ package step_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -42,19 +43,23 @@ func trip[T any](t *testing.T, what string, v T) T {
 	return out
 }
 
-func (w wire) RunStep(ctx context.Context, req step.Request, events chan<- step.Event) (step.Result, error) {
-	inner := make(chan step.Event)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for e := range inner {
-			events <- trip(w.t, "an event", e)
-		}
-	}()
-	res, err := w.inner.RunStep(ctx, trip(w.t, "a request", req), inner)
-	close(inner)
-	<-done
+func (w wire) RunStep(ctx context.Context, req step.Request, events step.Events) (step.Result, error) {
+	res, err := w.inner.RunStep(ctx, trip(w.t, "a request", req), wireEvents{w.t, events})
 	return trip(w.t, "a result", res), err
+}
+
+// wireEvents sends each event through JSON, and the receiver's answer
+// back as text, as a request and its reply would.
+type wireEvents struct {
+	t     *testing.T
+	inner step.Events
+}
+
+func (e wireEvents) Emit(ev step.Event) error {
+	if err := e.inner.Emit(trip(e.t, "an event", ev)); err != nil {
+		return errors.New(trip(e.t, "an event's refusal", err.Error()))
+	}
+	return nil
 }
 
 func (w wire) ResetForReplay(ctx context.Context, lot step.Lot, repo, to string) (string, error) {

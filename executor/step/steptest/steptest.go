@@ -6,11 +6,13 @@ package steptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +47,8 @@ func Run(t *testing.T, make MakeRunner) {
 	}{
 		{"CommandCommits", commandCommits},
 		{"CommandRed", commandRed},
+		{"BeginRefused", beginRefused},
+		{"SessionBeginRefused", sessionBeginRefused},
 		{"Timeout", timeout},
 		{"GuardedRefPutBack", guardedRef},
 		{"TestGate", testGate},
@@ -116,26 +120,49 @@ func (f *fixture) request(kind state.StepKind, command string) step.Request {
 	}
 }
 
-// run runs req and returns its result and the events it sent, in order.
-// It fails the test when the runner sends an event after it returned.
+// run runs req and returns its result and the events it emitted, in
+// order. It fails the test when the runner emits an event after it
+// returned.
 func (f *fixture) run(t *testing.T, req step.Request) (step.Result, []step.Event) {
 	t.Helper()
-	events := make(chan step.Event)
-	var got []step.Event
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for e := range events {
-			got = append(got, e)
-		}
-	}()
+	events := &Recorder{}
 	res, err := f.runner.RunStep(context.Background(), req, events)
-	close(events) // a send after this panics: the runner sent after it returned
-	<-done
+	got := events.End()
 	if err != nil {
 		t.Fatalf("RunStep: %v", err)
 	}
 	return res, got
+}
+
+// Recorder is a step.Events that keeps every event in order and refuses
+// (with an error) any emitted after End, and EventBegin when Refuse is set.
+type Recorder struct {
+	Refuse error
+	mu     sync.Mutex
+	events []step.Event
+	ended  bool
+}
+
+// Emit implements step.Events.
+func (r *Recorder) Emit(e step.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return fmt.Errorf("event %s emitted after RunStep returned", e.Kind)
+	}
+	r.events = append(r.events, e)
+	if e.Kind == step.EventBegin {
+		return r.Refuse
+	}
+	return nil
+}
+
+// End refuses further events and returns those emitted so far.
+func (r *Recorder) End() []step.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+	return r.events
 }
 
 // commandCommits: a command step's commits and heads are reported, and
@@ -162,6 +189,49 @@ func commandRed(t *testing.T, f *fixture) {
 	res, _ := f.run(t, f.request(state.StepRun, "echo boom; exit 3"))
 	if res.Status != state.StepFailed || !strings.Contains(res.Cause, "exit 3") || !strings.Contains(res.Output, "boom") {
 		t.Errorf("status %s, cause %q, output %q; want failed, exit 3, boom", res.Status, res.Cause, res.Output)
+	}
+}
+
+// beginRefused: a command whose begin the caller could not record does not
+// run: the result is unstarted, nothing of the command happened, and no
+// EventStarted came.
+func beginRefused(t *testing.T, f *fixture) {
+	marker := filepath.Join(f.wave.Dir, "ran")
+	events := &Recorder{Refuse: errors.New("journal refused (test)")}
+	res, err := f.runner.RunStep(context.Background(), f.request(state.StepRun, "touch "+marker), events)
+	got := events.End()
+	if err != nil {
+		t.Fatalf("RunStep: %v", err)
+	}
+	if !res.Unstarted || res.Status == state.StepOK {
+		t.Errorf("status %s, unstarted %v (%s); want an unstarted step", res.Status, res.Unstarted, res.Cause)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran although its begin was refused")
+	}
+	for _, e := range got {
+		if e.Kind == step.EventStarted {
+			t.Errorf("events %+v: a process started", got)
+		}
+	}
+}
+
+// sessionBeginRefused: the same for an agent session.
+func sessionBeginRefused(t *testing.T, f *fixture) {
+	req := f.request(state.StepImplement, "")
+	req.Brief, req.SessionID, req.Agent = "touch stray.txt", "00000000-0000-4000-8000-000000000002", spec.BuiltinAgent
+	req.Log = filepath.Join(f.wave.Dir, "logs", "0-implement")
+	events := &Recorder{Refuse: errors.New("journal refused (test)")}
+	res, err := f.runner.RunStep(context.Background(), req, events)
+	events.End()
+	if err != nil {
+		t.Fatalf("RunStep: %v", err)
+	}
+	if !res.Unstarted || res.Status == state.StepOK {
+		t.Errorf("status %s, unstarted %v (%s); want an unstarted session", res.Status, res.Unstarted, res.Cause)
+	}
+	if _, err := os.Stat(filepath.Join(f.wt, "stray.txt")); err == nil {
+		t.Error("the session ran although its begin was refused")
 	}
 }
 
