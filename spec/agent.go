@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -83,8 +85,33 @@ func (d *decoder) agentSettings(a *Agent) {
 		return
 	}
 	s, diags := d.settingsDecoder(a.Kind, a.Body, a.EvalContext)
+	suggestCommon(diags)
 	d.values.diags = append(d.values.diags, diags...)
 	a.Settings = s
+}
+
+// unknownArg matches the detail of HCL's diagnostic for an attribute a
+// body's schema does not have: native syntax, then JSON.
+var unknownArg = regexp.MustCompile(`^(?:An argument named|No argument or block type is named) "([^"]+)"`)
+
+// suggestCommon adds "Did you mean" to the adapter's diagnostics of an
+// unknown attribute that is a misspelt common one (sandbox, command, …):
+// the adapter decodes the remaining body with its own schema only, so HCL
+// suggests among its attributes alone (docs/wave-file.md, Errors: unknown
+// attributes come with the likely name).
+func suggestCommon(diags hcl.Diagnostics) {
+	for _, diag := range diags {
+		if strings.Contains(diag.Detail, "Did you mean") {
+			continue
+		}
+		m := unknownArg.FindStringSubmatch(diag.Detail)
+		if m == nil {
+			continue
+		}
+		if s := Suggest(m[1], AgentCommon()); s != "" {
+			diag.Detail += fmt.Sprintf(" Did you mean %q?", s)
+		}
+	}
 }
 
 // markedAttrs returns the names of body's attributes whose values derive
