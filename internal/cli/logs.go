@@ -146,6 +146,18 @@ func runLogs(e *env, args []string) ExitCode {
 	return ExitOK
 }
 
+// madeCommits says whether a step of the lot recorded a commit, in its own
+// repository or a neighbour: only then has its branch something to keep
+// (cadence clean removes a lot branch with nothing on it).
+func madeCommits(l *state.Lot) bool {
+	for _, s := range l.Steps {
+		if len(s.Commits) > 0 || len(s.AlsoCommits) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // lotWorktrees prints the lot's worktrees whole (the path to cd into; under
 // the cadence home it is long): its own, the one the state records, and
 // its neighbour worktrees beside it (layout.AlsoWorktree) that are there.
@@ -159,7 +171,11 @@ func lotWorktrees(e *env, l *state.Lot) {
 	if _, err := os.Stat(l.Worktree); err == nil {
 		fmt.Fprintf(e.stdout, "Worktree %s\n", l.Worktree)
 	} else if l.Status != state.LotDone && l.Branch != "" {
-		fmt.Fprintf(e.stdout, "Worktree %s (its folder is gone; branch %s keeps the lot's commits)\n", l.Worktree, l.Branch)
+		if madeCommits(l) {
+			fmt.Fprintf(e.stdout, "Worktree %s (its folder is gone; branch %s keeps the lot's commits)\n", l.Worktree, l.Branch)
+		} else {
+			fmt.Fprintf(e.stdout, "Worktree %s (its folder is gone; the lot recorded no commit)\n", l.Worktree)
+		}
 	}
 	also, _ := filepath.Glob(layout.AlsoWorktree(l.Worktree, "*"))
 	for _, a := range also {

@@ -97,11 +97,14 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 				fmt.Fprintf(e.stdout, "  [%s]%s %s\n", f.Severity, loc, firstLine(f.Text))
 			}
 			if l.Branch != "" {
-				if strings.Contains(l.Cause, executor.IncidentCause) {
+				switch {
+				case strings.Contains(l.Cause, executor.IncidentCause):
 					// What the step did outside its branch was put back:
-					// the branch may hold none of it (executor/refguard.go).
+					// the branch may hold none of it (executor/step/guard).
 					fmt.Fprintf(e.stdout, "  its branch %s holds only what was committed on it; anything its step moved elsewhere was put back, the moved value kept under a rescue ref named above when there was one", l.Branch)
-				} else {
+				case !madeCommits(l):
+					fmt.Fprintf(e.stdout, "  it recorded no commit (branch %s)", l.Branch)
+				default:
 					fmt.Fprintf(e.stdout, "  its work is on branch %s", l.Branch)
 				}
 				if l.Worktree != "" {

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// Tests that reproduce review findings (h-ruser) on the documents moved
-// from the README into docs/: references that worked inside one README and
-// that the move left pointing at nothing, or at the top of a document.
+// Tests of the references between the README and the documents of docs/:
+// a reference to another document is a link, a link lands on the section
+// it names, every anchor exists, and no document ships a placeholder.
 
 // docsProse are the README's and docs/*.md's texts with fenced code blocks
 // blanked (their line count kept), by path from the clone's root.
@@ -87,12 +87,12 @@ func githubSlug(h string) string {
 	return b.String()
 }
 
-// TestFindingDocsPlainRefsToOtherDocs: a "see Locks" or "§ Exit codes"
+// TestDocsPlainRefsToOtherDocs: a "see Locks" or "§ Exit codes"
 // written when every section was in one README names, after the move, a
 // section of another document without saying which: a reader of
 // docs/commands.md finds no Locks in it. Every such plain reference must
 // name a section of its own document (or be a link).
-func TestFindingDocsPlainRefsToOtherDocs(t *testing.T) {
+func TestDocsPlainRefsToOtherDocs(t *testing.T) {
 	docs := docsProse(t)
 	titles := map[string]map[string]bool{}
 	for f, s := range docs {
@@ -125,12 +125,12 @@ func TestFindingDocsPlainRefsToOtherDocs(t *testing.T) {
 	}
 }
 
-// TestFindingDocsLinksLandOnTheirSection: a link whose text names a
+// TestDocsLinksLandOnTheirSection: a link whose text names a
 // section of the target document ([State and resume](running.md#…)) must
 // take the reader there, not to the document's top heading: in the README
 // every one of them led to its parent heading, which was a screen away;
 // in docs/ the parent heading is the top of a 400-line document.
-func TestFindingDocsLinksLandOnTheirSection(t *testing.T) {
+func TestDocsLinksLandOnTheirSection(t *testing.T) {
 	docs := docsProse(t)
 	var bad []string
 	for f, s := range docs {
@@ -165,9 +165,9 @@ func TestFindingDocsLinksLandOnTheirSection(t *testing.T) {
 	}
 }
 
-// TestFindingDocsAnchorsExist: every link to a section of the README or a
+// TestDocsAnchorsExist: every link to a section of the README or a
 // document of docs/ names a heading or an <a id> there.
-func TestFindingDocsAnchorsExist(t *testing.T) {
+func TestDocsAnchorsExist(t *testing.T) {
 	docs := docsProse(t)
 	anchors := map[string]map[string]bool{}
 	for f, s := range docs {
@@ -208,12 +208,12 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// TestFindingDocsNoPlaceholders: the documents ship without the
+// TestDocsNoPlaceholders: the documents ship without the
 // placeholders of their drafts (docs/architecture.md, "Adding an agent
 // kind, a step kind, a step runner", has TODO(lead) where a contributor
 // looks for the file that decodes an agent kind's settings and for the
 // files each addition touches).
-func TestFindingDocsNoPlaceholders(t *testing.T) {
+func TestDocsNoPlaceholders(t *testing.T) {
 	for f, s := range docsProse(t) {
 		for i, l := range strings.Split(s, "\n") {
 			if strings.Contains(l, "TODO") {

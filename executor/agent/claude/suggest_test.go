@@ -10,14 +10,12 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// TestFindingAgentCommonAttributeTypoSuggests reproduces a review finding
-// (h-ruser): since the adapter decodes the agent block's remaining body
-// (the adapter-owned settings), a misspelt common attribute of an agent block (sandbox,
-// command, fallback_model) lost the "Did you mean" that every other
+// TestAgentCommonAttributeTypoSuggests: a misspelt common attribute of an
+// agent block (sandbox, command, fallback_model), which the adapter sees as
+// an unknown attribute of its own body, gets the "Did you mean" every other
 // unknown attribute gets (docs/wave-file.md, Errors: "unknown blocks and
-// attributes (with the likely name)"); cadence before that said `Did you mean
-// "sandbox"?`, in native and JSON syntax alike.
-func TestFindingAgentCommonAttributeTypoSuggests(t *testing.T) {
+// attributes (with the likely name)"), in native and JSON syntax alike.
+func TestAgentCommonAttributeTypoSuggests(t *testing.T) {
 	for _, tc := range []struct {
 		name, block, want string
 	}{

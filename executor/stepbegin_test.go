@@ -13,15 +13,11 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// TestFindingRhostStepRunsAfterItsBeginFailed reproduces a finding of the
-// step-seam review: before the split, shellIn wrote the step's begin
-// (beginStep) and returned its error before starting anything, so a step
-// whose begin could not be journalled never ran. Now runStep writes the
-// begin from the events goroutine when the runner says EventBegin, and
-// the runner goes on whatever that write returned: the command runs to
-// its end with no step in the journal (no PID for the next apply to end,
-// no commits recorded, for a session no usage counted).
-func TestFindingRhostStepRunsAfterItsBeginFailed(t *testing.T) {
+// TestStepNotRunWhenItsBeginFails: a step whose begin cannot be journalled
+// (a full disk, an I/O error) never runs: nothing of it could be found,
+// ended, recounted or recorded by the next apply (step.Events: EventBegin
+// is taken in before the runner starts anything).
+func TestStepNotRunWhenItsBeginFails(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "wave.hcl")
 	os.WriteFile(file, []byte("wave \"w\" {\n}\nlot \"x\" {\n  run = \"true\"\n}\n"), 0o644)
@@ -62,17 +58,12 @@ func (g remoteFileGit) RemoteState(context.Context, *spec.Repo) string {
 	return string(b)
 }
 
-// TestFindingRhostSetupPushOfAgentLotUndetected reproduces a finding: a
-// worktree's setup command runs outside any OS sandbox and is guarded "as
-// a command step is ... the remotes with the command steps'"
-// (step/setup.go, executor/bootstrap.go), but the remotes compared for
-// command steps are only those of command lots and of agent lots with a
-// test gate (shellRepos). An agent lot of a repository with a setup and
-// no test gate has its remotes read by nobody: its setup pushes, the
-// sessions' own push check reads the remotes after the setup (so before
-// and after agree), the integration and the wave's end compare nothing,
-// and the wave ends with no incident.
-func TestFindingRhostSetupPushOfAgentLotUndetected(t *testing.T) {
+// TestSetupPushOfAgentLotDetected: a worktree's setup command is watched
+// as a command step is, the remotes included (shellRepos counts a setup):
+// an agent lot of a repository with a setup and no test gate whose setup
+// pushes stops the wave on an incident (the sessions' own push check reads
+// the remotes after the setup, so it cannot see it).
+func TestSetupPushOfAgentLotDetected(t *testing.T) {
 	remote := filepath.Join(t.TempDir(), "remote")
 	os.WriteFile(remote, []byte("main=1\n"), 0o644)
 	h := newHarness(t, `wave "w" {}
