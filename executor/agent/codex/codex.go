@@ -188,6 +188,9 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	}
 	out.Usage = total.Sub(prev).State()
 	out.CostMicros, out.CostEstimated = cost(set, model, out.Usage)
+	if len(ro.Commands) > len(st.Commands) {
+		st.Commands = ro.Commands
+	}
 	out.PushAttempts = st.pushAttempts()
 	out.Denials = st.denials()
 	return run{out: out, thread: st.ThreadID, total: total}

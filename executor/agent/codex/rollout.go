@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -42,6 +44,10 @@ type Rollout struct {
 	HasTotal  bool
 	ErrorInfo string
 	ErrorText string
+	// Commands are the thread's exec_command calls with their outputs
+	// (response items function_call and function_call_output), in order:
+	// the stream of `codex exec --json` does not list every one.
+	Commands []Command
 }
 
 // maxRollout bounds the bytes of a rollout file read.
@@ -58,6 +64,7 @@ func ReadRollout(path string) (Rollout, bool) {
 	}
 	defer f.Close()
 	var r Rollout
+	calls := map[string]string{}
 	sc := bufio.NewScanner(&limited{f: f, n: maxRollout})
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
@@ -76,7 +83,14 @@ func ReadRollout(path string) (Rollout, bool) {
 				ErrorInfo json.RawMessage `json:"codex_error_info"`
 			} `json:"payload"`
 		}
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "event_msg" {
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		if l.Type == "response_item" {
+			r.call(sc.Bytes(), calls)
+			continue
+		}
+		if l.Type != "event_msg" {
 			continue
 		}
 		p := l.Payload
@@ -93,6 +107,49 @@ func ReadRollout(path string) (Rollout, bool) {
 	}
 	return r, true
 }
+
+// call records a response item of an exec_command call (its command, by
+// call id) or of its output (a Command, with the exit code the output's
+// "Process exited with code N" line gives).
+func (r *Rollout) call(line []byte, calls map[string]string) {
+	var l struct {
+		Payload struct {
+			Type      string `json:"type"`
+			Name      string `json:"name"`
+			CallID    string `json:"call_id"`
+			Arguments string `json:"arguments"`
+			Output    any    `json:"output"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &l) != nil {
+		return
+	}
+	p := l.Payload
+	switch p.Type {
+	case "function_call":
+		if p.Name == "exec_command" {
+			var a struct {
+				Cmd string `json:"cmd"`
+			}
+			_ = json.Unmarshal([]byte(p.Arguments), &a)
+			calls[p.CallID] = a.Cmd
+		}
+	case "function_call_output":
+		cmd, ok := calls[p.CallID]
+		out, isText := p.Output.(string)
+		if !ok || !isText {
+			return
+		}
+		c := Command{Command: cmd, Output: out}
+		if m := exitLine.FindStringSubmatch(out); m != nil {
+			c.ExitCode, _ = strconv.Atoi(m[1])
+		}
+		r.Commands = append(r.Commands, c)
+	}
+}
+
+// exitLine is how Codex 0.171.0 tells the model a command's exit code.
+var exitLine = regexp.MustCompile(`(?m)^Process exited with code (\d+)`)
 
 // errorInfoName is the name of a codex_error_info value.
 func errorInfoName(raw json.RawMessage) string {
