@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/schemas"
+	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -186,4 +187,21 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return tm
+}
+
+// TestAttributesDocumented: every attribute the adapter decodes is
+// described in the docs' agent table, and none is a common attribute.
+func TestAttributesDocumented(t *testing.T) {
+	common := map[string]bool{}
+	for _, n := range spec.AgentCommon() {
+		common[n] = true
+	}
+	for _, a := range New().Attributes() {
+		if d, ok := spec.Doc("agent", a.Name); !ok || d.Meaning == "" {
+			t.Errorf("%s has no description in the docs' agent table", a.Name)
+		}
+		if common[a.Name] {
+			t.Errorf("%s is a common attribute", a.Name)
+		}
+	}
 }
