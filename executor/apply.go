@@ -40,6 +40,8 @@ type ApplyOptions struct {
 	// Supervisor is what every command step and setup runs under
 	// (Options.Supervisor).
 	Supervisor *step.Supervisor
+	// Steps makes the run's step runner (Options.Steps; nil: step.Local).
+	Steps func(step.LocalOptions) step.Runner
 	// Jobs caps command lots in this process.
 	Jobs int
 	// FreePlaces and MinFree are the free-space floor checked before each
@@ -223,7 +225,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	}
 	res, err = run(ctx, Options{
 		Config: cfg, Plan: p, Store: store, Git: g, Briefs: bs, Agent: o.Agent,
-		Slots: pool, Env: o.Env, Supervisor: o.Supervisor, Layout: o.Layout,
+		Slots: pool, Env: o.Env, Supervisor: o.Supervisor, Steps: o.Steps, Layout: o.Layout,
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs, FreePlaces: o.FreePlaces, MinFree: o.MinFree,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
 		QuotaUntil: o.QuotaUntil, APIBackoff: o.APIBackoff, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,

@@ -23,26 +23,19 @@ import (
 // on a guarded-ref incident (guard.IncidentCause).
 const IncidentCause = guard.IncidentCause
 
-// setUpSteps sets the runner's step runner (Options.Steps, or a
-// step.Local over Options' Git, Agent, Slots and Env) and the wave's
-// guard the merge queue shares with it.
+// setUpSteps makes the wave's guard, which the merge queue and the steps
+// share, and the runner's step runner (Options.Steps, or a step.Local)
+// from this machine's options: Git, Agent, Slots, Env, the supervisor and
+// that guard.
 func (r *runner) setUpSteps() {
 	o := r.o
-	r.steps = o.Steps
-	if r.steps == nil {
-		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor})
+	r.guard = guard.New(o.Git, o.Config.Wave.Name)
+	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard}
+	if o.Steps != nil {
+		r.steps = o.Steps(lo)
+	} else {
+		r.steps = step.NewLocal(lo)
 	}
-	r.guard = guardOf(r.steps, o.Git, o.Config.Wave.Name)
-}
-
-// guardOf is the wave guard the runner's merge queue shares with steps:
-// the runner's own when it is a *step.Local (or has a Guard method),
-// else a guard of its own over git.
-func guardOf(rn step.Runner, g Git, wave string) *guard.Guard {
-	if gr, ok := rn.(interface{ Guard() *guard.Guard }); ok {
-		return gr.Guard()
-	}
-	return guard.New(g, wave)
 }
 
 // stepLot is the lot as a step request names it: the wave, the lot, its

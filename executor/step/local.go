@@ -43,6 +43,10 @@ type LocalOptions struct {
 	Slots      Slots
 	Env        []string
 	Supervisor *Supervisor
+	// Guard is the wave's guard on this machine (nil: a new one over
+	// Git): the merge queue records cadence's own moves of the base in it,
+	// so the runner of a wave that integrates is given the queue's.
+	Guard *guard.Guard
 }
 
 // Supervisor is a step's supervisor (proc.Supervisor): the program that
@@ -52,8 +56,11 @@ type Supervisor = proc.Supervisor
 
 // NewLocal makes the local runner of one wave.
 func NewLocal(o LocalOptions) *Local {
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor,
-		guard: guard.New(o.Git, o.Config.Wave.Name)}
+	g := o.Guard
+	if g == nil {
+		g = guard.New(o.Git, o.Config.Wave.Name)
+	}
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, guard: g}
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the
