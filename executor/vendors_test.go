@@ -185,3 +185,30 @@ func TestResumeKeepsStepAgent(t *testing.T) {
 		t.Errorf("steps after the resume %q, want the review again on rev2 (vendor-a)", again)
 	}
 }
+
+// TestCheckoutGuardPerStepAgent: the lead's checkouts are guarded around
+// a step whose own agent runs outside its sandbox: a review agent with
+// sandbox = false, or whose sandbox the plan found missing on this
+// machine, guards the read-only steps and not the lot's sandboxed
+// implement; the plan's facts are read per agent.
+func TestCheckoutGuardPerStepAgent(t *testing.T) {
+	for _, tc := range []struct {
+		name, rev string
+		missing   map[string]planner.AgentFacts
+	}{
+		{"sandbox off", "agent \"rev\" {\n  kind = \"vendor-b\"\n  sandbox = false\n}\n", nil},
+		{"sandbox missing", "agent \"rev\" {\n  kind = \"vendor-b\"\n}\n", map[string]planner.AgentFacts{"impl": {}, "rev": {SandboxMissing: "no bwrap"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(vendorWave, "agent \"rev\" {\n  kind = \"vendor-b\"\n}\n", tc.rev, 1)
+			h, _, _, _ := vendorHarness(t, src)
+			lr := &lotRun{n: &node{lot: h.cfg.Lot("a")}, r: &runner{o: Options{Plan: &planner.Plan{Agents: tc.missing}}}}
+			for kind, want := range map[state.StepKind]bool{state.StepImplement: false, state.StepFix: false,
+				state.StepPrecheck: true, state.StepReview: true, state.StepRecheck: true, state.StepTest: true} {
+				if got := lr.guardsCheckout(kind); got != want {
+					t.Errorf("%s: guards the checkout %v, want %v", kind, got, want)
+				}
+			}
+		})
+	}
+}
