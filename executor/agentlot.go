@@ -119,7 +119,7 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 	if why := lr.writeBudgetLeft(); why != "" {
 		return state.Outcome{Kind: state.OutcomeLotBudget, Detail: why}, nil
 	}
-	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.Model, false)
+	out, o, err := lr.session(ctx, pos.Step, pos.Pass, false)
 	if o.Kind != state.OutcomeOK || err != nil {
 		return o, err
 	}

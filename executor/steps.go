@@ -9,6 +9,7 @@ import (
 	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -160,19 +161,33 @@ func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
 }
 
 // guardsCheckout says whether a step of kind runs outside an OS sandbox:
-// a command or a test gate, or a session of an agent with sandbox =
-// false, whose sandbox this machine lacks (the plan's agent facts), or
-// whose file tools run outside it (bypassPermissions). The lead's
-// checkouts are compared around such a step (guard/checkout.go).
+// a command or a test gate, or a session whose agent (the step's:
+// planner.StepAgent) has sandbox = false, whose sandbox this machine
+// lacks (the plan's facts of that agent), or whose file tools run outside
+// it (bypassPermissions). The lead's checkouts are compared around such a
+// step (guard/checkout.go).
 func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 	if info, ok := state.Info(kind); ok && info.Runs == state.RunsCommand {
 		return true
 	}
-	a := lr.n.lot.Agent
+	a, _, _ := planner.StepAgent(lr.n.lot, kind)
 	if a == nil || a.NoSandbox || a.SandboxBypass() != "" {
 		return true
 	}
-	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""
+	return sandboxMissing(lr.r.o.Plan, a) != ""
+}
+
+// sandboxMissing is why a's OS sandbox cannot be used on this machine, as
+// plan p found it (p.Agents; p.Agent for a plan that has no facts per
+// agent); "" when it can, or p is nil.
+func sandboxMissing(p *planner.Plan, a *spec.Agent) string {
+	if p == nil {
+		return ""
+	}
+	if f, ok := p.Agents[a.Name]; ok {
+		return f.SandboxMissing
+	}
+	return p.Agent.SandboxMissing
 }
 
 // checkTips checks, before the lot's integration, that its branch is

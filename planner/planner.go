@@ -289,8 +289,8 @@ func (b *builder) planLots() {
 		}
 		lp.Steps = Steps(l)
 		for i := range lp.Steps {
-			if lp.Steps[i].Model == l.Model {
-				lp.Steps[i].Model = l.Sensitive.Show("model", l.Model)
+			if info, _ := state.Info(lp.Steps[i].Kind); info.Model == state.ModelWrite {
+				lp.Steps[i].Model = l.Sensitive.Show("model", lp.Steps[i].Model)
 			} else {
 				lp.Steps[i].Model = l.Sensitive.Show("review_model", lp.Steps[i].Model)
 			}
@@ -316,11 +316,23 @@ func Steps(l *spec.Lot) []Step {
 	}
 	var s []Step
 	if l.Precheck {
-		s = append(s, Step{Kind: state.StepPrecheck, Model: l.ReviewModel})
+		s = append(s, sessionStep(l, state.StepPrecheck, 0))
 	}
-	s = append(s, Step{Kind: state.StepImplement, Model: l.Model}, Step{Kind: state.StepReview, Model: l.ReviewModel})
+	s = append(s, sessionStep(l, state.StepImplement, 0), sessionStep(l, state.StepReview, 0))
 	if l.FixPasses > 0 {
-		s = append(s, Step{Kind: state.StepFix, Model: l.Model, Max: l.FixPasses})
+		s = append(s, sessionStep(l, state.StepFix, l.FixPasses))
+	}
+	return s
+}
+
+// sessionStep is the planned session step of kind of agent lot l, with
+// the agent, model and fallback StepAgent gives it (the model not yet
+// redacted).
+func sessionStep(l *spec.Lot, kind state.StepKind, max int) Step {
+	a, model, fallback := StepAgent(l, kind)
+	s := Step{Kind: kind, Model: model, Fallback: fallback, Max: max}
+	if a != nil {
+		s.Agent, s.AgentKind = a.Name, a.Kind
 	}
 	return s
 }

@@ -110,14 +110,8 @@ func (d *decoder) agentNames() []string {
 // resolve is the second pass: references between blocks, then the checks that
 // need them (budgets, the dependency graph).
 func (d *decoder) resolve() {
-	var defaultAgent *Agent
-	if d.defaults.agent != nil {
-		if r, ok := d.parseRef(d.defaults.agent.Expr, "agent"); ok {
-			if defaultAgent = d.cfg.Agent(r.name); defaultAgent == nil {
-				d.unknownRef(r, d.agentNames)
-			}
-		}
-	}
+	defaultAgent := d.agentRef(d.defaults.agent)
+	defaultReview := d.agentRef(d.defaults.reviewAgent)
 	for _, l := range d.cfg.Lots {
 		attrs := d.lotAttrs[l]
 		if a := attrs["repo"]; a != nil {
@@ -157,26 +151,65 @@ func (d *decoder) resolve() {
 			}
 		}
 		if l.Kind == AgentLot {
-			l.Agent = defaultAgent
-			if a := d.lotAgent[l]; a != nil && a != d.defaults.agent {
-				if r, ok := d.parseRef(a.Expr, "agent"); ok {
-					if l.Agent = d.cfg.Agent(r.name); l.Agent == nil {
-						d.unknownRef(r, d.agentNames)
-					}
-				}
-			}
-			if l.Agent == nil {
-				l.Agent = d.cfg.Agent(BuiltinAgent)
-			}
-			if l.FallbackModel == "" {
-				l.FallbackModel = l.Agent.FallbackModel
-			}
+			d.resolveAgents(l, defaultAgent, defaultReview)
 		}
 		if w := d.cfg.Wave.Budget; w > 0 && l.Budget > w {
 			d.errorf(d.lotBudget[l], "Lot budget above the wave budget", "Lot %q may spend %s, more than the whole wave's budget of %s.", l.ID, l.Budget, w)
 		}
 	}
 	d.checkCycles()
+}
+
+// agentRef resolves an agent attribute of the defaults block (nil when
+// not written, or naming no agent: reported once, here).
+func (d *decoder) agentRef(a *hcl.Attribute) *Agent {
+	if a == nil {
+		return nil
+	}
+	r, ok := d.parseRef(a.Expr, "agent")
+	if !ok {
+		return nil
+	}
+	ag := d.cfg.Agent(r.name)
+	if ag == nil {
+		d.unknownRef(r, d.agentNames)
+	}
+	return ag
+}
+
+// resolveAgents sets an agent lot's agents and the settings that follow
+// from their kinds: Agent (its agent, else the defaults', else the
+// built-in), ReviewAgent (its review_agent, else the defaults', else
+// Agent), an unwritten model of an agent of another kind than claude left
+// "" (the agent's own default; DefaultModel and DefaultReviewModel are
+// Claude's), and an unwritten fallback_model each agent's own.
+func (d *decoder) resolveAgents(l *Lot, defaultAgent, defaultReview *Agent) {
+	pick := func(attr, defaultAttr *hcl.Attribute, def *Agent) *Agent {
+		if attr == nil || attr == defaultAttr {
+			return def
+		}
+		return d.agentRef(attr)
+	}
+	l.Agent = pick(d.lotAgent[l], d.defaults.agent, defaultAgent)
+	if l.Agent == nil {
+		l.Agent = d.cfg.Agent(BuiltinAgent)
+	}
+	l.ReviewAgent = pick(d.lotReviewAgent[l], d.defaults.reviewAgent, defaultReview)
+	if l.ReviewAgent == nil {
+		l.ReviewAgent = l.Agent
+	}
+	w := d.lotWritten[l]
+	if !w.model && l.Agent.Kind != AgentKindClaude {
+		l.Model = ""
+	}
+	if !w.reviewModel && l.ReviewAgent.Kind != AgentKindClaude {
+		l.ReviewModel = ""
+	}
+	if !w.fallback {
+		l.FallbackModel, l.ReviewFallbackModel = l.Agent.FallbackModel, l.ReviewAgent.FallbackModel
+	} else {
+		l.ReviewFallbackModel = l.FallbackModel
+	}
 }
 
 // Graph returns the dependency graph of the lots: an edge from a dependency to

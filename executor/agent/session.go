@@ -81,9 +81,18 @@ type Session struct {
 
 // Outcome is how a session ended.
 type Outcome struct {
-	Status     state.StepStatus
+	Status state.StepStatus
+	// Usage is the session's usage in cadence's terms, whatever the
+	// vendor: Input excludes cache reads (an adapter whose CLI counts
+	// them in its input subtracts them), so that Usage.Counted means one
+	// thing across vendors.
 	Usage      state.Usage
 	CostMicros int64
+	// RawUsage is the session's usage as the CLI reported it, in its own
+	// field names and meaning ("input_tokens", "cached_input_tokens",
+	// ...), counts of tokens; nil when the adapter has none to give. The
+	// state records it beside Usage (state.Step.RawUsage).
+	RawUsage map[string]int64
 	// CostEstimated says CostMicros was computed from the usage at list
 	// prices (the CLI reported no cost: the session was stopped before its
 	// result).

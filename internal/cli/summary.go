@@ -32,6 +32,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 	if agents || p.Totals.Budget > 0 || p.Totals.BudgetUSD > 0 {
 		fmt.Fprintln(e.stdout)
 		budgetLine(e.stdout, st.Consumed, int64(p.Totals.Budget), int64(p.Totals.BudgetUSD))
+		vendorLines(e.stdout, st.Lots)
 	}
 	switch res.Status {
 	case state.WaveSuspendedBudget:

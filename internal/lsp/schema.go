@@ -67,7 +67,7 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 	return map[string]map[string]schema.Constraint{
 		"": {
 			"budget": tokens, "log_limit": anyString, "env": strMap, "path_prepend": strList, "limits": limits,
-			"agent": schema.Reference{OfScopeId: scopeAgent}, "model": model, "review_model": model, "fallback_model": model,
+			"agent": schema.Reference{OfScopeId: scopeAgent}, "review_agent": schema.Reference{OfScopeId: scopeAgent}, "model": model, "review_model": model, "fallback_model": model,
 			"fix_passes": anyNumber, "timeout": anyString, "review_timeout": anyString, "estimate": anyString,
 			"precheck": anyBool, "small": anyBool, "on_conflict": enum(string(spec.OnConflictHandBack), string(spec.OnConflictFix)),
 			"submodules": anyBool, "copy": strList, "setup": anyString,

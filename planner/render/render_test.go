@@ -143,6 +143,13 @@ var cases = []testCase{
 	{"guards", func(t testing.TB) *planner.Plan {
 		return build(t, planner.Input{Config: load(t, "testdata/guards/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
 	}},
+	{"agents", func(t testing.TB) *planner.Plan {
+		cfg, diags := spec.NewLoader().LoadFile("testdata/agents/wave.hcl", spec.Options{AgentKinds: []string{spec.AgentKindClaude, "codex"}})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return build(t, planner.Input{Config: cfg, Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
+	}},
 }
 
 // formats are the renderers, by golden file suffix.

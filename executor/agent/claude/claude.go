@@ -210,6 +210,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		again.CostEstimated = again.CostEstimated || out.CostEstimated
 		out = again
 	}
+	out.RawUsage = rawUsage(out.Usage)
 	return out
 }
 
