@@ -137,19 +137,13 @@ func realPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// claudeModels are model names of the other vendor a lot's model may
-// carry (its default): a codex session then runs the agent's model.
-var claudeModels = []string{"sonnet", "opus", "haiku", "claude-", "best", "opusplan"}
-
-// modelOf is the model of session s: the lot's (s.Model) when it names
-// none of Claude's, else the agent's model setting ("" for the CLI's
-// default).
+// modelOf is the model of session s: the step's (s.Model: the lot's model
+// or review_model, which spec leaves empty for an agent not of kind
+// claude when the wave file names none), else the agent's model setting
+// ("" for the CLI's default).
 func modelOf(s agent.Session, set *Settings) string {
-	m := strings.ToLower(s.Model)
-	for _, c := range claudeModels {
-		if m == "" || m == c || strings.HasPrefix(m, c) && strings.HasSuffix(c, "-") {
-			return set.Model
-		}
+	if s.Model != "" {
+		return s.Model
 	}
-	return s.Model
+	return set.Model
 }

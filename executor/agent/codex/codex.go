@@ -95,6 +95,7 @@ func (a *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		retry := a.once(ctx, s, h, set, model, FormatRetryPrompt, first.thread, first.total, s.LogPrefix+".format-retry")
 		r := retry.out
 		r.Usage = r.Usage.Add(out.Usage)
+		r.RawUsage = addRaw(out.RawUsage, r.RawUsage)
 		r.CostMicros += out.CostMicros
 		r.CostEstimated = r.CostEstimated || out.CostEstimated
 		r.OutputCut += out.OutputCut
@@ -186,7 +187,8 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 			Timeout: s.Timeout, Extensions: extended, Now: h.Clock()})
 		out.OutputCut = cut
 	}
-	out.Usage = total.Sub(prev).State()
+	ran := total.Sub(prev)
+	out.Usage, out.RawUsage = ran.State(), ran.Raw()
 	out.CostMicros, out.CostEstimated = cost(set, model, out.Usage)
 	if len(ro.Commands) > len(st.Commands) {
 		st.Commands = ro.Commands
@@ -249,4 +251,19 @@ func (*Adapter) Recount(sessionID, dir, logPrefix string, env []string) (agent.S
 		return agent.Spent{}, false
 	}
 	return agent.Spent{Usage: u}, true
+}
+
+// addRaw is the sum of two raw usages, field by field (nil when both are).
+func addRaw(a, b map[string]int64) map[string]int64 {
+	if a == nil && b == nil {
+		return nil
+	}
+	sum := map[string]int64{}
+	for k, v := range a {
+		sum[k] += v
+	}
+	for k, v := range b {
+		sum[k] += v
+	}
+	return sum
 }

@@ -27,6 +27,22 @@ type Usage struct {
 	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
 }
 
+// Raw is u in the CLI's own field names (agent.Outcome.RawUsage):
+// input_tokens includes the cached ones, as OpenAI counts; nil for a run
+// that used nothing.
+func (u Usage) Raw() map[string]int64 {
+	if u == (Usage{}) {
+		return nil
+	}
+	return map[string]int64{
+		"input_tokens":             u.InputTokens,
+		"cached_input_tokens":      u.CachedInputTokens,
+		"cache_write_input_tokens": u.CacheWriteInputTokens,
+		"output_tokens":            u.OutputTokens,
+		"reasoning_output_tokens":  u.ReasoningOutputTokens,
+	}
+}
+
 // Sub returns u less an earlier total of the same thread (the usage of
 // the runs since then); a field that went down counts 0.
 func (u Usage) Sub(prev Usage) Usage {
