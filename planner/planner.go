@@ -309,18 +309,37 @@ func (b *builder) planLots() {
 	}
 }
 
-// Steps lists the steps a lot goes through.
+// Steps are the session steps a lot runs, in order, as the life cycle
+// (state.Start, state.Next) walks them when every step goes well, then
+// the write step a not-conform verdict leads to, with its most passes
+// (Max): a command lot's run step alone. A step kind the life cycle
+// reaches is planned with no list to keep here.
 func Steps(l *spec.Lot) []Step {
 	if l.Kind == spec.CommandLot {
 		return []Step{{Kind: state.StepRun}}
 	}
+	f := Facts(l)
 	var s []Step
-	if l.Precheck {
-		s = append(s, sessionStep(l, state.StepPrecheck, 0))
+	var fix *state.Position
+	at := state.Start(f)
+	for range len(state.Kinds()) * 2 { // the happy path visits each kind at most once or twice
+		info, _ := state.Info(at.Step)
+		if info.Runs == state.RunsAgent {
+			s = append(s, sessionStep(l, at.Step, 0))
+		}
+		if info.RecordsVerdict && fix == nil {
+			if t := state.Next(f, at, state.Outcome{Kind: state.OutcomeNotConform}); t.GoesOn() {
+				fix = t.At
+			}
+		}
+		t := state.Next(f, at, state.Outcome{Kind: state.OutcomeOK})
+		if !t.GoesOn() {
+			break
+		}
+		at = *t.At
 	}
-	s = append(s, sessionStep(l, state.StepImplement, 0), sessionStep(l, state.StepReview, 0))
-	if l.FixPasses > 0 {
-		s = append(s, sessionStep(l, state.StepFix, l.FixPasses))
+	if fix != nil && f.FixPasses > 0 {
+		s = append(s, sessionStep(l, fix.Step, f.FixPasses))
 	}
 	return s
 }
