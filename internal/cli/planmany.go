@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/planner/render"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -208,10 +210,23 @@ func (f *planFlags) planMany(e *env, files []string, skips []skipped, format str
 
 // writeInvalidMarkdown writes an invalid wave file's section: a line that
 // names it and its diagnostics (as plan prints them, without colour) in a
-// code fence, control characters made visible.
+// code fence, control characters made visible, cut at a line so that the
+// section stays under render.MarkdownLimit bytes.
 func writeInvalidMarkdown(w io.Writer, file, diags string) {
-	fmt.Fprintf(w, "**cadence plan** for <code>%s</code>: **invalid wave file**, apply refuses it.\n\n", mdText(file))
-	io.WriteString(w, codeFence(strings.TrimRight(diags, "\n")))
+	head := fmt.Sprintf("**cadence plan** for <code>%s</code>: **invalid wave file**, apply refuses it.\n\n", mdText(file))
+	io.WriteString(w, head)
+	// Control characters made visible first (a picture takes 3 bytes for
+	// 1), then cut so that the fence, the text and the note fit.
+	text := visibleControls(strings.TrimRight(diags, "\n"), true)
+	if most := render.MarkdownLimit - len(head) - 200; len(codeFence(text)) > most {
+		room := max(0, most-2*max(4, longestRun(text, '`')+2))
+		cut := strings.LastIndexByte(text[:min(room, len(text))], '\n')
+		if cut < 0 {
+			cut = 0
+		}
+		text = text[:cut] + "\n… cut here, " + strconv.Itoa(len(text)-cut) + " bytes not shown: cadence plan shows every diagnostic (-json lists them all)"
+	}
+	io.WriteString(w, codeFence(text))
 }
 
 // mdSkipNotes lists the skipped files, one line each.
@@ -223,10 +238,11 @@ func mdSkipNotes(skips []skipped) string {
 	return b.String()
 }
 
-// mdText escapes a file name or a note for Markdown text: HTML special
-// characters, and control characters made visible.
+// mdText escapes a file name or a note for Markdown text: the backslash,
+// HTML special characters and the table, code and mention marks, and
+// control characters made visible.
 func mdText(s string) string {
-	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "`", "\\`", "@", "@&#8203;").Replace(s)
+	s = strings.NewReplacer("\\", "\\\\", "&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "`", "\\`", "@", "@&#8203;").Replace(s)
 	return visibleControls(s, false)
 }
 
@@ -235,16 +251,7 @@ func mdText(s string) string {
 // at least as long), with control characters but newlines and tabs made
 // visible (visibleControls).
 func codeFence(text string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 	return fence + "text\n" + visibleControls(text, true) + "\n" + fence + "\n"
 }
 
@@ -280,4 +287,18 @@ func worseDetailed(a, b ExitCode) ExitCode {
 		return b
 	}
 	return a
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }
