@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/cadence-run/cadence/gitint/gittest"
-	"github.com/cadence-run/cadence/spec"
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/spec"
 )
 
 // withRemote makes a repository with a bare remote "origin" it pushed to.
