@@ -255,29 +255,13 @@ func codeFence(text string) string {
 	return fence + "text\n" + visibleControls(text, true) + "\n" + fence + "\n"
 }
 
-// visibleControls replaces the C0 control characters and DEL in s with their
-// Unicode control pictures (U+2400 to U+241F, U+2421): ESC becomes "␛", so a
-// terminal escape sequence shows as text. Newlines and tabs are kept when
-// keepLines is set, else shown too.
-func visibleControls(s string, keepLines bool) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case keepLines && (r == '\n' || r == '\t'):
-			b.WriteRune(r)
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune(0x2421)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// visibleControls is render.Visible: the C0 control characters and DEL in
+// s shown as their Unicode control pictures (ESC becomes "␛", so a
+// terminal escape sequence shows as text), the C1 ones replaced by U+FFFD;
+// newlines and tabs kept when keepLines is set, else shown too. Every
+// user text (a title, a cause, a question, a step's output) printed as
+// text goes through it.
+func visibleControls(s string, keepLines bool) string { return render.Visible(s, keepLines) }
 
 // worseDetailed is the exit code of several plans' detailed codes a and
 // b: ExitPending over ExitNeedsLead over ExitOK.

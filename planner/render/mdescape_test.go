@@ -104,3 +104,22 @@ func FuzzMarkdownUserText(f *testing.F) {
 		}
 	})
 }
+
+// TestTextShowsNoControlCharacters: the text plan shows the control
+// characters of lot titles, reasons and warnings as their pictures (C0,
+// DEL) or U+FFFD (C1): none reaches the terminal.
+func TestTextShowsNoControlCharacters(t *testing.T) {
+	var b bytes.Buffer
+	p := escapePlan("red \x1b[31mtext\x07 csi \u009b2J", "cause \x1b]0;title\x07 and \r back")
+	if err := Text(&b, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.String() {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f) {
+			t.Fatalf("control character %U in:\n%s", r, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "␛[31mtext␇") {
+		t.Errorf("ESC and BEL not shown as ␛ and ␇:\n%s", b.String())
+	}
+}

@@ -140,11 +140,11 @@ var cases = []testCase{
 			Options:     planner.Options{Jobs: 2, Replace: []string{"again"}, WaveDigest: "sha256:new", CadenceVersion: "v1.0.0"},
 		})
 	}},
-	{"escapes", func(t testing.TB) *planner.Plan {
-		return build(t, planner.Input{Config: load(t, "testdata/escapes/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
-	}},
 	{"guards", func(t testing.TB) *planner.Plan {
 		return build(t, planner.Input{Config: load(t, "testdata/guards/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
+	}},
+	{"escapes", func(t testing.TB) *planner.Plan {
+		return build(t, planner.Input{Config: load(t, "testdata/escapes/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
 	}},
 }
 
