@@ -116,8 +116,8 @@ func (p *progress) event(ev executor.Event) {
 		return
 	}
 	if p.journal == nil && p.journalPath != "" {
-		if err := os.MkdirAll(filepath.Dir(p.journalPath), 0o755); err == nil {
-			p.journal, _ = os.OpenFile(p.journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err := os.MkdirAll(filepath.Dir(p.journalPath), 0o700); err == nil {
+			p.journal, _ = os.OpenFile(p.journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		}
 		p.journalPath = ""
 	}
