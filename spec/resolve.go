@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/internal/dag"
@@ -227,18 +228,26 @@ func (c *Config) Graph() *dag.Graph[*Lot] {
 	return g
 }
 
-// checkCycles reports every dependency cycle once, with the whole cycle and
-// the place of each depends_on edge in it.
+// maxCycleEdges is the most edges of one cycle its diagnostic describes:
+// a cycle through thousands of lots is told by its first edges, its length
+// and "and N more edges", so that its diagnostic stays a few kilobytes
+// (a pull-request comment is under 65,000 characters: docs/commands.md,
+// plan -format markdown).
+const maxCycleEdges = 20
+
+// checkCycles reports every dependency cycle once, with its first
+// maxCycleEdges edges and the place of each depends_on edge among them.
 func (d *decoder) checkCycles() {
 	for _, cyc := range d.cfg.Graph().Cycles() {
 		// cyc is [a, b, ..., a] with edges a→b meaning b depends on a.
-		ids := make([]string, len(cyc))
-		for i, l := range cyc {
-			ids[len(cyc)-1-i] = l.ID
+		edges := len(cyc) - 1
+		ids := make([]string, 0, min(len(cyc), maxCycleEdges+1))
+		for i := len(cyc) - 1; i >= 0 && len(ids) <= maxCycleEdges; i-- {
+			ids = append(ids, cyc[i].ID)
 		}
 		var lines []string
 		var subject hcl.Range
-		for i := len(cyc) - 1; i > 0; i-- {
+		for i := len(cyc) - 1; i > 0 && len(lines) < maxCycleEdges; i-- {
 			dependent, dep := cyc[i], cyc[i-1]
 			rng := dependent.DeclRange
 			for j, x := range dependent.DependsOn {
@@ -251,7 +260,21 @@ func (d *decoder) checkCycles() {
 			}
 			lines = append(lines, fmt.Sprintf("  %s depends on %s (%s)", dependent.ID, dep.ID, rng.String()))
 		}
+		path := strings.Join(ids, " → ")
+		if edges > maxCycleEdges {
+			path += fmt.Sprintf(" → … → %s (a cycle of %s lots)", cyc[len(cyc)-1].ID, thousands(edges))
+			lines = append(lines, fmt.Sprintf("  and %s more edges", thousands(edges-maxCycleEdges)))
+		}
 		d.errorf(subject, "Dependency cycle", "These lots wait for each other, so none of them can start: %s.\n%s",
-			strings.Join(ids, " → "), strings.Join(lines, "\n"))
+			path, strings.Join(lines, "\n"))
 	}
+}
+
+// thousands writes n with a comma every three digits: "19,980".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/cadence-run/cadence/internal/lsp"
 	"github.com/cadence-run/cadence/spec"
@@ -22,7 +21,7 @@ func runLSP(e *env, args []string) ExitCode {
 		fmt.Fprintf(e.stderr, "cadence lsp: takes no argument (got %q)\n", pos[0])
 		return ExitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	environ := envVars(os.Environ())
 	opts := lsp.Options{

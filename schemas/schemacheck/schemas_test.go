@@ -95,7 +95,7 @@ func TestWaveSchemaValid(t *testing.T) {
 }}`},
 		{"fractional dollars", `{"wave": {"w": {"budget_usd": 0.1, "budget": 1e6}}}`},
 		{"command lot without repo", `{"wave": {"w": {}}, "lot": {"a": {"run": "true", "title": "x"}}}`},
-		{"names at git's limits", `{"wave": {"w.": {}}, "lot": {"a.locked": {"run": "true"}, "L` + strings.Repeat("x", 249) + `": {"run": "true"}}}`},
+		{"names at git's limits", `{"wave": {"w.": {}}, "lot": {"a.locked": {"run": "true"}, "L` + strings.Repeat("x", 242) + `": {"run": "true"}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := decode(t, tc.doc); err != nil {
@@ -210,7 +210,7 @@ func TestWaveSchemaInvalid(t *testing.T) {
 			[]string{"invalid propertyName 'a.lock'", "'not' failed"}, false},
 		{"lot id ending in a dot", `{` + head + `, "lot": {"c.": {"run": "true"}}}`,
 			[]string{"invalid propertyName 'c.'", "'not' failed"}, false},
-		{"lot id of 251 bytes", `{` + head + `, "lot": {"L` + strings.Repeat("x", 250) + `": {"run": "true"}}}`,
+		{"lot id of 244 bytes", `{` + head + `, "lot": {"L` + strings.Repeat("x", 243) + `": {"run": "true"}}}`,
 			[]string{"invalid propertyName", "maxLength"}, false},
 		{"wave name ending in .lock", `{"wave": {"w.lock": {}}}`,
 			[]string{"invalid propertyName 'w.lock'", "'not' failed"}, false},
