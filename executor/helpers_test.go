@@ -186,6 +186,12 @@ func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string,
 }
 func (g *fakeGit) WorktreeHead(string) (string, error) { return "", errors.New("fake: no HEAD") }
 func (g *fakeGit) HeadLogTip(string) string            { return "" }
+func (g *fakeGit) Stash(context.Context, *spec.Repo) ([]gitint.StashEntry, error) {
+	return nil, nil
+}
+func (g *fakeGit) RestoreStash(context.Context, *spec.Repo, []gitint.StashEntry) []gitint.StashPutBack {
+	return nil
+}
 func (g *fakeGit) PutOnBranch(context.Context, *spec.Repo, string, string, string, string) (string, error) {
 	return "", nil
 }

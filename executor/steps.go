@@ -32,17 +32,17 @@ func (r *runner) setUpSteps() {
 	if r.steps == nil {
 		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor})
 	}
-	r.guard = guardOf(r.steps, o.Git, o.Config.Wave.Name)
+	r.guard = guardOf(r.steps, o.Git, o.Config)
 }
 
 // guardOf is the wave guard the runner's merge queue shares with steps:
 // the runner's own when it is a *step.Local (or has a Guard method),
 // else a guard of its own over git.
-func guardOf(rn step.Runner, g Git, wave string) *guard.Guard {
+func guardOf(rn step.Runner, g Git, cfg *spec.Config) *guard.Guard {
 	if gr, ok := rn.(interface{ Guard() *guard.Guard }); ok {
 		return gr.Guard()
 	}
-	return guard.New(g, wave)
+	return guard.New(g, cfg.Wave.Name, cfg.Repos)
 }
 
 // stepLot is the lot as a step request names it: the wave, the lot, its

@@ -53,7 +53,7 @@ type Supervisor = proc.Supervisor
 // NewLocal makes the local runner of one wave.
 func NewLocal(o LocalOptions) *Local {
 	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor,
-		guard: guard.New(o.Git, o.Config.Wave.Name)}
+		guard: guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)}
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the

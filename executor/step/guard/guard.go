@@ -20,8 +20,9 @@ import (
 
 // Git is what the guard needs of git (gitint.Repos, or a fake in tests).
 type Git interface {
-	// Refs reads the repository's guarded refs (refs/heads, refs/tags) but
-	// those under the prefix skip, with one git call (gitint.SnapshotRefs).
+	// Refs reads the repository's guarded refs (refs/heads, refs/tags) and
+	// cadence's own (refs/cadence) but those under the prefix skip, with
+	// at most one git call (gitint.SnapshotRefs).
 	Refs(ctx context.Context, repo *spec.Repo, skip string) (gitint.Refs, error)
 	// RestoreRefs puts foreign moves of guarded refs back, each by
 	// compare-and-swap to its Old value, keeping each foreign value under
@@ -62,6 +63,11 @@ type Git interface {
 	// RepairGuard reinstalls a damaged guard and says what was wrong
 	// (gitint.RepairGuard).
 	RepairGuard(ctx context.Context, repo *spec.Repo) (string, error)
+	// Stash reads the repository's stash entries from its files, oldest
+	// first (gitint.ReadStash); no git process.
+	Stash(ctx context.Context, repo *spec.Repo) ([]gitint.StashEntry, error)
+	// RestoreStash puts dropped stash entries back (gitint.RestoreStash).
+	RestoreStash(ctx context.Context, repo *spec.Repo, entries []gitint.StashEntry) []gitint.StashPutBack
 	// RemoteState describes the repository's remotes; a change across a
 	// step means something was pushed.
 	RemoteState(ctx context.Context, repo *spec.Repo) string
@@ -73,8 +79,11 @@ type Git interface {
 // each lot's branch was at the end of its last step. Its methods are safe
 // for concurrent use by the steps of many lots.
 type Guard struct {
-	git     Git
-	wave    string
+	git  Git
+	wave string
+	// repos are the wave's repositories: every step's guard reads the
+	// refs of each (docs/integration.md, Guards).
+	repos   []*spec.Repo
 	refs    refLedger
 	lots    lotActivity
 	configs configWatch
@@ -83,9 +92,10 @@ type Guard struct {
 	tips    map[string]map[*spec.Repo]string
 }
 
-// New makes the guard of the wave named wave, reading git through g.
-func New(g Git, wave string) *Guard {
-	return &Guard{git: g, wave: wave, tips: map[string]map[*spec.Repo]string{}}
+// New makes the guard of the wave named wave, whose repositories are
+// repos, reading git through g.
+func New(g Git, wave string, repos []*spec.Repo) *Guard {
+	return &Guard{git: g, wave: wave, repos: repos, tips: map[string]map[*spec.Repo]string{}}
 }
 
 // Lot is what the guard checks of one lot: its id, its branch (short

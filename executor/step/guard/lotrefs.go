@@ -136,8 +136,8 @@ func ownBranchMove(ref, before, after, tipBefore, tipAfter string) (gitint.RefMo
 	return gitint.RefMove{Ref: ref, Old: expected, New: after}, true
 }
 
-// checkLotRefs is After's check of the wave's lot branches in the lot's
-// repository r: the foreign moves (foreignLotMoves, ownBranchMove) are
+// checkLotRefs is After's check of the wave's lot branches in the
+// repository r (Dir "": one of the wave's that is not the lot's): the foreign moves (foreignLotMoves, ownBranchMove) are
 // put back and described for the incident. headMoved says the worktree's
 // HEAD was put back already (its reflog then says nothing of the branch).
 func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint.Refs, headMoved bool) []string {
@@ -148,9 +148,16 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 	}
 	acts1 := g.lots.snapshot()
 	own := "refs/heads/" + lot.Branch
+	if r.Dir == "" {
+		// Not one of the lot's repositories: its branch there, if any,
+		// is no more the step's than another lot's.
+		own = ""
+	}
 	moves, lots := foreignLotMoves(lotRefPrefix(lot), own, before, after, w.acts, acts1)
-	g.setTip(lot.ID, rp, after[own])
-	if !headMoved {
+	if own != "" {
+		g.setTip(lot.ID, rp, after[own])
+	}
+	if own != "" && !headMoved {
 		if m, ok := ownBranchMove(own, before[own], after[own], w.logTips[rp], g.git.HeadLogTip(r.Dir)); ok {
 			moves = append(moves, m)
 		}
@@ -172,7 +179,7 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })
 	var found []string
 	for _, p := range g.git.RestoreRefs(ctx, rp, g.wave, lot.ID, moves) {
-		if p.Ref == own && p.Err == nil {
+		if own != "" && p.Ref == own && p.Err == nil {
 			g.setTip(lot.ID, rp, p.Old)
 		}
 		var what string

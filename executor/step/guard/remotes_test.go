@@ -46,7 +46,7 @@ func TestRemoteWatch(t *testing.T) {
 		return Lot{ID: id, Repos: []Repo{{Repo: rp}}}
 	}
 	a, b := lot("a", cmd), lot("b", cmd)
-	gd := New(g, "w")
+	gd := New(g, "w", nil)
 	w := &gd.remotes
 	w.start(context.Background(), g, []*spec.Repo{cmd})
 	if g.calls != 1 || w.repos[agentOnly] != nil {
