@@ -186,6 +186,10 @@ func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string,
 }
 func (g *fakeGit) WorktreeHead(string) (string, error) { return "", errors.New("fake: no HEAD") }
 func (g *fakeGit) HeadLogTip(string) string            { return "" }
+func (g *fakeGit) Hooks(context.Context, *spec.Repo) (gitint.HookFiles, error) {
+	return gitint.HookFiles{}, nil
+}
+func (g *fakeGit) RestoreHooks(gitint.HookFiles, string, string) []gitint.HookChange { return nil }
 func (g *fakeGit) Stash(context.Context, *spec.Repo) ([]gitint.StashEntry, error) {
 	return nil, nil
 }

@@ -63,6 +63,14 @@ type Git interface {
 	// RepairGuard reinstalls a damaged guard and says what was wrong
 	// (gitint.RepairGuard).
 	RepairGuard(ctx context.Context, repo *spec.Repo) (string, error)
+	// Hooks reads the repository's hooks folders as bytes
+	// (gitint.ReadHooks); after the first call per repository, no git
+	// process.
+	Hooks(ctx context.Context, repo *spec.Repo) (gitint.HookFiles, error)
+	// RestoreHooks sets aside the hooks planted or changed since before
+	// and puts back the hooks as they were (gitint.RestoreHooks). No git
+	// process.
+	RestoreHooks(before gitint.HookFiles, wave, lot string) []gitint.HookChange
 	// Stash reads the repository's stash entries from its files, oldest
 	// first (gitint.ReadStash); no git process.
 	Stash(ctx context.Context, repo *spec.Repo) ([]gitint.StashEntry, error)
@@ -87,6 +95,7 @@ type Guard struct {
 	refs    refLedger
 	lots    lotActivity
 	configs configWatch
+	hooks   hookWatch
 	remotes remoteWatch
 	tipsMu  sync.Mutex
 	tips    map[string]map[*spec.Repo]string

@@ -60,7 +60,7 @@ type Options struct {
 }
 
 // Before reads, before a step of lot, the config files of each of its
-// repositories, the refs (guarded refs, cadence's own refs, the wave's lot
+// repositories, the hooks folders (hooks.go), the refs (guarded refs, cadence's own refs, the wave's lot
 // branches: one git call each, at most) and the stash of every repository
 // of the wave, its worktrees' HEAD reflog tips and, for a step outside an
 // OS sandbox, the lead's checkouts. It checks first that the lot's
@@ -80,8 +80,11 @@ func (g *Guard) Before(ctx context.Context, lot Lot, o Options) (*Watch, Finding
 		w.cfgRepos = append(w.cfgRepos, r.Repo)
 	}
 	for _, r := range g.watched(lot) {
-		rp := r.Repo
+		g.hooks.began(ctx, g.git, r.Repo)
 		w.order = append(w.order, r)
+	}
+	for _, r := range w.order {
+		rp := r.Repo
 		rl := g.refs.of(rp)
 		rl.mu.Lock()
 		refs, lots, err := g.readRefs(ctx, lot, rp)
@@ -130,8 +133,8 @@ func (g *Guard) watched(lot Lot) []Repo {
 	return out
 }
 
-// CheckConfig runs the config check of the step watched by w, once, and
-// returns what it found: a session calls it as soon as the agent returns,
+// CheckConfig runs the config and hooks checks of the step watched by w,
+// once, and returns what they found: a session calls it as soon as the agent returns,
 // before any other git call, and After again (config.go).
 func (w *Watch) CheckConfig(ctx context.Context) []string {
 	if w == nil {
@@ -144,6 +147,9 @@ func (w *Watch) CheckConfig(ctx context.Context) []string {
 	ctx = context.WithoutCancel(ctx)
 	for _, rp := range w.cfgRepos {
 		w.cfg = append(w.cfg, w.g.configs.ended(ctx, w.g.git, rp, w.g.wave, w.lot.ID)...)
+	}
+	for _, r := range w.order {
+		w.cfg = append(w.cfg, w.g.hooks.ended(w.g.git, r.Repo, w.g.wave, w.lot.ID)...)
 	}
 	return w.cfg
 }
