@@ -147,6 +147,7 @@ func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, 
 	return "patch", nil
 }
 func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              { return "" }
+func (g *fakeGit) LocalRemoteState(context.Context, *spec.Repo) string         { return "" }
 func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
 func (g *fakeGit) RemoteHosts(context.Context, []*spec.Repo) []string          { return nil }
 func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    { return nil }

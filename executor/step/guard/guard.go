@@ -79,6 +79,10 @@ type Git interface {
 	// RemoteState describes the repository's remotes; a change across a
 	// step means something was pushed.
 	RemoteState(ctx context.Context, repo *spec.Repo) string
+	// LocalRemoteState is what RemoteState can say without network and
+	// with no git process after the first call per repository
+	// (gitint.LocalRemoteState).
+	LocalRemoteState(ctx context.Context, repo *spec.Repo) string
 }
 
 // Guard is one wave's guard: the ledger of cadence's own moves of guarded
@@ -177,18 +181,23 @@ func (g *Guard) ForgetTips(lot string) {
 
 // WatchRemotes reads the remotes of repos, the repositories command or
 // test steps may use, once at the wave's start (remoteWatch.start).
+// It also records what every repository of the wave's remotes show
+// without network, compared after every step (remoteWatch.afterStep).
 func (g *Guard) WatchRemotes(ctx context.Context, repos []*spec.Repo) {
 	g.remotes.start(ctx, g.git, repos)
+	g.remotes.startLocal(ctx, g.git, g.repos)
 }
 
 // CompareRemotes compares the remotes of repos with what was recorded,
 // where a command or test step ended since the last comparison, and
-// returns the change as an incident's text ("" when none).
-func (g *Guard) CompareRemotes(ctx context.Context, repos []*spec.Repo) string {
+// returns the change as an incident's text ("" when none) and the lots
+// whose command or test steps ran there since the last comparison.
+func (g *Guard) CompareRemotes(ctx context.Context, repos []*spec.Repo) (string, []string) {
 	return g.remotes.compare(ctx, g.git, repos)
 }
 
 // CompareAllRemotes is CompareRemotes for every repository watched.
 func (g *Guard) CompareAllRemotes(ctx context.Context) string {
-	return g.remotes.compare(ctx, g.git, g.remotes.all())
+	msg, _ := g.remotes.compare(ctx, g.git, g.remotes.all())
+	return msg
 }

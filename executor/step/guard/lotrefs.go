@@ -165,13 +165,7 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 	if len(moves) == 0 {
 		return nil
 	}
-	var others []string
-	for id, a := range acts1 {
-		if a0 := w.acts[id]; id != lot.ID && (a.active || a0.active || a.gen != a0.gen) {
-			others = append(others, id)
-		}
-	}
-	sort.Strings(others)
+	others := othersDuring(lot.ID, w.acts, acts1)
 	running := "no other lot had a step running"
 	if len(others) > 0 {
 		running = "lots with steps running meanwhile: " + strings.Join(others, ", ")
@@ -191,6 +185,20 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 		found = append(found, what)
 	}
 	return found
+}
+
+// othersDuring are the lots other than lot that were active at some time
+// between acts0 and acts1 (at the start and the end of lot's step),
+// sorted.
+func othersDuring(lot string, acts0, acts1 map[string]lotGen) []string {
+	var others []string
+	for id, a := range acts1 {
+		if a0 := acts0[id]; id != lot && (a.active || a0.active || a.gen != a0.gen) {
+			others = append(others, id)
+		}
+	}
+	sort.Strings(others)
+	return others
 }
 
 // setTip records where the lot's branch in rp is at the end of a step

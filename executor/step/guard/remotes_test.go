@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,27 +54,27 @@ func TestRemoteWatch(t *testing.T) {
 		t.Fatalf("start read %d remotes; agent-only repo watched: %v", g.calls, w.repos[agentOnly] != nil)
 	}
 	ctx := context.Background()
-	if msg := w.compare(ctx, g, []*spec.Repo{cmd, agentOnly}); msg != "" || g.calls != 1 {
+	if msg, _ := w.compare(ctx, g, []*spec.Repo{cmd, agentOnly}); msg != "" || g.calls != 1 {
 		t.Fatalf("no step ran: %q, %d calls", msg, g.calls)
 	}
 	w.started(a)
 	w.ended(a)
-	if msg := w.compare(ctx, g, []*spec.Repo{cmd}); msg != "" || g.calls != 2 {
+	if msg, _ := w.compare(ctx, g, []*spec.Repo{cmd}); msg != "" || g.calls != 2 {
 		t.Fatalf("unchanged: %q, %d calls", msg, g.calls)
 	}
-	if msg := w.compare(ctx, g, []*spec.Repo{cmd}); g.calls != 2 {
+	if msg, _ := w.compare(ctx, g, []*spec.Repo{cmd}); g.calls != 2 {
 		t.Fatalf("compared again with no step since: %q, %d calls", msg, g.calls)
 	}
 	w.started(a)
 	w.ended(a)
 	w.started(b) // still running
 	g.set("s1")
-	msg := w.compare(ctx, g, []*spec.Repo{cmd})
-	if !strings.Contains(msg, "the remotes of repo cmd changed") || !strings.Contains(msg, "lot(s) a, b ran") {
-		t.Fatalf("change: %q", msg)
+	msg, lots := w.compare(ctx, g, []*spec.Repo{cmd})
+	if !strings.Contains(msg, "the remotes of repo cmd changed") || !strings.Contains(msg, "lot(s) a, b ran") || !slices.Equal(lots, []string{"a", "b"}) {
+		t.Fatalf("change: %q, lots %q", msg, lots)
 	}
 	w.ended(b)
-	if msg := w.compare(ctx, g, w.all()); msg != "" {
+	if msg, _ := w.compare(ctx, g, w.all()); msg != "" {
 		t.Errorf("the same push reported twice: %q", msg)
 	}
 
@@ -84,7 +85,7 @@ func TestRemoteWatch(t *testing.T) {
 	g.set("s2")
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
-	if msg := w.compare(stopped, g, []*spec.Repo{cmd}); msg != "" {
+	if msg, _ := w.compare(stopped, g, []*spec.Repo{cmd}); msg != "" {
 		t.Errorf("a stopped comparison: %q", msg)
 	}
 	end := gd.CompareAllRemotes(context.WithoutCancel(stopped))
@@ -97,7 +98,7 @@ func TestRemoteWatch(t *testing.T) {
 	w2.start(stopped, g, []*spec.Repo{cmd})
 	w2.started(a)
 	w2.ended(a)
-	if msg := w2.compare(ctx, g, w2.all()); msg != "" {
+	if msg, _ := w2.compare(ctx, g, w2.all()); msg != "" {
 		t.Errorf("compared against a cancelled read: %q", msg)
 	}
 }

@@ -200,6 +200,15 @@ func (w *Watch) After(ctx context.Context) Findings {
 		found = append(found, f...)
 		out.Notes = append(out.Notes, notes...)
 	}
+	if pushed := g.remotes.afterStep(ctx, g.git, w.shell); len(pushed) > 0 {
+		others := othersDuring(lot.ID, w.acts, g.lots.snapshot())
+		if len(others) > 0 {
+			pushed = append(pushed, "lots with steps running meanwhile, held too: "+strings.Join(others, ", "))
+			g.remotes.suspect(others, "while its step ran, "+strings.Join(pushed, "; ")+" (found after a step of lot "+lot.ID+")")
+		}
+		found = append(found, pushed...)
+	}
+	found = append(found, g.remotes.suspected(lot.ID)...)
 	out.Held, out.Warning = g.checkCheckouts(ctx, w, &out.Notes)
 	if len(found) > 0 {
 		out.Incident = fmt.Sprintf("during its %s step, not by cadence: %s", w.kind, strings.Join(found, "; "))
