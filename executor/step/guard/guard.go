@@ -188,6 +188,20 @@ func (g *Guard) WatchRemotes(ctx context.Context, repos []*spec.Repo) {
 	g.remotes.startLocal(ctx, g.git, g.repos)
 }
 
+// LocalRemotes records what the remotes of every repository of the
+// wave show without network (Git.LocalRemoteState), as WatchRemotes
+// does, and returns it by repository name.
+func (g *Guard) LocalRemotes(ctx context.Context) map[string]string {
+	g.remotes.startLocal(ctx, g.git, g.repos)
+	g.remotes.mu.Lock()
+	defer g.remotes.mu.Unlock()
+	out := make(map[string]string, len(g.remotes.local))
+	for rp, st := range g.remotes.local {
+		out[rp.Name] = st
+	}
+	return out
+}
+
 // CompareRemotes compares the remotes of repos with what was recorded,
 // where a command or test step ended since the last comparison, and
 // returns the change as an incident's text ("" when none) and the lots

@@ -259,3 +259,9 @@ func (w *remoteWatch) afterStep(ctx context.Context, g Git, report bool) []strin
 	}
 	return found
 }
+
+// RemoteChanges says what differs between two remote states
+// (gitint.RemoteChanges), at most maxChanges lines.
+func RemoteChanges(before, after string) []string {
+	return gitint.RemoteChanges(before, after, maxChanges)
+}
