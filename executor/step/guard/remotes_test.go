@@ -102,3 +102,58 @@ func TestRemoteWatch(t *testing.T) {
 		t.Errorf("compared against a cancelled read: %q", msg)
 	}
 }
+
+// localFake is a Git whose LocalRemoteState and RemoteState return what
+// local and state say.
+type localFake struct {
+	remoteFake
+	local string
+}
+
+func (g *localFake) LocalRemoteState(context.Context, *spec.Repo) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.local
+}
+
+// TestRemoteWatchAfterStep: what the remotes show without network is
+// compared after every step: a change after a command step is reported
+// once, naming what changed, and the full record follows (the next
+// comparison before an integration finds nothing new); after a session
+// it is only recorded; suspects are held once.
+func TestRemoteWatchAfterStep(t *testing.T) {
+	ctx := context.Background()
+	rp := &spec.Repo{Name: "app"}
+	g := &localFake{remoteFake: remoteFake{state: "s0"}, local: "refs/remotes/origin/main 1111\n"}
+	var w remoteWatch
+	w.start(ctx, g, []*spec.Repo{rp})
+	w.startLocal(ctx, g, []*spec.Repo{rp})
+	if got := w.afterStep(ctx, g, true); got != nil {
+		t.Fatalf("nothing changed: %q", got)
+	}
+	g.local += "refs/remotes/origin/sneaky 2222\n"
+	g.set("s1")
+	got := w.afterStep(ctx, g, true)
+	if len(got) != 1 || !strings.Contains(got[0], "in repo app, the remotes changed (a push): refs/remotes/origin/sneaky created at 2222") {
+		t.Fatalf("a push after a command step: %q", got)
+	}
+	if got := w.afterStep(ctx, g, true); got != nil {
+		t.Fatalf("one push reported twice: %q", got)
+	}
+	w.started(Lot{ID: "a", Repos: []Repo{{Repo: rp}}})
+	w.ended(Lot{ID: "a", Repos: []Repo{{Repo: rp}}})
+	if msg, _ := w.compare(ctx, g, []*spec.Repo{rp}); msg != "" {
+		t.Fatalf("the full record did not follow: %q", msg)
+	}
+	g.local = "changed by a session\n"
+	if got := w.afterStep(ctx, g, false); got != nil {
+		t.Fatalf("after a session the change is the session's to report: %q", got)
+	}
+	w.suspect([]string{"b"}, "pushed?")
+	if got := w.suspected("b"); !slices.Equal(got, []string{"pushed?"}) {
+		t.Fatalf("suspected(b) = %q", got)
+	}
+	if got := w.suspected("b"); got != nil {
+		t.Fatalf("a suspect is held twice: %q", got)
+	}
+}
