@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -68,9 +69,10 @@ func (c HookChange) String() string {
 	return s + "; put back as it was before the step"
 }
 
-// ReadHooks snapshots the files of the hooks folders dirs of the
+// ReadHooks snapshots the hooks of the hooks folders dirs of the
 // repository whose git common dir is common (no git process): each
-// folder's entries, not its subfolders (git runs <folder>/<name>). A
+// folder's files named as a hook git knows (hookNames: git runs
+// <folder>/<name>, never a .sample), not its subfolders. A
 // folder that is absent has no files; one that cannot be read is an
 // error.
 func ReadHooks(common string, dirs []string) (HookFiles, error) {
@@ -84,8 +86,8 @@ func ReadHooks(common string, dirs []string) (HookFiles, error) {
 			return h, err
 		}
 		for _, de := range des {
-			if de.IsDir() {
-				continue
+			if de.IsDir() || !slices.Contains(hookNames, de.Name()) {
+				continue // git runs no other file of the folder
 			}
 			p := filepath.Join(d, de.Name())
 			f, err := readConfigFile(p)

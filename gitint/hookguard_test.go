@@ -30,6 +30,7 @@ func TestRestoreHooks(t *testing.T) {
 	write("pre-commit", "planted\n")
 	write("post-merge", "changed\n")
 	write("prepare-commit-msg", "")
+	write("pre-commit.sample", "not a hook git runs\n")
 	if err := os.Remove(filepath.Join(hooks, "post-commit")); err != nil {
 		t.Fatal(err)
 	}
