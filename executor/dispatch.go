@@ -218,7 +218,7 @@ func (r *runner) build() error {
 		if err := r.recover(n); err != nil {
 			return err
 		}
-		if held, err := r.holdPushed(lp.ID); held || err != nil {
+		if held, err := r.holdPushed(n); held || err != nil {
 			if err != nil {
 				return err
 			}

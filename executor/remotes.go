@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 )
 
 // The remotes across applies (docs/integration.md, Guards): what each
@@ -91,10 +92,12 @@ func remoteRecord(st string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// holdPushed fails lot id when remotesOnStart held it, and says so.
-func (r *runner) holdPushed(id string) (bool, error) {
+// holdPushed fails lot n when remotesOnStart held it, and says so; a lot
+// the lead replaces (-replace) is not held: the lead said so.
+func (r *runner) holdPushed(n *node) (bool, error) {
+	id := n.lot.ID
 	cause, ok := r.pushHeld[id]
-	if !ok {
+	if !ok || n.plan.Action == planner.ActionReplace {
 		return false, nil
 	}
 	err := r.o.Store.UpdateLot(id, func(l *state.Lot) {
