@@ -30,7 +30,7 @@ const IncidentCause = guard.IncidentCause
 // that guard.
 func (r *runner) setUpSteps() {
 	o := r.o
-	r.guard = guard.New(o.Git, o.Config.Wave.Name)
+	r.guard = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard}
 	if o.Steps != nil {
 		r.steps = o.Steps(lo)

@@ -58,7 +58,7 @@ type Supervisor = proc.Supervisor
 func NewLocal(o LocalOptions) *Local {
 	g := o.Guard
 	if g == nil {
-		g = guard.New(o.Git, o.Config.Wave.Name)
+		g = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	}
 	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, guard: g}
 }

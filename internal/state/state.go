@@ -369,7 +369,17 @@ type State struct {
 	// no tree is tested twice with the same command and environment
 	// (queue.go). Optional within FormatVersion 1.
 	Gates map[string]Gate `json:"gates,omitempty"`
+	// Remotes is what each repository's remotes showed without network
+	// when the last apply started, by repository name (the guard's
+	// LocalRemoteState, or "sha256:<hex>" of it when longer than
+	// MaxRemoteRecord): an apply after one that was killed compares them
+	// (docs/integration.md, Guards). Optional within FormatVersion 1.
+	Remotes map[string]string `json:"remotes,omitempty"`
 }
+
+// MaxRemoteRecord is the longest remote state State.Remotes keeps as
+// text (64 KiB); a longer one is kept as its digest.
+const MaxRemoteRecord = 64 << 10
 
 // PathFor returns the state file path of a wave file: the same folder, the
 // file's stem (without .hcl or .hcl.json) plus ".state.json". The rule is
