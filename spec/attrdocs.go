@@ -6,20 +6,10 @@ package spec
 // type and attribute name (Doc reads them).
 var attributeDocs = map[string]map[string]AttributeDoc{
 	"agent": {
-		"allowed_tools":        {Default: "`[\"Bash\", \"Edit\", \"Write\"]`", Meaning: "`--allowedTools`: enough to test and commit unattended"},
-		"append_system_prompt": {Default: "none", Meaning: "`--append-system-prompt`"},
-		"command":              {Default: "`\"claude\"`", Meaning: "the executable; `CADENCE_CLAUDE_BIN` overrides it for `claude`"},
-		"disallowed_tools":     {Default: "`[\"Agent\", \"Bash(git push:*)\"]`", Meaning: "`--disallowedTools`; the push rule is a soft guard only (git integration installs the real one)"},
-		"fallback_model":       {Default: "none", Meaning: "`--fallback-model` for the agent's lots that set no `fallback_model`"},
-		"kind":                 {Default: "`\"claude\"`", Meaning: "the kind of agent CLI, which picks the adapter that runs its sessions: `\"claude\"` (Claude Code, and CLIs that behave like it through `command`) or `\"codex\"` (OpenAI's Codex CLI, agents.md); the attributes from `permission_mode` to `max_retries` are those of kind `claude`, from `model` to `prices` those of kind `codex`"},
-		"max_retries":          {Default: "`3`", Meaning: "`CLAUDE_CODE_MAX_RETRIES`: the CLI's own default of 10 turns a dead API into a three-minute wait"},
-		"model":                {Default: "the CLI's default", Meaning: "kind `codex`: the model (`-m`) of a session whose lot's model is not an OpenAI one (a Claude name such as `sonnet`, or none)"},
-		"permission_mode":      {Default: "`\"acceptEdits\"`", Meaning: "`--permission-mode`; never `bypassPermissions` by default"},
-		"prices":               {Default: "none", Meaning: "kind `codex`: `{ \"MODEL\" = { input = 1.25, cached = 0.125, output = 10 } }` in dollars per million tokens (`\"*\"`: any model), for the cost and `budget_usd`; without, a Codex session costs 0"},
-		"provider":             {Default: "`\"openai\"`", Meaning: "kind `codex`: the Codex model provider (`-c model_provider=`), the built-in one or one your `$CODEX_HOME/config.toml` defines"},
-		"retries":              {Default: "`3`", Meaning: "kind `codex`: bounds the provider's `request_max_retries` and `stream_max_retries` (a provider of your config; the built-in one keeps the CLI's own)"},
-		"sandbox":              {Default: "`true`", Meaning: "run the sessions in the agent CLI's own OS sandbox where the machine has one (Claude Code on Linux: `bubblewrap` and `socat`); `false` turns it off, and pushes are then only detected, not prevented (see Guards)"},
-		"writable_roots":       {Default: "none", Meaning: "kind `codex`: folders a write session may write to besides its worktrees and their git dirs"},
+		"command":        {Default: "the kind's CLI: `\"claude\"`, `\"codex\"`", Meaning: "the executable; `CADENCE_CLAUDE_BIN` overrides it for the agent `claude`, `CADENCE_CODEX_BIN` for the agent `codex`"},
+		"fallback_model": {Default: "none", Meaning: "`--fallback-model` for the agent's lots that set no `fallback_model`"},
+		"kind":           {Default: "`\"claude\"`", Meaning: "the kind of agent CLI, which picks the adapter that runs its sessions: `\"claude\"` (Claude Code, and CLIs that behave like it through `command`) or `\"codex\"` (OpenAI's Codex CLI, agents.md)"},
+		"sandbox":        {Default: "`true`", Meaning: "run the sessions in the agent CLI's own OS sandbox where the machine has one (Claude Code on Linux: `bubblewrap` and `socat`); `false` turns it off, and pushes are then only detected, not prevented (see Guards)"},
 	},
 	"defaults": {
 		"agent":          {Default: "`agent.claude`", Meaning: "the agent CLI that runs the lot's write steps (implement, fix, fix-minors), and its read-only ones unless `review_agent` names another"},

@@ -128,8 +128,10 @@ type Agent struct {
 	// Kind is the kind of agent CLI: AgentKindClaude unless the block sets
 	// kind; one of Options.AgentKinds.
 	Kind string
-	// Command is the executable (the kind's adapter may override it for
-	// the agent named like the kind: CADENCE_CLAUDE_BIN for "claude").
+	// Command is the executable: the block's command, else the kind's
+	// adapter's default (Options.AgentCommand); the adapter may override
+	// it for the agent named like the kind (CADENCE_CLAUDE_BIN for
+	// "claude").
 	Command string
 	// KindRange is the range of the kind attribute's value (empty when the
 	// block sets none): where a problem with the kind is reported.

@@ -71,7 +71,9 @@ type decoder struct {
 	// settingsDecoder decodes an agent's own settings
 	// (Options.AgentSettings); nil: not decoded.
 	settingsDecoder func(kind string, body hcl.Body, ctx *hcl.EvalContext) (AgentSettings, hcl.Diagnostics)
-	defaults        settings
+	// agentCommand is a kind's default command (Options.AgentCommand).
+	agentCommand func(kind string) string
+	defaults     settings
 	// defaultsSensitive are the defaults block's sensitive attributes.
 	defaultsSensitive Fields
 	// defaultsEnv and lotEnv are the env and path_prepend of the defaults
@@ -137,8 +139,10 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		d.agentKinds = DefaultAgentKinds
 	}
 	d.settingsDecoder = opts.AgentSettings
+	d.agentCommand = opts.AgentCommand
 	d.cfg.agentsByName = map[string]*Agent{}
-	builtin := builtinClaude()
+	builtin := d.defaultAgent(AgentKindClaude)
+	builtin.Name = BuiltinAgent
 	d.cfg.Agents = []*Agent{builtin}
 	d.cfg.agentsByName[builtin.Name] = builtin
 	for _, b := range byType["agent"] {

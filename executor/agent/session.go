@@ -207,8 +207,10 @@ type Spent struct {
 	CostEstimated bool
 }
 
-// Report is a session's structured report (schemas/implement, review and
-// precheck .schema.json): write steps fill Summary, Questions and Tests;
+// Report is a session's structured report, as DecodeReport reads it: one
+// field per property of the report schemas the step kinds name
+// (schemas/implement, review and precheck .schema.json; a test holds each
+// property to a field). Write steps fill Summary, Questions and Tests;
 // reviews fill Verdict and Findings.
 type Report struct {
 	Status    string          `json:"status,omitempty"`

@@ -29,7 +29,8 @@ func runLSP(e *env, args []string) ExitCode {
 		AgentAttributes: e.agents().Attributes(),
 		// validate's options: a diagnostic in the editor is one validate gives
 		LoadOptions: func(file string) spec.Options {
-			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), AgentSettings: e.agents().DecodeSettings, LookupEnv: os.LookupEnv}
+			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), AgentSettings: e.agents().DecodeSettings,
+				AgentCommand: e.agents().DefaultCommand, LookupEnv: os.LookupEnv}
 		},
 	}
 	if err := lsp.Serve(ctx, stdio{e.stdin, e.stdout}, opts); err != nil {

@@ -1,8 +1,9 @@
-package schemacheck
+package schemacheck_test
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +102,7 @@ func TestWaveSchemaValid(t *testing.T) {
 			if err := decode(t, tc.doc); err != nil {
 				t.Fatalf("the decoder refuses this document (fix the test): %v", err)
 			}
-			if err := Validate(waveSchema, []byte(tc.doc)); err != nil {
+			if err := schemacheck.Validate(waveSchema, []byte(tc.doc)); err != nil {
 				t.Errorf("the schema refuses a document the decoder accepts: %v", err)
 			}
 		})
@@ -216,7 +217,7 @@ func TestWaveSchemaInvalid(t *testing.T) {
 			[]string{"invalid propertyName 'w.lock'", "'not' failed"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(waveSchema, []byte(tc.doc))
+			err := schemacheck.Validate(waveSchema, []byte(tc.doc))
 			if err == nil {
 				t.Fatal("the schema accepts it")
 			}
@@ -279,7 +280,7 @@ func TestWaveFilesValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := Validate(waveSchema, data); err != nil {
+			if err := schemacheck.Validate(waveSchema, data); err != nil {
 				t.Errorf("schema: %v", err)
 			}
 			if _, diags := spec.NewLoader().LoadFile(path, spec.Options{}); diags.HasErrors() {

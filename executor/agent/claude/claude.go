@@ -66,6 +66,7 @@ func (*Adapter) Kind() string { return Kind }
 // Code)".
 func (*Adapter) Tool() agent.Tool {
 	return agent.Tool{
+		Command:     "claude",
 		EnvOverride: "CADENCE_CLAUDE_BIN",
 		VersionArgs: []string{"--version"},
 		MinVersion:  MinVersion,

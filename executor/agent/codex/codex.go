@@ -57,6 +57,7 @@ func (*Adapter) Kind() string { return Kind }
 // 0.171.0".
 func (*Adapter) Tool() agent.Tool {
 	return agent.Tool{
+		Command:     "codex",
 		EnvOverride: "CADENCE_CODEX_BIN",
 		VersionArgs: []string{"--version"},
 		MinVersion:  MinVersion,

@@ -190,18 +190,22 @@ func mustTime(t *testing.T, s string) time.Time {
 }
 
 // TestAttributesDocumented: every attribute the adapter decodes is
-// described in the docs' agent table, and none is a common attribute.
+// described in its kind's table of docs/wave-file.md (its Doc), the table
+// names no other, and none is a common attribute.
 func TestAttributesDocumented(t *testing.T) {
 	common := map[string]bool{}
 	for _, n := range spec.AgentCommon() {
 		common[n] = true
 	}
 	for _, a := range New().Attributes() {
-		if d, ok := spec.Doc("agent", a.Name); !ok || d.Meaning == "" {
-			t.Errorf("%s has no description in the docs' agent table", a.Name)
+		if a.Doc.Meaning == "" {
+			t.Errorf("%s has no description in its kind's table of docs/wave-file.md", a.Name)
 		}
 		if common[a.Name] {
 			t.Errorf("%s is a common attribute", a.Name)
 		}
+	}
+	if len(attributeDocs) != len(New().Attributes()) {
+		t.Errorf("the kind's table documents %d attributes, the adapter decodes %d", len(attributeDocs), len(New().Attributes()))
 	}
 }

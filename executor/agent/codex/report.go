@@ -5,16 +5,15 @@ import (
 	"fmt"
 
 	"github.com/cadence-run/cadence/executor/agent"
-	"github.com/cadence-run/cadence/schemas/schemacheck"
 )
 
 // DecodeReport reads the session's last agent message as the report of
 // schema (a file name of package schemas: implement, review or precheck
 // .schema.json). The message answered the strict variant (StrictSchema),
 // so the nulls it gives for properties it leaves out are dropped first;
-// then the document is validated against the original schema with the
-// JSON Schema validator (the Codex CLI sends the schema to the API and
-// does not check the answer itself).
+// then the document is checked against the original schema and read
+// (agent.DecodeReport: the Codex CLI sends the schema to the API and does
+// not check the answer itself).
 func DecodeReport(text, schema string) (*agent.Report, error) {
 	var v any
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
@@ -25,14 +24,7 @@ func DecodeReport(text, schema string) (*agent.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := schemacheck.Validate(schema, b); err != nil {
-		return nil, err
-	}
-	var r agent.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return agent.DecodeReport(b, schema)
 }
 
 // dropNulls removes the properties whose value is null from every object
