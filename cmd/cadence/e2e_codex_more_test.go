@@ -5,12 +5,14 @@ package main
 import (
 	"maps"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent/codex"
 	"github.com/cadence-run/cadence/internal/fakeapi/openai"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
 )
 
 // An implement whose thread ends with a message that is not JSON gets the
@@ -140,5 +142,101 @@ func e2eCodexQuotaWait(t *testing.T) {
 	}
 }
 
-func e2eCodexTimeout(t *testing.T) { t.Skip("todo") }
-func e2eCodexKill9(t *testing.T)   { t.Skip("todo") }
+// longTool is a command a codex session runs that outlives any test: its
+// process is the session's tool child, found by its command line.
+const longTool = "sleep 297"
+
+// A codex implement that runs a long command and then waits for an answer
+// the fake never gives: the step's timeout ends it; the CLI and its tool
+// child are gone; the step has the served response's tokens (the turn
+// never completed: from the thread's rollout) and the lot fails naming the
+// step and the limit.
+func e2eCodexTimeout(t *testing.T) {
+	e := newCodexE2E(t, nil, map[string]openai.Script{
+		"a-implement0": {openai.Exec(longTool).WithUsage(openai.Usage{Input: 900, Cached: 200, Output: 30, Reasoning: 5}), openai.Hang()},
+	}, codexOpts{waveOpts: waveOpts{Lot: "  agent = agent.codex\n  timeout = \"6s\""}})
+	p := e.start(e.applyArgs()...)
+	if !testutil.Eventually(time.Minute, func() bool { return len(e.toolChildren()) > 0 }) {
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		t.Fatalf("the session's tool child never ran:\n%s", p.out.String())
+	}
+	r := p.wait()
+	r.wantOut(t, `implement timed out after 6s`)
+	if r.code == 0 {
+		t.Errorf("exit 0 after a timed-out implement")
+	}
+	st := e.state()
+	impl := stepsOf(e.lot(st, "a"), state.StepImplement)
+	if len(impl) != 1 || impl[0].Status != state.StepTimedOut {
+		t.Fatalf("steps %s", steps(e.lot(st, "a")))
+	}
+	e.noCodexLeft(impl[0].SessionID)
+	if got, want := impl[0].Usage, (state.Usage{Input: 700, CacheRead: 200, Output: 30}); got != want || !impl[0].CostEstimated {
+		t.Errorf("implement usage %+v (estimated %v), want %+v", got, impl[0].CostEstimated, want)
+	}
+	if st.Consumed.Counted != sumSteps(st) {
+		t.Errorf("consumed %+v, steps count %d", st.Consumed, sumSteps(st))
+	}
+}
+
+// cadence killed with SIGKILL while a codex session's tool child runs: no
+// process of the session is left (the CLI, the tool child); the next apply
+// recounts the killed session from its log and the thread's rollout (the
+// served response's tokens, on the interrupted step and in the wave's
+// totals, once), replays implement in a fresh thread, and the lot is done.
+func e2eCodexKill9(t *testing.T) {
+	e := newCodexE2E(t, nil, map[string]openai.Script{
+		"a-implement0":   {openai.Exec(longTool).WithUsage(openai.Usage{Input: 800, Cached: 100, Output: 40, Reasoning: 6}), openai.Hang()},
+		"a-implement0~2": {codexCommit("a", "f.txt", "f"), codexDone("added f.txt")},
+		"a-review0":      {codexReview("conform")},
+	}, codexOpts{waveOpts: waveOpts{Lot: "  agent = agent.codex"}})
+	p := e.start(e.applyArgs()...)
+	if !testutil.Eventually(time.Minute, func() bool { return len(e.toolChildren()) > 0 }) {
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		t.Fatalf("the session's tool child never ran:\n%s", p.out.String())
+	}
+	p.signal(syscall.SIGKILL)
+	<-p.done // killed: wait would fail the test
+	p.cancel()
+	st := e.state()
+	if len(st.Lots["a"].Steps) == 0 || st.Lots["a"].Steps[0].Status != state.StepRunning {
+		t.Fatalf("after kill -9 the implement step is not recorded running: %s", steps(st.Lots["a"]))
+	}
+	session := st.Lots["a"].Steps[0].SessionID
+	e.noCodexLeft(session)
+
+	r := e.apply()
+	r.wantCode(t, 0)
+	r.wantOut(t, `Wave "w": 1 of 1 lots done`)
+	st = e.state()
+	a := e.lot(st, "a")
+	impl := stepsOf(a, state.StepImplement)
+	if a.Status != state.LotDone || len(impl) != 2 || impl[0].SessionID != session || impl[0].Status != state.StepInterrupted || impl[1].Status != state.StepOK {
+		t.Fatalf("lot a %s, steps %s", a.Status, steps(a))
+	}
+	if got, want := impl[0].Usage, (state.Usage{Input: 700, CacheRead: 100, Output: 40}); got != want {
+		t.Errorf("killed session: usage %+v, want %+v (the served response's)", got, want)
+	}
+	if st.Consumed.Counted != sumSteps(st) {
+		t.Errorf("consumed %+v, steps count %d", st.Consumed, sumSteps(st))
+	}
+	before := st.Consumed
+	e.apply()
+	if after := e.state().Consumed; after != before {
+		t.Errorf("a further apply changed the consumed totals: %+v, then %+v", before, after)
+	}
+}
+
+// toolChildren lists the live processes of the scenario's codex sessions
+// that run longTool.
+func (e *codexE2E) toolChildren() []string {
+	var out []string
+	for _, p := range marked("CODEX_HOME=" + e.codexHo) {
+		if strings.Contains(p, longTool) && !strings.Contains(p, "codex") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
