@@ -86,7 +86,7 @@ func runCodexPushWave(t *testing.T, sandbox bool) []pushCell {
 		c.detected = c.reached && incident && f.remote
 		out := lastToolOutput(reqs[i+2].Body)
 		c.by = refusedBy(out)
-		t.Logf("push matrix | %-48s | sandbox %-5v | %s\n\t%s → %s", f.name, sandbox, c, f.cmd(origin, other), firstLineOf(strings.TrimSpace(out)))
+		t.Logf("push matrix | %-48s | sandbox %-5v | %s\n\t%s → %s", f.name, sandbox, c, f.cmd(origin, other), outputLine(out))
 		reachedRemote = reachedRemote || c.reached && f.remote
 		switch {
 		case sandbox && c.reached:
@@ -106,4 +106,17 @@ func runCodexPushWave(t *testing.T, sandbox bool) []pushCell {
 		t.Errorf("an incident without a push to the remote:\n%s", r.out)
 	}
 	return cells
+}
+
+// outputLine is the line of a command's output (as Codex passes it back:
+// a header, then "Output:") that says why it failed: the first that names
+// cadence, an error or a fatal one, else the last.
+func outputLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "cadence") || strings.Contains(l, "error") || strings.Contains(l, "fatal") || strings.Contains(l, "Read-only") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lines[len(lines)-1]
 }
