@@ -188,6 +188,19 @@ func (a *Agent) SandboxBypass() string {
 	return a.Settings.SandboxBypass()
 }
 
+// DefaultModel is the model a's own settings give its sessions when a lot
+// names none (settings with a DefaultModel method, such as the codex
+// kind's model attribute); "" when they give none (the CLI's default).
+func (a *Agent) DefaultModel() string {
+	if a == nil {
+		return ""
+	}
+	if m, ok := a.Settings.(interface{ DefaultModel() string }); ok {
+		return m.DefaultModel()
+	}
+	return ""
+}
+
 // Repo is a git repository that lots work in.
 type Repo struct {
 	// Name is the block label.

@@ -181,9 +181,10 @@ func (d *decoder) agentRef(a *hcl.Attribute) *Agent {
 // resolveAgents sets an agent lot's agents and the settings that follow
 // from their kinds: Agent (its agent, else the defaults', else the
 // built-in), ReviewAgent (its review_agent, else the defaults', else
-// Agent), an unwritten model of an agent of another kind than claude left
-// "" (the agent's own default; DefaultModel and DefaultReviewModel are
-// Claude's), and an unwritten fallback_model each agent's own.
+// Agent), an unwritten model of an agent of another kind than claude the
+// agent's own (Agent.DefaultModel; "" for the CLI's default: DefaultModel
+// and DefaultReviewModel are Claude's), and an unwritten fallback_model
+// each agent's own.
 func (d *decoder) resolveAgents(l *Lot, defaultAgent, defaultReview *Agent) {
 	pick := func(attr, defaultAttr *hcl.Attribute, def *Agent) *Agent {
 		if attr == nil || attr == defaultAttr {
@@ -201,10 +202,10 @@ func (d *decoder) resolveAgents(l *Lot, defaultAgent, defaultReview *Agent) {
 	}
 	w := d.lotWritten[l]
 	if !w.model && l.Agent.Kind != AgentKindClaude {
-		l.Model = ""
+		l.Model = l.Agent.DefaultModel()
 	}
 	if !w.reviewModel && l.ReviewAgent.Kind != AgentKindClaude {
-		l.ReviewModel = ""
+		l.ReviewModel = l.ReviewAgent.DefaultModel()
 	}
 	if !w.fallback {
 		l.FallbackModel, l.ReviewFallbackModel = l.Agent.FallbackModel, l.ReviewAgent.FallbackModel

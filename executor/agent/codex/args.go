@@ -22,7 +22,10 @@ import (
 // and sets the sandbox: none for an agent with sandbox = false, "read-only"
 // for a read-only step, else "workspace-write" writable in the session's
 // worktrees, their git dirs (without which git cannot commit in a linked
-// worktree) and the agent's writable_roots.
+// worktree) and the agent's writable_roots, and NOT in /tmp and $TMPDIR,
+// which the CLI's workspace-write makes writable by default (a push to a
+// repository there would land): the session's own temp folder
+// (SessionTemp) is a writable root instead.
 func Args(s agent.Session, set *Settings, model, schemaFile, thread string) []string {
 	args := []string{"exec", "--json", "--output-schema", schemaFile, "--disable", "plugins",
 		"-c", "analytics.enabled=false", "-c", "model_provider=" + strconv.Quote(set.Provider)}
@@ -41,7 +44,9 @@ func Args(s agent.Session, set *Settings, model, schemaFile, thread string) []st
 		args = append(args, "-c", `sandbox_mode="read-only"`)
 	default:
 		args = append(args, "-c", `sandbox_mode="workspace-write"`,
-			"-c", "sandbox_workspace_write.writable_roots="+tomlList(writableRoots(s, set)))
+			"-c", "sandbox_workspace_write.writable_roots="+tomlList(writableRoots(s, set)),
+			"-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+			"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true")
 	}
 	if thread != "" {
 		args = append(args, "resume", thread)
@@ -49,9 +54,19 @@ func Args(s agent.Session, set *Settings, model, schemaFile, thread string) []st
 	return append(args, "-")
 }
 
+// SessionTemp is the temp folder of a write session in Codex's sandbox,
+// made beside its logs (logPrefix+".tmp"), its TMPDIR and a writable root.
+func SessionTemp(logPrefix string) string { return logPrefix + ".tmp" }
+
+// sandboxedWrite says whether session s runs in the workspace-write
+// sandbox (Args).
+func sandboxedWrite(s agent.Session) bool {
+	return !(s.Agent != nil && s.Agent.NoSandbox) && !s.ReadOnly
+}
+
 // writableRoots are the folders a write session may write to besides its
 // folder: its neighbours' worktrees, every worktree's git dir and common
-// git dir, and the agent's writable_roots.
+// git dir, its temp folder (SessionTemp) and the agent's writable_roots.
 func writableRoots(s agent.Session, set *Settings) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -72,6 +87,9 @@ func writableRoots(s agent.Session, set *Settings) []string {
 			add(own)
 			add(common)
 		}
+	}
+	if s.LogPrefix != "" {
+		add(realPath(SessionTemp(s.LogPrefix)))
 	}
 	for _, r := range set.WritableRoots {
 		add(r)

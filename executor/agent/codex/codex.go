@@ -128,6 +128,14 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 		return run{out: writeFailed(err, 0), thread: thread, total: prev}
 	}
 	env := append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...)
+	if sandboxedWrite(s) && s.LogPrefix != "" {
+		tmp := SessionTemp(s.LogPrefix)
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return run{out: writeFailed(err, 0), thread: thread, total: prev}
+		}
+		defer os.RemoveAll(tmp)
+		env = append(env, "TMPDIR="+tmp)
+	}
 	command := h.Command
 	if command == "" && s.Agent != nil {
 		command = s.Agent.Command

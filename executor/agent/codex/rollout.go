@@ -37,8 +37,10 @@ func RolloutPath(home, id string) string {
 }
 
 // Rollout is what cadence reads from a rollout file: the thread's last
-// token_count total, and the codex_error_info and message of the last
-// error it recorded.
+// usage total (0.171.0 writes a token_usage_record line per response, its
+// thread_token_usage the thread's running total; an event_msg token_count's
+// info.total_token_usage is read too), and the codex_error_info and
+// message of the last error it recorded.
 type Rollout struct {
 	Total     Usage
 	HasTotal  bool
@@ -81,6 +83,7 @@ func ReadRollout(path string) (Rollout, bool) {
 				} `json:"error"`
 				Message   string          `json:"message"`
 				ErrorInfo json.RawMessage `json:"codex_error_info"`
+				Thread    *Usage          `json:"thread_token_usage"`
 			} `json:"payload"`
 		}
 		if json.Unmarshal(sc.Bytes(), &l) != nil {
@@ -88,6 +91,10 @@ func ReadRollout(path string) (Rollout, bool) {
 		}
 		if l.Type == "response_item" {
 			r.call(sc.Bytes(), calls)
+			continue
+		}
+		if l.Type == "token_usage_record" && l.Payload.Thread != nil {
+			r.Total, r.HasTotal = *l.Payload.Thread, true
 			continue
 		}
 		if l.Type != "event_msg" {

@@ -61,6 +61,11 @@ func DefaultSettings() *Settings {
 	return &Settings{Provider: DefaultProvider, Retries: DefaultRetries}
 }
 
+// DefaultModel is the model of a session whose lot names none (model;
+// "": the CLI's configured default): spec records it as the step's model
+// (spec.Agent.DefaultModel), so the plan and the state name it.
+func (s *Settings) DefaultModel() string { return s.Model }
+
 // SandboxBypass implements agent.Settings: no setting of a codex agent
 // leaves the sandbox ("sandbox = false", common to every kind, does).
 func (*Settings) SandboxBypass() string { return "" }
