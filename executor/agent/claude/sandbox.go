@@ -1,16 +1,12 @@
 package claude
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/cadence-run/cadence/internal/proc"
+	"github.com/cadence-run/cadence/executor/agent"
 )
 
 // Claude Code's sandbox (its `sandbox` settings, 2.1.328) runs every Bash
@@ -30,14 +26,6 @@ import (
 // checks first (SandboxMissing) and turns the sandbox on only where it
 // works, with failIfUnavailable so that a sandbox promised is never
 // silently dropped.
-
-// bwrapProbe is the sandbox cadence tries before it promises one: the
-// namespaces Claude Code's own bubblewrap command line asks for (a user,
-// PID and network namespace, a fresh /proc), around `true`. It catches
-// kernels or containers without unprivileged user namespaces. It costs
-// about 45 ms (2 cores, Linux 6.18), once per PATH and process.
-var bwrapProbe = []string{"--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid",
-	"--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"}
 
 // sandboxChecks caches SandboxMissing's answers, by PATH.
 type sandboxChecks struct {
@@ -70,58 +58,15 @@ func (a *Adapter) SandboxMissing(ctx context.Context, env []string) string {
 }
 
 // sandboxMissing is SandboxMissing's decision for system goos and the
-// search path pathList.
+// search path pathList: bubblewrap and socat (its network proxy), and
+// namespaces bwrap can make.
 func sandboxMissing(ctx context.Context, goos, pathList string) string {
-	if goos != "linux" {
-		return "not Linux (cadence uses Claude Code's sandbox on Linux, with bubblewrap)"
-	}
-	var missing []string
-	bwrap := lookPath("bwrap", pathList)
-	if bwrap == "" {
-		missing = append(missing, "bubblewrap (bwrap)")
-	}
-	if lookPath("socat", pathList) == "" {
-		missing = append(missing, "socat")
-	}
-	if len(missing) > 0 {
-		return strings.Join(missing, " and ") + " not found on PATH (Debian/Ubuntu: apt-get install bubblewrap socat)"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	res, err := proc.Run(ctx, proc.Cmd{Path: bwrap, Args: bwrapProbe, Env: []string{"PATH=" + pathList},
-		Stdout: &out, Stderr: &out, Grace: time.Second, Direct: true})
-	why := ""
-	switch {
-	case err != nil:
-		why = err.Error()
-	case res.Stopped:
-		why = "it did not answer within 10s"
-	case res.ExitCode != 0:
-		why = firstLine(out.String())
-		if why == "" {
-			why = "exit status " + itoa(res.ExitCode)
-		}
-	default:
-		return ""
-	}
-	return "bubblewrap cannot start a sandbox here (" + why + "); unprivileged user namespaces may be off"
+	return agent.BwrapMissing(ctx, goos, pathList, "Claude Code's sandbox", "socat")
 }
 
 // lookPath finds an executable file named name in the folders of
 // pathList (a PATH value), as the CLI does; "" when there is none.
-func lookPath(name, pathList string) string {
-	for _, dir := range filepath.SplitList(pathList) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			return p
-		}
-	}
-	return ""
-}
+func lookPath(name, pathList string) string { return agent.LookPath(name, pathList) }
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)

@@ -42,7 +42,9 @@ const FormatRetryPrompt = "Your work is finished. Do not change anything. Now an
 // Adapter runs sessions of the Codex CLI. It implements agent.Adapter and
 // agent.SettingsDecoder; one value serves every session, and its zero
 // value is ready.
-type Adapter struct{}
+type Adapter struct {
+	checks sandboxChecks
+}
 
 var _ agent.Adapter = (*Adapter)(nil)
 
