@@ -336,6 +336,12 @@ type State struct {
 	// no tree is tested twice with the same command and environment
 	// (queue.go). Optional within FormatVersion 1.
 	Gates map[string]Gate `json:"gates,omitempty"`
+	// JournalHead is the digest chain's head when the state file was
+	// written (the digest of the last journal record it holds, chain.go):
+	// the first journal record after it must chain from it. Optional
+	// within FormatVersion 1: a state without it reads a journal without
+	// digests.
+	JournalHead string `json:"journal_head,omitempty"`
 }
 
 // PathFor returns the state file path of a wave file: the same folder, the
@@ -383,6 +389,10 @@ func Read(path string) (*State, string, error) {
 	}
 	if jerr == nil && len(journal) > 0 {
 		if err := replayJournal(s, bytes.NewReader(journal)); err != nil {
+			if errors.Is(err, ErrJournalForged) {
+				return nil, "", fmt.Errorf("%s%s: %w; cadence replays nothing of it. Look at it; to resume from the state file alone (losing what the journal recorded), move it away (mv %s%s %s%s.refused) and apply again",
+					path, JournalSuffix, err, path, JournalSuffix, path, JournalSuffix)
+			}
 			return nil, "", fmt.Errorf("%s%s: %w", path, JournalSuffix, err)
 		}
 		if s.Updated.IsZero() {
