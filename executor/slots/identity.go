@@ -123,13 +123,25 @@ func recreate(dir string, i int, wait bool) (made bool, err error) {
 			return false, err
 		}
 		count, _ = madeCount(dir)
+		ok = true
 	}
-	f, err := os.OpenFile(slotPath(dir, i), os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o644)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return false, fmt.Errorf("slots: %w", err)
+	// Under the folder's exclusive lock every deleted slot file is made
+	// again, not only this one: no session holds any of them.
+	first := i
+	if ok {
+		first = 0
 	}
-	if err == nil {
-		_ = f.Close()
+	for k := first; k <= max(i, count-1); k++ {
+		if k != i && !ok {
+			continue
+		}
+		f, err := os.OpenFile(slotPath(dir, k), os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o644)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("slots: %w", err)
+		}
+		if err == nil {
+			_ = f.Close()
+		}
 	}
 	if i >= count {
 		return true, writeMade(dir, i+1)
