@@ -31,16 +31,13 @@ func (p *Pool) tryAll() (*Slot, error) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl, err := flock.Open(slotPath(p.dir, i), 0o644)
-		ok := false
-		if err == nil {
-			ok, err = fl.TryLock()
-		}
+		fl, dirl, ok, err := p.take(i, false)
 		p.mu.Lock()
 		if ok && !p.closed && p.allowed(i) {
-			return p.newSlot(i, fl), nil
+			return p.newSlot(i, fl, dirl), nil
 		}
-		if fl != nil {
+		if ok {
+			_ = dirl.Close()
 			_ = fl.Close()
 		}
 		p.busy[i] = false
@@ -90,7 +87,6 @@ func (p *Pool) wait(ctx context.Context) (*Slot, error) {
 // not busy, it blocks in flock(2) on slot i and hands the slot to the first
 // waiter, or gives it back at once when nobody waits any more.
 func (p *Pool) grabber(i int) {
-	path := slotPath(p.dir, i)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -102,12 +98,7 @@ func (p *Pool) grabber(i int) {
 		}
 		p.busy[i] = true
 		p.mu.Unlock()
-		fl, err := flock.Open(path, 0o644)
-		if err == nil {
-			if err = fl.Lock(); err != nil {
-				_ = fl.Close()
-			}
-		}
+		fl, dirl, _, err := p.take(i, true)
 		if err == nil {
 			p.refresh() // a hold may have come while we blocked
 		}
@@ -115,10 +106,11 @@ func (p *Pool) grabber(i int) {
 		if err == nil && !p.closed && len(p.waiters) > 0 && p.allowed(i) {
 			w := p.waiters[0]
 			p.waiters = p.waiters[1:]
-			w.ch <- result{slot: p.newSlot(i, fl)}
+			w.ch <- result{slot: p.newSlot(i, fl, dirl)}
 			continue
 		}
 		if err == nil {
+			_ = dirl.Close()
 			_ = fl.Close()
 		}
 		p.busy[i] = false
@@ -193,8 +185,8 @@ func (p *Pool) watchHolds() {
 }
 
 // newSlot records slot i as held; p.mu must be held.
-func (p *Pool) newSlot(i int, fl *flock.File) *Slot {
-	s := &Slot{pool: p, index: i, fl: fl}
+func (p *Pool) newSlot(i int, fl, dirl *flock.File) *Slot {
+	s := &Slot{pool: p, index: i, fl: fl, dirl: dirl}
 	p.held[i] = s
 	return s
 }

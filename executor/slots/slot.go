@@ -48,6 +48,9 @@ func (s *Slot) Release() error {
 		terr = nil
 	}
 	uerr := s.fl.Close()
+	if s.dirl != nil {
+		uerr = errors.Join(uerr, s.dirl.Close())
+	}
 
 	p := s.pool
 	p.mu.Lock()
@@ -83,7 +86,10 @@ func Inspect(dir string) ([]SlotInfo, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		fl, err := flock.Open(path, 0o600)
+		fl, err := flock.OpenExisting(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed meanwhile
+		}
 		free := false
 		if err == nil {
 			free, err = fl.TryRLock()

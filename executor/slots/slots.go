@@ -49,6 +49,19 @@
 // queue flock waiters fairly: under heavy contention one process may win
 // more often than another.
 //
+// # Identity
+//
+// A slot is its file, not its name. Every holder also keeps a shared flock
+// on the slot folder for as long as it holds a slot, and takes a slot only
+// when, after locking, its path still names the file it locked (dev and
+// inode; else it opens it again). A slot file that is missing (deleted
+// while a session held it: the session's lock lives on with the unlinked
+// file) is made again only under the folder's exclusive flock, which no
+// holder's shared lock allows: so a deleted slot is not handed out again
+// until every session of the folder ended, and the cap holds. A session
+// whose cadence died keeps only its slot file ([Slot.File]), not the
+// folder's lock.
+//
 // flock locks belong to open file descriptions: two Pools in one process
 // exclude each other exactly like two processes. Slot files are opened
 // close-on-exec, so agent processes started by cadence do not inherit them;
@@ -137,6 +150,7 @@ type Slot struct {
 	pool  *Pool
 	index int
 	fl    *flock.File // the slot file, locked exclusively
+	dirl  *flock.File // the slot folder, locked shared while the slot is held
 
 	mu       sync.Mutex
 	released bool
@@ -168,13 +182,15 @@ func open(dir string, size int, now func() time.Time, poll time.Duration) (*Pool
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("slots: %w", err)
 	}
-	// Create the files up front so Inspect shows free slots too.
+	// Create the files up front so Inspect shows free slots too; a missing
+	// file is made only under the folder's lock (identity.go): while others
+	// hold slots it is left to the Acquire that needs it.
 	for i := range size {
-		f, err := os.OpenFile(slotPath(dir, i), os.O_CREATE|os.O_RDONLY, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("slots: %w", err)
+		if _, err := os.Stat(slotPath(dir, i)); errors.Is(err, os.ErrNotExist) {
+			if _, err := recreate(dir, i, false); err != nil {
+				return nil, fmt.Errorf("slots: %w", err)
+			}
 		}
-		f.Close()
 	}
 	p := &Pool{dir: dir, size: size, busy: make([]bool, size), held: make([]*Slot, size), now: now, poll: poll, done: make(chan struct{})}
 	p.cond.L = &p.mu

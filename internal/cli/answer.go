@@ -18,6 +18,10 @@ func runAnswer(e *env, args []string) ExitCode {
 	if code >= 0 {
 		return code
 	}
+	if why := fromStep(e.getenv); why != "" {
+		fmt.Fprintf(e.stderr, "cadence answer: refused: %s\n", why)
+		return ExitApplyRefused
+	}
 	file, rest := waveFileFirst(pos)
 	if len(rest) != 2 {
 		fmt.Fprintln(e.stderr, `cadence answer: usage: cadence answer [FILE] LOT "text" (FILE: wave.hcl when not given)`)

@@ -22,6 +22,10 @@ func runDrop(e *env, args []string) ExitCode {
 	if code >= 0 {
 		return code
 	}
+	if why := fromStep(e.getenv); why != "" {
+		fmt.Fprintf(e.stderr, "cadence drop: refused: %s\n", why)
+		return ExitApplyRefused
+	}
 	file, ids := waveFileFirst(pos)
 	if len(ids) == 0 {
 		fmt.Fprintln(e.stderr, "cadence drop: usage: cadence drop [FILE] LOT... (FILE: wave.hcl when not given)")
@@ -129,6 +133,10 @@ func runStop(e *env, args []string) ExitCode {
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
+	}
+	if why := fromStep(e.getenv); why != "" {
+		fmt.Fprintf(e.stderr, "cadence stop: refused: %s\n", why)
+		return ExitApplyRefused
 	}
 	file, rest := waveFileFirst(pos)
 	if len(rest) > 0 {

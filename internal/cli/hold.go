@@ -21,6 +21,10 @@ func runHold(e *env, args []string) ExitCode {
 	if code >= 0 {
 		return code
 	}
+	if why := fromStep(e.getenv); why != "" {
+		fmt.Fprintf(e.stderr, "cadence hold: refused: %s\n", why)
+		return ExitApplyRefused
+	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "cadence hold: usage: cadence hold LABEL [-ttl 2h]")
 		return ExitUsage
@@ -59,6 +63,10 @@ func runRelease(e *env, args []string) ExitCode {
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
+	}
+	if why := fromStep(e.getenv); why != "" {
+		fmt.Fprintf(e.stderr, "cadence release: refused: %s\n", why)
+		return ExitApplyRefused
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "cadence release: usage: cadence release LABEL")

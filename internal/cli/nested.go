@@ -2,7 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
+
+	"github.com/cadence-run/cadence/internal/proc"
 )
 
 // waveMarks are the environment variables cadence gives every process of a
@@ -53,4 +56,26 @@ func nestedWave(getenv func(string) string) string {
 	}
 	return fmt.Sprintf("this process runs inside %s (%s): a wave's sessions and steps may not start a wave (no nested waves); run cadence apply from the lead's own shell, outside the wave",
 		where, strings.Join(set, ", "))
+}
+
+// stepMarkedAncestor finds a process among cadence's parents that carries a
+// step's marks; a seam for tests (the real one reads /proc).
+var stepMarkedAncestor = func() (int, bool) { return proc.MarkedAncestor(os.Getppid(), waveMarks) }
+
+// fromStep says why a steering command (drop, stop, answer, hold, release)
+// must not act here ("" when it may): the process carries a step's marks
+// in its environment, or runs below a process that does (a step that
+// cleared its environment still descends from its step). Steering is the
+// lead's: a step that could stop its wave, drop or answer lots, or hold
+// every wave's slots would steer the wave it runs in (docs/running.md,
+// Steering a live wave). No flag overrides it, for the reason nestedWave
+// gives.
+func fromStep(getenv func(string) string) string {
+	if why := nestedWave(getenv); why != "" {
+		return strings.Replace(why, "may not start a wave (no nested waves); run cadence apply from the lead's own shell, outside the wave", "may not steer waves: steering is the lead's", 1)
+	}
+	if pid, ok := stepMarkedAncestor(); ok {
+		return fmt.Sprintf("this process runs below process %d, which carries a wave's step marks (%s): a wave's steps may not steer waves: steering is the lead's", pid, strings.Join(waveMarks, ", "))
+	}
+	return ""
 }

@@ -38,6 +38,16 @@ func Open(path string, perm fs.FileMode) (*File, error) {
 	return &File{f: f}, nil
 }
 
+// OpenExisting opens the file or folder at path for locking without
+// creating it: a missing path is an error wrapping fs.ErrNotExist.
+func OpenExisting(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &File{f: f}, nil
+}
+
 // flock is flock(2) on the file, again when a signal interrupts it.
 func (l *File) flock(how int) error {
 	for {

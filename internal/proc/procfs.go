@@ -127,3 +127,42 @@ func Below(pid, ancestor int) (below, known bool) {
 	}
 	return false, false
 }
+
+// MarkedAncestor returns the nearest process among pid and its parents
+// (at most maxAncestry of them, up to init) whose environment sets one of
+// keys to a non-empty value (a step's marks), and whether there is one. A
+// process whose environment cannot be read (gone, another user's) carries
+// none; where there is no /proc, none is found.
+func MarkedAncestor(pid int, keys []string) (int, bool) {
+	for range maxAncestry {
+		if pid <= 1 {
+			return 0, false
+		}
+		if envHasKey(pid, keys) {
+			return pid, true
+		}
+		s, ok := readStat(pid)
+		if !ok {
+			return 0, false
+		}
+		pid = s.ppid
+	}
+	return 0, false
+}
+
+// envHasKey reports whether the environment of pid sets one of keys to a
+// non-empty value.
+func envHasKey(pid int, keys []string) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		for _, k := range keys {
+			if v, ok := bytes.CutPrefix(kv, []byte(k+"=")); ok && len(v) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -375,6 +375,12 @@ type State struct {
 	// MaxRemoteRecord): an apply after one that was killed compares them
 	// (docs/integration.md, Guards). Optional within FormatVersion 1.
 	Remotes map[string]string `json:"remotes,omitempty"`
+	// JournalHead is the digest chain's head when the state file was
+	// written (the digest of the last journal record it holds, chain.go):
+	// the first journal record after it must chain from it. Optional
+	// within FormatVersion 1: a state without it reads a journal without
+	// digests.
+	JournalHead string `json:"journal_head,omitempty"`
 }
 
 // MaxRemoteRecord is the longest remote state State.Remotes keeps as
@@ -426,6 +432,10 @@ func Read(path string) (*State, string, error) {
 	}
 	if jerr == nil && len(journal) > 0 {
 		if err := replayJournal(s, bytes.NewReader(journal)); err != nil {
+			if errors.Is(err, ErrJournalForged) {
+				return nil, "", fmt.Errorf("%s%s: %w; cadence replays nothing of it. Look at it; to resume from the state file alone (losing what the journal recorded), move it away (mv %s%s %s%s.refused) and apply again",
+					path, JournalSuffix, err, path, JournalSuffix, path, JournalSuffix)
+			}
 			return nil, "", fmt.Errorf("%s%s: %w", path, JournalSuffix, err)
 		}
 		if s.Updated.IsZero() {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -52,6 +53,9 @@ type Store struct {
 	jsize    int64
 	ssize    int64
 	lastSync time.Time
+	// head is the digest chain's head: the digest of the last record
+	// written (chain.go), or of the state file's JournalHead.
+	head string
 	// failed is the journal's first failed write or sync: the journal is
 	// cut back to its last whole record, and every later update is applied
 	// in memory only and returns failed (a write is never retried: space
@@ -83,7 +87,10 @@ func OpenStore(path string) (*Store, error) {
 	case err != nil:
 		return nil, err
 	}
-	s := &Store{path: path, st: st}
+	s := &Store{path: path, st: st, head: st.JournalHead}
+	if s.head == "" {
+		s.head = chainGenesis
+	}
 	if fi, err := os.Stat(path); err == nil {
 		s.ssize = fi.Size()
 	}
@@ -135,7 +142,7 @@ func (s *Store) UpdateWave(fn func(*State)) error {
 	s.st.Serial++
 	s.st.Updated = time.Now().UTC()
 	head := *s.st
-	head.Lots = nil
+	head.Lots, head.JournalHead = nil, ""
 	return s.appendLocked(record{Serial: s.st.Serial, Time: s.st.Updated, Wave: &head})
 }
 
@@ -148,7 +155,8 @@ func (s *Store) appendLocked(r record) error {
 	if err != nil {
 		return fmt.Errorf("encode state record: %w", err)
 	}
-	b = append(b, '\n')
+	digest := chainDigest(s.head, b)
+	b = withDigest(b, digest)
 	if s.failed != nil {
 		return s.failed
 	}
@@ -167,6 +175,7 @@ func (s *Store) appendLocked(r record) error {
 		}
 		s.lastSync = now
 	}
+	s.head = digest
 	s.jsize += int64(len(b))
 	if s.jsize > max(s.ssize, minCompact) {
 		if err := s.snapshotLocked(); err != nil {
@@ -184,6 +193,7 @@ func (s *Store) appendLocked(r record) error {
 // snapshotLocked rewrites the state file atomically from memory.
 func (s *Store) snapshotLocked() error {
 	start := time.Now()
+	s.st.JournalHead = s.head
 	b, err := json.MarshalIndent(s.st, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -225,41 +235,61 @@ func (s *Store) Close() error {
 // replayJournal applies the records of a journal to st: records at or below
 // st.Serial are already in the state file (a crash between rewriting it and
 // emptying the journal); a torn last line (a crash mid-append) is ignored.
+// When st has a JournalHead, every record applied must carry the digest
+// that chains it to the one before (chain.go), else the journal is refused
+// (ErrJournalForged) and nothing of it is applied; st.JournalHead ends as
+// the last record's digest.
 func replayJournal(st *State, r io.Reader) error {
+	head, chained := st.JournalHead, st.JournalHead != ""
+	out := *st
+	out.Lots = maps.Clone(st.Lots)
 	br := bufio.NewReader(r)
-	for {
+	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] != '\n' {
-			return nil // torn last record: it was never acknowledged
+			break // torn last record: it was never acknowledged
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
+			body, digest, has := splitDigest(bytes.TrimSpace(line))
 			var rec record
-			if jerr := json.Unmarshal(line, &rec); jerr != nil {
+			if jerr := json.Unmarshal(body, &rec); jerr != nil {
 				return fmt.Errorf("state journal: %w", jerr)
 			}
-			if rec.Serial > st.Serial {
+			if rec.Serial > out.Serial {
+				switch {
+				case chained && !has:
+					return fmt.Errorf("record %d (serial %d) carries no digest: %w", n, rec.Serial, ErrJournalForged)
+				case !chained && has:
+					return fmt.Errorf("record %d (serial %d) carries a digest the state file has no chain for: %w", n, rec.Serial, ErrJournalForged)
+				case chained && chainDigest(head, body) != digest:
+					return fmt.Errorf("record %d (serial %d) does not follow the one before it: %w", n, rec.Serial, ErrJournalForged)
+				}
+				head = digest
 				if rec.Wave == nil && rec.LotID == "" && rec.Lot != nil {
 					return fmt.Errorf("state journal: a lot record without a lot id (serial %d)", rec.Serial)
 				}
 				switch {
 				case rec.Wave != nil:
-					lots := st.Lots
-					*st = *rec.Wave
-					st.Lots = lots
+					lots := out.Lots
+					out = *rec.Wave
+					out.Lots = lots
 				case rec.LotID != "" && rec.Lot != nil:
-					st.Lots[rec.LotID] = rec.Lot
+					out.Lots[rec.LotID] = rec.Lot
 				}
-				st.Serial = rec.Serial
-				if rec.Time.After(st.Updated) {
-					st.Updated = rec.Time
+				out.Serial = rec.Serial
+				if rec.Time.After(out.Updated) {
+					out.Updated = rec.Time
 				}
 			}
 		}
 		if err == io.EOF {
-			return nil
+			break
 		}
 		if err != nil {
 			return err
 		}
 	}
+	out.JournalHead = head
+	*st = out
+	return nil
 }
