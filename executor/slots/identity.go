@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cadence-run/cadence/internal/flock"
 )
@@ -26,13 +27,14 @@ const maxTakeTries = 64
 // meanwhile is let go and opened again. ok is false, with no error, when
 // the slot is held by another (not wait) or is missing while sessions hold
 // slots of the folder (not wait): a missing file is made again only under
-// the folder's exclusive lock, which no holder's shared lock allows.
+// the folder's exclusive lock, which no holder's shared lock allows. With
+// wait, a closed pool ends the wait for a missing file with ErrClosed.
 func (p *Pool) take(i int, wait bool) (fl, dirl *flock.File, ok bool, err error) {
 	path := slotPath(p.dir, i)
 	for range maxTakeTries {
 		fl, err = flock.OpenExisting(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			made, err := recreate(p.dir, i, wait)
+			made, err := p.remake(i, wait)
 			if err != nil || !made {
 				return nil, nil, false, err
 			}
@@ -70,6 +72,30 @@ func (p *Pool) take(i int, wait bool) (fl, dirl *flock.File, ok bool, err error)
 	return nil, nil, false, fmt.Errorf("%s keeps being replaced while it is locked", path)
 }
 
+// remake makes missing slot file i (recreate) and says whether it is
+// there now. With wait it tries again every p.poll until the file is made,
+// by this pool or another, or the pool is closed (ErrClosed). It never
+// blocks in flock(2) on the folder: a goroutine blocked there for the
+// exclusive lock would wait on the shared lock of a slot its own pool took
+// meanwhile, perhaps on the very file it waits for, made by a sibling
+// grabber; no session of the pool would end that wait.
+func (p *Pool) remake(i int, wait bool) (made bool, err error) {
+	for {
+		made, err = recreate(p.dir, i)
+		if err != nil || made || !wait {
+			return made, err
+		}
+		if p.remakeWait != nil {
+			p.remakeWait(i)
+		}
+		select {
+		case <-p.done:
+			return false, ErrClosed
+		case <-time.After(p.poll):
+		}
+	}
+}
+
 // sameFile says whether path names the open file fl (dev and inode).
 func sameFile(fl *flock.File, path string) bool {
 	fi, err := fl.Stat()
@@ -80,15 +106,16 @@ func sameFile(fl *flock.File, path string) bool {
 	return err == nil && os.SameFile(fi, pi)
 }
 
-// recreate makes slot file i under the folder's lock. A slot file never
+// recreate makes slot file i if it is missing, without waiting for a lock
+// held by a session, and says whether it is there now. A slot file never
 // made before (its index is at or above the count in the folder's file
 // "made") is made under the lock of made.lock alone: nobody can hold it. One
 // made before and now missing was deleted, perhaps while a session held it
 // (its lock lives on with the unlinked file): it is made again only under
 // the folder's exclusive lock, which no holder's shared lock allows, so
-// not until every session of the folder ended. With wait, recreate waits
-// for that lock; else made is false when the lock is busy.
-func recreate(dir string, i int, wait bool) (made bool, err error) {
+// not until every session of the folder ended; made is false while that
+// lock is busy.
+func recreate(dir string, i int) (made bool, err error) {
 	dirl, err := flock.OpenExisting(dir)
 	if err != nil {
 		return false, err
@@ -106,24 +133,12 @@ func recreate(dir string, i int, wait bool) (made bool, err error) {
 	if err := ml.Lock(); err != nil {
 		return false, err
 	}
+	if _, err := os.Stat(slotPath(dir, i)); err == nil {
+		return true, nil // made meanwhile, under the folder's lock
+	}
 	count, known := madeCount(dir)
 	if !ok && (!known || i < count) {
-		if !wait {
-			return false, nil
-		}
-		// Waiting for the folder's lock under made.lock would hold off
-		// the making of never-made slots: let it go first.
-		if err := ml.Unlock(); err != nil {
-			return false, err
-		}
-		if err := dirl.Lock(); err != nil {
-			return false, err
-		}
-		if err := ml.Lock(); err != nil {
-			return false, err
-		}
-		count, _ = madeCount(dir)
-		ok = true
+		return false, nil
 	}
 	// Under the folder's exclusive lock every deleted slot file is made
 	// again, not only this one: no session holds any of them.

@@ -32,11 +32,17 @@ func TestDeletedSlotFilesKeepTheCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := Open(dir, 2)
+	// b looks again for the deleted files every 10 ms; none of its
+	// goroutines blocks on the folder's lock (remake), whatever the order
+	// in which its grabbers find the files made again.
+	b, err := open(dir, 2, time.Now, 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	if s, err := b.tryAll(); err != nil || s != nil {
+		t.Fatalf("tryAll with both slot files deleted and held: %v, %v", s, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	s, err := b.Acquire(ctx, Holder{Wave: "b"})
 	cancel()
@@ -73,4 +79,61 @@ func sameAsPath(t *testing.T, s *Slot) bool {
 	}
 	pi, err := os.Stat(s.path())
 	return err == nil && os.SameFile(fi, pi)
+}
+
+// TestSlotMadeAgainWhileWaitingIsTaken is the end state of the race behind
+// a pool's two grabbers waiting for deleted slot files: one made them again
+// and took its slot (keeping the folder locked shared), so the other must
+// take the slot file now there, not wait for the folder's exclusive lock its
+// own pool keeps from it. The file is made here as that grabber made it.
+func TestSlotMadeAgainWhileWaitingIsTaken(t *testing.T) {
+	dir := t.TempDir()
+	b, err := open(dir, 2, time.Now, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	first, err := b.Acquire(context.Background(), Holder{Wave: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	other := 1 - first.Index()
+	if err := os.Remove(slotPath(dir, other)); err != nil {
+		t.Fatal(err)
+	}
+	// The deleted file is not made again while b holds a slot of the folder.
+	if s, err := b.tryAll(); err != nil || s != nil {
+		t.Fatalf("tryAll with slot-%d deleted and slot-%d held: %v, %v", other, first.Index(), s, err)
+	}
+	waiting := make(chan int, 1)
+	b.remakeWait = func(i int) {
+		select {
+		case waiting <- i:
+		default:
+		}
+	}
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s, err := b.Acquire(ctx, Holder{Wave: "b"})
+		if err == nil && s.Index() != other {
+			err = errors.New("got the slot it already holds")
+		}
+		got <- err
+	}()
+	select {
+	case <-waiting:
+	case err := <-got:
+		t.Fatalf("Acquire ended before waiting for slot-%d: %v", other, err)
+	}
+	f, err := os.OpenFile(slotPath(dir, other), os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("slot-%d made again while b waited for it: %v", other, err)
+	}
 }

@@ -58,7 +58,11 @@
 // while a session held it: the session's lock lives on with the unlinked
 // file) is made again only under the folder's exclusive flock, which no
 // holder's shared lock allows: so a deleted slot is not handed out again
-// until every session of the folder ended, and the cap holds. A session
+// until every session of the folder ended, and the cap holds. A goroutine
+// that needs a missing file tries that lock without blocking, again every
+// poll (a second) while the file is missing: one blocked in flock(2) for it
+// would wait on its own pool's shared lock once a sibling made the file
+// again and took its slot. A session
 // whose cadence died keeps only its slot file ([Slot.File]), not the
 // folder's lock.
 //
@@ -134,6 +138,9 @@ type Pool struct {
 	now      func() time.Time // the clock holds expire by
 	poll     time.Duration    // how often waiters look at the holds again
 	done     chan struct{}    // closed by Close
+	// remakeWait, when set (tests), is called each time a goroutine of
+	// the pool finds slot i missing and waits p.poll for it to be made.
+	remakeWait func(i int)
 }
 
 type waiter struct {
@@ -187,7 +194,7 @@ func open(dir string, size int, now func() time.Time, poll time.Duration) (*Pool
 	// hold slots it is left to the Acquire that needs it.
 	for i := range size {
 		if _, err := os.Stat(slotPath(dir, i)); errors.Is(err, os.ErrNotExist) {
-			if _, err := recreate(dir, i, false); err != nil {
+			if _, err := recreate(dir, i); err != nil {
 				return nil, fmt.Errorf("slots: %w", err)
 			}
 		}
