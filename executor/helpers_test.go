@@ -122,6 +122,9 @@ func (g *fakeGit) Unstack(context.Context, *spec.Repo, string, string, string, s
 func (g *fakeGit) Tree(_ context.Context, dir string) (string, error) {
 	return fmt.Sprintf("%x", sha1.Sum([]byte(dir))), nil // a tree per worktree
 }
+func (g *fakeGit) TreeOf(_ context.Context, _ *spec.Repo, commit string) (string, error) {
+	return fmt.Sprintf("%x", sha1.Sum([]byte(commit))), nil // a tree per commit
+}
 func (g *fakeGit) IsAncestor(context.Context, *spec.Repo, string, string) bool { return true }
 func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (string, error) {
 	if g.onAdvance != nil {

@@ -16,6 +16,13 @@ func (g *Repos) Tree(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
+// TreeOf is the tree id of commit in the repository (`git rev-parse
+// <commit>^{tree}`): what a test gate result of that commit is keyed by.
+func (g *Repos) TreeOf(ctx context.Context, repo *spec.Repo, commit string) (string, error) {
+	out, err := g.Run(ctx, repo.Path, "rev-parse", "--verify", "--end-of-options", commit+"^{tree}")
+	return strings.TrimSpace(out), err
+}
+
 // IsAncestor says whether commit a is b or an ancestor of it in the
 // repository (isAncestor: false when git cannot say).
 func (g *Repos) IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bool {

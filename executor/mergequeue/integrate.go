@@ -130,6 +130,13 @@ func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (res Resu
 	case GateRed:
 		return Result{Kind: Red, Cause: fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, g.Cause)}, true, nil
 	}
+	// The green result is recorded for the tree it ran on (a gate that
+	// moves HEAD is red): completing an intent needs it (intent.go).
+	if tree, terr := q.c.Git.Tree(ctx, repo.Worktree); terr == nil {
+		if err := q.RecordGate(lot.ID, repo, tree, true, []string{lot.ID}); err != nil {
+			return Result{}, true, err
+		}
+	}
 	return Result{}, false, nil
 }
 

@@ -33,6 +33,17 @@ import (
 // (done). Rewinding instead would take back from a base what the user may
 // have seen or built on.
 //
+// The state is a file a step could write, so an intent is completed only
+// onto trees its gates passed: for every repository with a test gate, the
+// tree of its New must have a green result of that repository's gate in
+// State.Gates, which the integration recorded before the intent
+// (rebaseAndTest, gateOn, or the lot's own test step). Any environment
+// counts (the next apply may run from another shell, which changes
+// the key's digest), a result of another repository or tree does not.
+// Without one no base moves and the lot stays interrupted, saying so
+// (docs/running.md, State and resume); an intent onto a tree no gate
+// passed was not cadence's.
+//
 // A base found at neither Old nor New was moved by someone else since:
 // cadence moves no base then. The lot stays interrupted, its intent kept,
 // with a cause naming the repository, where its base is, and what to do
@@ -160,6 +171,9 @@ func (q *Queue) completeIntent(ctx context.Context, lot Lot, in *state.Integrati
 		}
 		defer unlock()
 	}
+	if cause := q.intentTested(ctx, lot, in, repos); cause != "" {
+		return nil, cause
+	}
 	// First every base is read: any moved by someone else stops it all
 	// before anything moves.
 	at := make([]string, len(repos))
@@ -206,6 +220,35 @@ func (q *Queue) completeIntent(ctx context.Context, lot Lot, in *state.Integrati
 		did = append(did, fmt.Sprintf("repo %s: %s advanced to %.12s", rp.Name, rp.Base, m.New))
 	}
 	return did, ""
+}
+
+// intentTested says why the intent may not be completed for want of a
+// green gate result on the tree of a New (see the top of this file); ""
+// when every repository with a test gate has one. repos are the intent's
+// repositories in the wave file, in its order.
+func (q *Queue) intentTested(ctx context.Context, lot Lot, in *state.Integration, repos []*spec.Repo) string {
+	for k, rp := range repos {
+		if rp.Test == "" {
+			continue
+		}
+		m := in.Repos[k]
+		tree, err := q.c.Git.TreeOf(ctx, rp, m.New)
+		if err != nil {
+			return fmt.Sprintf("cannot read the tree of %.12s, the commit the integration advances %s of repo %s to: %v; apply again, or apply with -replace %s to drop the integration",
+				m.New, rp.Base, rp.Name, err, lot.ID)
+		}
+		green := false
+		q.c.Store.View(func(st *state.State) {
+			for _, g := range st.Gates {
+				green = green || g.Green && g.Repo == rp.Name && g.Tree == tree
+			}
+		})
+		if !green {
+			return fmt.Sprintf("repo %s has no green result of its test gate for tree %s (of %.12s, the commit the integration advances %s to), and cadence completes an integration only onto a tree its gate passed: this intent is not one cadence recorded. cadence moved no base; apply with -replace %s to drop it (the lot starts afresh)",
+				rp.Name, short(tree), m.New, rp.Base, lot.ID)
+		}
+	}
+	return ""
 }
 
 // reposOf names the repositories of an intent: "repos app and web".

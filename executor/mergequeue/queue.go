@@ -60,6 +60,8 @@ type Git interface {
 	Head(ctx context.Context, dir string) (string, error)
 	// Tree is the tree id of the worktree's HEAD commit.
 	Tree(ctx context.Context, dir string) (string, error)
+	// TreeOf is the tree id of a commit of the repository.
+	TreeOf(ctx context.Context, repo *spec.Repo, commit string) (string, error)
 	// Rebase brings the branch checked out in dir onto the repo's base
 	// and says whether it rewrote it; a conflict aborts it and is an
 	// error with ConflictFiles (*gitint.ConflictError).

@@ -141,6 +141,13 @@ func TestSettleCompletesIntent(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// app's gate passed on the tree the intent advances app's main to (in
+	// an environment other than this apply's).
+	gated := a.Repos[0]
+	gated.GateEnv = []string{"A=2"}
+	if err := w.q.RecordGate("a", gated, gittest.Git(t, app.Path, "rev-parse", tip["app"]+"^{tree}"), true, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
 	stop, err := w.q.Settle(context.Background(), a)
 	if stop != "" || err != nil {
 		t.Fatalf("settle: %q, %v", stop, err)
@@ -154,6 +161,66 @@ func TestSettleCompletesIntent(t *testing.T) {
 	}
 	if len(w.guard.moves) != 1 || w.guard.moves[0].Old != old["web"] || w.guard.moves[0].New != tip["web"] {
 		t.Errorf("own moves %+v, want web's main only", w.guard.moves)
+	}
+}
+
+// An intent written into the state by someone else (a step, between two
+// applies) onto a commit app's gate rejects: Settle completes an
+// integration only onto trees with a green gate result of their
+// repository's gate, so it moves no base and leaves the lot interrupted,
+// saying why. Without a result, or with a red one, alike.
+func TestSettleForgedIntentRefused(t *testing.T) {
+	for _, recorded := range []string{"none", "red", "green elsewhere"} {
+		t.Run(recorded, func(t *testing.T) {
+			w := newWorld(t, false)
+			a := w.lot("a", "web")
+			app, web := w.repo("app"), w.repo("web")
+			old := map[string]string{"app": w.main(), "web": gittest.Git(t, web.Path, "rev-parse", "main")}
+			tip := map[string]string{
+				"app": gittest.Git(t, a.Repos[0].Worktree, "rev-parse", "HEAD"),
+				"web": gittest.Git(t, a.Repos[1].Worktree, "rev-parse", "HEAD"),
+			}
+			tree := gittest.Git(t, app.Path, "rev-parse", tip["app"]+"^{tree}")
+			switch recorded {
+			case "red":
+				if err := w.q.RecordGate("a", a.Repos[0], tree, false, []string{"a"}); err != nil {
+					t.Fatal(err)
+				}
+			case "green elsewhere": // web's gate on that tree, app's on another
+				if err := w.q.RecordGate("a", a.Repos[1], tree, true, []string{"a"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.q.RecordGate("a", a.Repos[0], gittest.Git(t, app.Path, "rev-parse", old["app"]+"^{tree}"), true, []string{"a"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.store.UpdateLot("a", func(l *state.Lot) {
+				l.Integrating = &state.Integration{Repos: []state.BaseMove{
+					{Repo: "app", Base: "main", Old: old["app"], New: tip["app"]},
+					{Repo: "web", Base: "main", Old: old["web"], New: tip["web"]},
+				}}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			stop, err := w.q.Settle(context.Background(), a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stop, "no green result of its test gate") || !strings.Contains(stop, short(tree)) {
+				t.Errorf("settle: %q, want the lot stopped for want of a green gate on tree %s", stop, short(tree))
+			}
+			for name, path := range map[string]string{"app": app.Path, "web": web.Path} {
+				if got := gittest.Git(t, path, "rev-parse", "main"); got != old[name] {
+					t.Errorf("%s's main moved to %.12s", name, got)
+				}
+			}
+			if l := w.lotState("a"); l.Status != state.LotInterrupted || state.Integrated(&l) || l.Cause != stop {
+				t.Errorf("lot %s (%s), integrated %v", l.Status, l.Cause, state.Integrated(&l))
+			}
+			if len(w.gates.runs()) != 0 {
+				t.Errorf("gate runs %v", w.gates.runs())
+			}
+		})
 	}
 }
 

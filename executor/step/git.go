@@ -56,6 +56,9 @@ type Git interface {
 	Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave, lot, tip string, keep bool) (string, error)
 	// Tree is the tree id of the worktree's HEAD commit.
 	Tree(ctx context.Context, dir string) (string, error)
+	// TreeOf is the tree id of a commit of the repository
+	// (gitint.Repos.TreeOf).
+	TreeOf(ctx context.Context, repo *spec.Repo, commit string) (string, error)
 	// IsAncestor says whether commit a is b or an ancestor of it (false
 	// when git cannot say).
 	IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bool
