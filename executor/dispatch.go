@@ -199,6 +199,10 @@ func (r *runner) build() error {
 	if err := r.settleDrops(); err != nil {
 		return err
 	}
+	notDone, err := r.checkDone(context.Background())
+	if err != nil {
+		return err
+	}
 	for _, lp := range r.o.Plan.Lots {
 		if !lp.Action.Pending() {
 			continue
@@ -231,7 +235,7 @@ func (r *runner) build() error {
 	// waiting (it waits for an answer, or was refused).
 	done := map[string]bool{}
 	for _, lp := range r.o.Plan.Lots {
-		if lp.Action == planner.ActionDone {
+		if lp.Action == planner.ActionDone && !notDone[lp.ID] {
 			done[lp.ID] = true
 		}
 	}

@@ -109,3 +109,31 @@ func parsePorcelainZ(out string) []string {
 	}
 	return files
 }
+
+// OnBase says whether commit is the base branch of the repository at path
+// or an ancestor of it (`git merge-base --is-ancestor`): what a done lot's
+// integrated commit must be (docs/running.md, State and resume). A commit
+// the repository does not have is not on it; err is git failing otherwise
+// (a missing base branch included).
+func (g Git) OnBase(ctx context.Context, path, base, commit string) (bool, error) {
+	baseRef := "refs/heads/" + base
+	if _, err := g.Run(ctx, path, "rev-parse", "--verify", "--quiet", baseRef+"^{commit}"); err != nil {
+		return false, fmt.Errorf("the base %s: %w", base, err)
+	}
+	if _, err := g.Run(ctx, path, "cat-file", "-e", commit+"^{commit}"); err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && ge.ExitCode > 0 {
+			return false, nil
+		}
+		return false, err
+	}
+	_, err := g.Run(ctx, path, "merge-base", "--is-ancestor", commit, baseRef)
+	var ge *Error
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ge) && ge.ExitCode == 1:
+		return false, nil
+	}
+	return false, err
+}

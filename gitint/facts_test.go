@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -92,5 +93,39 @@ func writeFile(t *testing.T, p, content string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOnBase: the base's commit and its ancestors are on it; a commit of
+// another branch only, or one the repository lacks, is not; a missing base
+// is an error.
+func TestOnBase(t *testing.T) {
+	dir := newRepo(t)
+	g := NewGit(Env(os.Environ()))
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := g.Run(context.Background(), dir, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	first := run("rev-parse", "HEAD")
+	run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "two")
+	second := run("rev-parse", "HEAD")
+	run("checkout", "-q", "-b", "side", first)
+	run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "side")
+	side := run("rev-parse", "HEAD")
+	for _, tc := range []struct {
+		commit string
+		want   bool
+	}{{first, true}, {second, true}, {side, false}, {strings.Repeat("e", 40), false}} {
+		got, err := g.OnBase(context.Background(), dir, "main", tc.commit)
+		if err != nil || got != tc.want {
+			t.Errorf("OnBase(%.12s) = %v, %v; want %v", tc.commit, got, err, tc.want)
+		}
+	}
+	if _, err := g.OnBase(context.Background(), dir, "nope", first); err == nil {
+		t.Error("a missing base is no error")
 	}
 }

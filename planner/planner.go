@@ -218,7 +218,11 @@ func (b *builder) blockDependents() {
 			for _, id := range lp.BlockedBy {
 				switch dp := b.actions[b.cfg.Lot(id)]; dp.Action {
 				case ActionHeld:
-					why = append(why, id+" "+string(b.st.Lots[id].Status))
+					status := dp.HeldStatus
+					if status == "" {
+						status = b.st.Lots[id].Status
+					}
+					why = append(why, id+" "+string(status))
 				case ActionRefused:
 					why = append(why, id+" refused")
 				default:

@@ -29,6 +29,9 @@ func (b *builder) preflight(m Machine) {
 			used[r] = true
 		}
 	}
+	if m != nil {
+		b.checkDone(m)
+	}
 	unresolved := map[*spec.Repo]string{}
 	var branches map[*spec.Repo][]string // nil offline
 	if m != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -236,6 +237,24 @@ func TestScripts(t *testing.T) {
 				if n == 0 {
 					ts.Fatalf("no JSON lines in %s", args[1])
 				}
+			},
+			// state-copy-lot FILE FROM TO: the record of lot FROM in the
+			// state file FILE copied onto lot TO, as a step writing the
+			// state file straight would (the journal is chained).
+			"state-copy-lot": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: state-copy-lot FILE FROM TO")
+				}
+				var st map[string]any
+				ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &st))
+				lots, _ := st["lots"].(map[string]any)
+				if lots[args[1]] == nil {
+					ts.Fatalf("no lot %s in %s", args[1], args[0])
+				}
+				lots[args[2]] = lots[args[1]]
+				b, err := json.Marshal(st)
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o600))
 			},
 			// json-check [-lines] FILE: one JSON document (or one a line),
 			// every key snake_case (jsoncheck_test.go).

@@ -330,3 +330,9 @@ func (m machine) toolchainDrift(r *spec.Repo, hasBase bool) string {
 	}
 	return ""
 }
+
+// OnBase implements planner.BaseMachine: whether commit is on r's base
+// (gitint.Git.OnBase).
+func (m machine) OnBase(r *spec.Repo, commit string) (bool, error) {
+	return m.git.OnBase(m.ctx, r.Path, r.Base, commit)
+}

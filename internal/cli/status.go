@@ -124,6 +124,9 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		if left := e.leftOf(file, st, h == nil); len(left) > 0 {
 			fmt.Fprintf(w, "Left: %s\n", strings.Join(left, "; "))
 		}
+		for _, nd := range e.notOnBase(file, st) {
+			fmt.Fprintf(w, "Not done: %s\n", nd)
+		}
 		if s := render.PinnedSummary(&planner.Pinned{Cadence: st.CadenceVersion, Agent: st.AgentVersion}); s != "" {
 			fmt.Fprintf(w, "Tool: %s\n", s)
 		}
@@ -241,6 +244,28 @@ func (e *env) leftOf(file string, st *state.State, stopped bool) []string {
 		}
 	}
 	return state.Left(count, 0)
+}
+
+// notOnBase says, for each lot st records done whose integrated commit is
+// not on its repository's base (planner.NotOnBase), "<lot>: <reason>", by
+// id; none when the wave file cannot be read.
+func (e *env) notOnBase(file string, st *state.State) []string {
+	w, diags := e.loadWave(file, spec.Options{})
+	if diags.HasErrors() || w == nil || w.cfg == nil {
+		return nil
+	}
+	m := e.machine(w.cfg.Wave.Name, file)
+	var out []string
+	for _, l := range w.cfg.Lots {
+		sl := st.Lots[l.ID]
+		if l.Repo == nil || sl == nil || sl.Status != state.LotDone || !state.Integrated(sl) {
+			continue
+		}
+		if on, err := m.OnBase(l.Repo, sl.IntegratedSHA); err == nil && !on {
+			out = append(out, l.ID+": "+planner.NotOnBase(l.Repo, sl.IntegratedSHA)+"; cadence apply -replace "+l.ID+" runs it again")
+		}
+	}
+	return out
 }
 
 // shownStatus is a lot's status as status shows it: a lot recorded running
