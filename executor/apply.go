@@ -65,6 +65,8 @@ type ApplyOptions struct {
 	Failpoint string
 	// Since is Options.Since: when the caller took the wave lock.
 	Since time.Time
+	// SteerKeys are Options.SteerKeys: the apply's steering keys.
+	SteerKeys [][]byte
 	// CadenceVersion and AgentVersion are the versions of cadence (as
 	// `cadence version` says it) and of the agent CLI (its version probe's
 	// answer, planner.Plan.Agent.Version; "" when none was probed) that run
@@ -248,6 +250,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs, FreePlaces: o.FreePlaces, MinFree: o.MinFree,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
 		QuotaUntil: o.QuotaUntil, APIBackoff: o.APIBackoff, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,
+		SteerKeys: o.SteerKeys,
 	})
 	store.View(func(st *state.State) { res.State = cloneState(st) })
 	return res, err

@@ -136,6 +136,11 @@ type Options struct {
 	// a stop request sent before it was left by an earlier apply and is
 	// cleared (steer.go).
 	Since time.Time
+	// SteerKeys are the apply's steering keys (control.MakeKey: its own,
+	// then the one a killed apply left): a request in the channel signed
+	// with none of them is refused (steer.go). None: requests are not
+	// checked (a run without a wave file, tests of Run).
+	SteerKeys [][]byte
 }
 
 // Result is how a run ended.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -56,7 +57,7 @@ func (r *runner) channel() (control.Channel, bool) {
 	if r.o.Layout.File() == "" {
 		return control.Channel{}, false
 	}
-	return control.Channel{Dir: r.o.Layout.Requests()}, true
+	return control.Channel{Dir: r.o.Layout.Requests(), Keys: r.o.SteerKeys}, true
 }
 
 // takePending takes the requests the channel holds now, in the
@@ -92,6 +93,12 @@ func (r *runner) pending(ch control.Channel) []control.Request {
 			r.badSeen = map[string]bool{}
 		}
 		r.badSeen[name] = true
+		if errors.Is(why, control.ErrUnsigned) {
+			// Written into the channel by a process outside the steering
+			// commands (a step, when no sandbox kept it out): never acted on.
+			r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("%v; removed from the channel (cadence stop, drop and answer sign theirs)", why)})
+			continue
+		}
 		r.emit(Event{Kind: EvOutput, Message: fmt.Sprintf("request %s refused: %v", name, why)})
 	}
 	return reqs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -46,6 +47,9 @@ func ApplyHolds(h flock.Holder) bool { return h.What == "" || h.What == "apply" 
 type Client struct {
 	Lock    string
 	Channel Channel
+	// Key is the live apply's steering key file (layout.Wave.SteerKey):
+	// each request sent is signed with it (key.go). Empty: unsigned.
+	Key string
 	// What names the command in the wave lock's holder record while it
 	// holds the lock ("drop": the record says "cadence drop").
 	What string
@@ -99,13 +103,17 @@ func (c Client) Send(ctx context.Context, req Request, wait time.Duration) (Deli
 		}
 		return Delivery{Lock: l}, nil
 	}
-	req, err = c.Channel.Send(req)
-	if err != nil {
-		return Delivery{}, fmt.Errorf("send the request: %w", err)
-	}
 	deadline := time.Now().Add(wait)
 	tick := time.NewTicker(orDefault(c.Poll, DefaultPoll))
 	defer tick.Stop()
+	ch, d, err := c.keyed(ctx, deadline, tick.C)
+	if err != nil || d != nil {
+		return *d, err
+	}
+	req, err = ch.Send(req)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("send the request: %w", err)
+	}
 	for {
 		if a, ok, err := c.Channel.ReadAck(req.ID); err != nil || ok {
 			return Delivery{Ack: a, Live: true}, err
@@ -120,6 +128,38 @@ func (c Client) Send(ctx context.Context, req Request, wait time.Duration) (Deli
 		case <-ctx.Done():
 			return Delivery{Queued: true}, ctx.Err()
 		case <-tick.C:
+		}
+	}
+}
+
+// keyed is the channel to send with, holding the live apply's key read
+// from c.Key; an apply makes it just after it takes the wave lock, so a
+// missing key is waited for until deadline. d is set instead when the
+// apply ended meanwhile (the wave lock, taken) or the wait ran out.
+func (c Client) keyed(ctx context.Context, deadline time.Time, tick <-chan time.Time) (Channel, *Delivery, error) {
+	ch := c.Channel
+	if c.Key == "" {
+		return ch, nil, nil
+	}
+	for {
+		key, err := ReadKey(c.Key)
+		switch {
+		case err == nil:
+			ch.Keys = [][]byte{key}
+			return ch, nil, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return ch, &Delivery{}, fmt.Errorf("read the apply's steering key: %w", err)
+		}
+		if l, err := flock.TryAcquire(c.Lock, c.holder()); err == nil {
+			return ch, &Delivery{Lock: l}, nil
+		}
+		if time.Now().After(deadline) {
+			return ch, &Delivery{}, fmt.Errorf("the running apply has no steering key %s (an older cadence?): nothing sent", c.Key)
+		}
+		select {
+		case <-ctx.Done():
+			return ch, &Delivery{}, ctx.Err()
+		case <-tick:
 		}
 	}
 }

@@ -78,6 +78,9 @@ type Request struct {
 	// PID is the sending command's process id; Sent when it sent it.
 	PID  int       `json:"pid"`
 	Sent time.Time `json:"sent"`
+	// Sig is the request's signature with the live apply's key (hex
+	// HMAC-SHA256, key.go); empty when sent without a key.
+	Sig string `json:"sig,omitempty"`
 }
 
 // Result is what became of one lot of a request.
@@ -102,8 +105,14 @@ type Ack struct {
 	Note    string   `json:"note,omitempty"`
 }
 
-// Channel is the request folder of one wave.
-type Channel struct{ Dir string }
+// Channel is the request folder of one wave. Keys, when set, are the
+// steering keys (key.go): Send signs with the first, Pending refuses a
+// request signed with none of them (ErrUnsigned). Without keys, requests
+// are neither signed nor checked (the commands' side at rest).
+type Channel struct {
+	Dir  string
+	Keys [][]byte
+}
 
 // NewID returns a fresh request id.
 func NewID() string { return ids.Hex(8) }
@@ -122,6 +131,10 @@ func (c Channel) Send(r Request) (Request, error) {
 	if r.Sent.IsZero() {
 		r.Sent = time.Now().UTC()
 	}
+	r.Sig = ""
+	if len(c.Keys) > 0 {
+		r.Sig = sign(c.Keys[0], r)
+	}
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return r, fmt.Errorf("make the request folder: %w", err)
 	}
@@ -132,8 +145,12 @@ func (c Channel) Send(r Request) (Request, error) {
 	if err != nil {
 		return r, err
 	}
-	name := fmt.Sprintf("%020d-%s%s", r.Sent.UnixNano(), r.ID, reqSuffix)
-	return r, c.write(name, data)
+	return r, c.write(requestName(r), data)
+}
+
+// requestName is the file name of request r: <unix nanoseconds>-<id>.req.json.
+func requestName(r Request) string {
+	return fmt.Sprintf("%020d-%s%s", r.Sent.UnixNano(), r.ID, reqSuffix)
 }
 
 // write puts data under name atomically and durably
@@ -184,7 +201,8 @@ func ownOnly(path string, st fs.FileInfo, dir bool) error {
 
 // Pending returns the requests waiting in the channel, oldest first. A
 // missing folder has none. A request file that cannot be read or parsed,
-// or is not the user's, is returned in bad with why, by file name: the
+// or is not the user's, or (with Keys) is not signed with one of them
+// (ErrUnsigned), is returned in bad with why, by file name: the
 // caller acknowledges it as refused (AckBad) so that it never blocks the
 // channel.
 func (c Channel) Pending() (reqs []Request, bad map[string]error, err error) {
@@ -247,6 +265,9 @@ func (c Channel) read(name string) (Request, error) {
 	case KindDrop, KindStop, KindAnswer:
 	default:
 		return Request{}, fmt.Errorf("request %s: unknown kind %q", name, r.Kind)
+	}
+	if len(c.Keys) > 0 && !signedBy(c.Keys, r) {
+		return Request{}, fmt.Errorf("request %s (%s): %w", name, r.Kind, ErrUnsigned)
 	}
 	return r, nil
 }

@@ -102,6 +102,14 @@ func runApply(e *env, args []string) ExitCode {
 		return ExitApplyRefused
 	}
 	defer waveLock.Release()
+	// Only the lead steers: a key of this apply's, which the steering
+	// commands sign their requests with (executor/control, key.go).
+	steerKey, leftKey, err := control.MakeKey(lay.SteerKey())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence apply: the steering key: %v\n", err)
+		return ExitApplyRefused
+	}
+	defer func() { _ = control.RemoveKey(lay.SteerKey(), steerKey) }()
 	// When this apply holds the wave: a stop request sent before it is
 	// another run's (executor.Options.Since).
 	locked := time.Now()
@@ -158,7 +166,7 @@ func runApply(e *env, args []string) ExitCode {
 			return code
 		}
 	}
-	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, locked)
+	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, locked, append([][]byte{steerKey}, keyList(leftKey)...))
 }
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
@@ -200,8 +208,9 @@ func (e *env) layoutOf(file, name string) layout.Wave {
 // execute runs the plan (executor.Apply takes and gives back the locks,
 // guards, store, slots and registry) and renders its end.
 // quotaUntil is a recorded usage limit's reset time that sessions wait
-// for (quotaGate), or nil.
-func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, locked time.Time) ExitCode {
+// for (quotaGate), or nil. steerKeys are the apply's steering keys
+// (executor.Options.SteerKeys).
+func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, quotaUntil *time.Time, locked time.Time, steerKeys [][]byte) ExitCode {
 	out := newProgress(e, f.json, lay.JournalLog())
 	defer out.close()
 	out.total, out.budget = p.Totals.PendingAgent+p.Totals.PendingCommand, int64(p.Totals.Budget)
@@ -245,7 +254,8 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		Failpoint: e.getenv("CADENCE_FAILPOINT"),
 		// A stop sent before this apply took the wave lock is an earlier
 		// run's: cleared (executor/steer.go).
-		Since: locked,
+		Since:     locked,
+		SteerKeys: steerKeys,
 	})
 	out.stopLive()
 	var setupErr *executor.SetupError

@@ -16,7 +16,15 @@ import (
 // steerClient is the steering client of the wave of lay for the command
 // what ("drop", "stop", "answer").
 func steerClient(lay layout.Wave, what string) control.Client {
-	return control.Client{Lock: lay.Lock(), Channel: control.Channel{Dir: lay.Requests()}, What: what}
+	return control.Client{Lock: lay.Lock(), Channel: control.Channel{Dir: lay.Requests()}, Key: lay.SteerKey(), What: what}
+}
+
+// keyList is key as a list: none when nil.
+func keyList(key []byte) [][]byte {
+	if key == nil {
+		return nil
+	}
+	return [][]byte{key}
 }
 
 // printResults prints what became of each lot of a request: taken on

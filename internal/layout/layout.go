@@ -28,6 +28,7 @@
 //	slots/slot-<n>                  the machine's session slots (SlotsDir)
 //	slots/holds.json|.lock          the lead's holds (cadence hold; executor/slots)
 //	waves/<pid>.json|.lock          the registry of live waves (RegistryDir)
+//	keys/steer-<h(state)>           a live apply's steering key, 0600 in a 0700 folder (SteerKey)
 //	worktrees/                      the lots' worktrees (WorktreesDir)
 //
 // and in the worktrees folder (<home>/worktrees, or the wave's `worktrees`
@@ -262,6 +263,17 @@ func (w Wave) SlotsDir() string { return filepath.Join(w.home, "slots") }
 
 // RegistryDir is the machine's registry of live waves: <home>/waves.
 func (w Wave) RegistryDir() string { return filepath.Join(w.home, "waves") }
+
+// KeysDir is the machine's folder of live applies' steering keys:
+// <home>/keys (0700). No step may read it (docs/running.md, Only the lead
+// steers).
+func (w Wave) KeysDir() string { return filepath.Join(w.home, "keys") }
+
+// SteerKey is the steering key of the wave's live apply (executor/control):
+// <home>/keys/steer-<h(state)>, one per wave.
+func (w Wave) SteerKey() string {
+	return filepath.Join(w.KeysDir(), "steer-"+w.StateKey())
+}
 
 // RepoLock is the one-wave-per-repository lock of the repository whose git
 // common dir is commonDir: <commonDir>/cadence/repo.lock. It is a function

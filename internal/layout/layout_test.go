@@ -38,6 +38,8 @@ func TestPaths(t *testing.T) {
 		{"AlsoWorktree", layout.AlsoWorktree("/wt/app-x/w-y/a", "lib"), "/wt/app-x/w-y/a@lib"},
 		{"OldWorktreeRoot", w.OldWorktreeRoot(), filepath.Join(wd, "waves/.cadence/worktrees/w")},
 		{"SlotsDir", w.SlotsDir(), "/home/u/.cadence/slots"},
+		{"KeysDir", w.KeysDir(), "/home/u/.cadence/keys"},
+		{"SteerKey", w.SteerKey(), "/home/u/.cadence/keys/steer-" + w.StateKey()},
 		{"RegistryDir", w.RegistryDir(), "/home/u/.cadence/waves"},
 		{"RepoLock", layout.RepoLock("/r/.git"), "/r/.git/cadence/repo.lock"},
 		{"IntegrateLock", layout.IntegrateLock("/r/.git"), "/r/.git/cadence/integrate.lock"},
