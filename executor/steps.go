@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/cadence-run/cadence/executor/step"
@@ -32,6 +33,12 @@ func (r *runner) setUpSteps() {
 	o := r.o
 	r.guard = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard}
+	if o.Layout.Home() != "" {
+		// No session reads the machine's steering keys (control.MakeKey).
+		if keys, err := filepath.Abs(o.Layout.KeysDir()); err == nil {
+			lo.DenyRead = []string{keys}
+		}
+	}
 	if o.Steps != nil {
 		r.steps = o.Steps(lo)
 	} else {

@@ -68,6 +68,10 @@ type Session struct {
 	// lower case): an adapter with a sandbox keeps its commands from
 	// reaching them, so that no push leaves over the network.
 	DenyHosts []string
+	// DenyRead are folders the session must not read (absolute): the
+	// machine's steering keys (layout.Wave.KeysDir). An adapter with a
+	// sandbox denies its commands and file tools reading them.
+	DenyRead []string
 	// Limits bound the session's whole process tree, the agent CLI and
 	// everything its tools start, as they bound a command step (the
 	// lot's limits): an adapter passes them to its proc.Cmd.

@@ -28,6 +28,8 @@ type Local struct {
 	// (*spec.Repo -> []string), read once per Local: the config check
 	// keeps the remotes as they were.
 	hosts sync.Map
+	// denyRead is LocalOptions.DenyRead.
+	denyRead []string
 }
 
 // LocalOptions are what a Local runs with. Config is the wave file (the
@@ -47,6 +49,8 @@ type LocalOptions struct {
 	// Git): the merge queue records cadence's own moves of the base in it,
 	// so the runner of a wave that integrates is given the queue's.
 	Guard *guard.Guard
+	// DenyRead are folders no agent session may read (agent.Session.DenyRead).
+	DenyRead []string
 }
 
 // Supervisor is a step's supervisor (proc.Supervisor): the program that
@@ -60,7 +64,7 @@ func NewLocal(o LocalOptions) *Local {
 	if g == nil {
 		g = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	}
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, guard: g}
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, guard: g, denyRead: o.DenyRead}
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the

@@ -58,6 +58,7 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *s
 	}
 	sess.Env = req.Env
 	sess.DenyHosts = l.remoteHosts(ctx, lot.Repos)
+	sess.DenyRead = l.denyRead
 	remotes := l.remoteStates(ctx, lot)
 	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Checkout: req.OutsideSandbox}, events)
 	out := l.agent.Run(ctx, sess)

@@ -132,7 +132,8 @@ func TestSandboxSettings(t *testing.T) {
 		AllowedTools: []string{"Bash", "Edit", "Write", "Read"}}}
 	s := agent.Session{Agent: a, Model: "opus", SessionID: "id", Step: state.StepImplement, ReportSchema: state.StepImplement.ReportSchema(),
 		Dir: filepath.Join(dir, "lot"), AddDirs: []string{filepath.Join(libDir, "lotlib")},
-		DenyHosts: []string{"10.0.0.1", "[::1]", "github.com", "gitserver", "gitlab.example", "localhost"}}
+		DenyHosts: []string{"10.0.0.1", "[::1]", "github.com", "gitserver", "gitlab.example", "localhost"},
+		DenyRead:  []string{"/home/u/.cadence/keys"}}
 	cache := filepath.Join(dir, "cache")
 	args, err := Args(s, false, &Sandbox{Cache: cache})
 	if err != nil {
@@ -178,6 +179,11 @@ func TestSandboxSettings(t *testing.T) {
 		if slices.Contains(deny, not) {
 			t.Errorf("denyWrite has %s", not)
 		}
+	}
+	// The steering keys: unreadable by sandboxed commands and the Read tool.
+	if !slices.Equal(sb.Filesystem.DenyRead, []string{"/home/u/.cadence/keys"}) ||
+		!slices.Equal(st.Permissions.Deny, []string{"Read(//home/u/.cadence/keys/**)"}) {
+		t.Errorf("denyRead %q, deny rules %q: want the keys folder", sb.Filesystem.DenyRead, st.Permissions.Deny)
 	}
 	wantEdits := []string{"Edit(/" + filepath.Join(dir, "lot") + "/**)", "Edit(/" + filepath.Join(libDir, "lotlib") + "/**)"}
 	if !slices.Equal(st.Permissions.Allow, wantEdits) || !strings.HasPrefix(wantEdits[0], "Edit(//") {

@@ -19,6 +19,10 @@ var fileTools = map[string]bool{"Edit": true, "Write": true, "MultiEdit": true, 
 type settings struct {
 	Permissions struct {
 		Allow []string `json:"allow,omitempty"`
+		// Deny are `Read(//<folder>/**)` rules, one per s.DenyRead: the
+		// Read tool runs outside the OS sandbox (the CLI also adds them
+		// to the sandbox's denyRead).
+		Deny []string `json:"deny,omitempty"`
 	} `json:"permissions"`
 	Sandbox struct {
 		Enabled bool `json:"enabled"`
@@ -47,6 +51,8 @@ type settings struct {
 		Filesystem struct {
 			AllowWrite []string `json:"allowWrite,omitempty"`
 			DenyWrite  []string `json:"denyWrite,omitempty"`
+			// DenyRead are s.DenyRead: no sandboxed command reads them.
+			DenyRead []string `json:"denyRead,omitempty"`
 		} `json:"filesystem"`
 	} `json:"sandbox"`
 }
@@ -64,6 +70,9 @@ type settings struct {
 //     configuration), the main worktree's HEAD and index, and the other
 //     worktrees' git dirs; in each worktree git dir its commondir, gitdir
 //     and config.worktree, and the worktree's .git file.
+//
+// s.DenyRead (the machine's steering keys) are unreadable: denyRead for
+// the sandboxed commands, a Read deny rule for the Read tool.
 //
 // Only paths that exist are listed (the CLI mounts a placeholder over a
 // missing one). cache, when set, is writable too: the build tools' cache
@@ -162,6 +171,10 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 		add(&allow, realPath(cache))
 	}
 	sb.Filesystem.AllowWrite, sb.Filesystem.DenyWrite = allow, deny
+	for _, p := range s.DenyRead {
+		sb.Filesystem.DenyRead = append(sb.Filesystem.DenyRead, p)
+		st.Permissions.Deny = append(st.Permissions.Deny, "Read(/"+p+"/**)")
+	}
 	return json.Marshal(st)
 }
 
