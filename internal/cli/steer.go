@@ -57,7 +57,7 @@ type steerOutput struct {
 // queuedNote is what a command says when the live apply did not take its
 // request in time.
 func queuedNote(lay layout.Wave, wait time.Duration) string {
-	return fmt.Sprintf("the running apply has not taken the request within %s (it is planning or waiting for confirmation?): it stays in %s, and the apply takes it when it runs lots, or the next apply does", wait, lay.Requests())
+	return fmt.Sprintf("the running apply has not taken the request within %s (it is planning or waiting for confirmation?): it stays in %s, and the apply takes it when it runs lots (signed with its key: an apply after it that ended refuses it, send it again then)", wait, lay.Requests())
 }
 
 // waitingRequests are the requests of the wave's channel no apply took yet
