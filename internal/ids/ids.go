@@ -1,6 +1,7 @@
 // Package ids makes the random identifiers cadence records: session ids,
-// a state file's lineage, steering request ids. They name things; they are
-// not secrets (a key is made with crypto/rand where it is used).
+// a state file's lineage, steering request ids, and the apply's steering
+// key (executor/control). Every one is drawn from crypto/rand, so Hex is
+// fit for a secret as well as a name.
 package ids
 
 import (
