@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/step/box"
 	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
@@ -28,6 +29,9 @@ type Local struct {
 	// (*spec.Repo -> []string), read once per Local: the config check
 	// keeps the remotes as they were.
 	hosts sync.Map
+	// prober says whether command steps can run in the OS sandbox here
+	// (shellCmd).
+	prober box.Prober
 }
 
 // LocalOptions are what a Local runs with. Config is the wave file (the

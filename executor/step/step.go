@@ -195,6 +195,11 @@ type Request struct {
 	// or a session whose sandbox this machine lacks or turns off): the
 	// lead's checkouts are compared around it.
 	OutsideSandbox bool
+	// NoSandbox says the wave file turns the OS sandbox of command steps
+	// off for this step (sandbox = false on the lot or on one of its
+	// repositories, spec.Lot.NoSandbox): its command, test gate or setup
+	// runs directly, the lead's checkouts compared around it.
+	NoSandbox bool
 
 	// The fields below are a session's (Kind runs an agent).
 

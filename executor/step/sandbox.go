@@ -1,0 +1,70 @@
+package step
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cadence-run/cadence/executor/step/box"
+	"github.com/cadence-run/cadence/internal/proc"
+)
+
+// shellCmd is the process of the shell command req.Command run in dir
+// with env: in the step's OS sandbox (executor/step/box) unless the wave
+// file turns it off for the step (req.NoSandbox) or the machine cannot
+// run it (box.Prober, with the runner's PATH), else directly. bwrap runs
+// under the step supervisor, as the command would: the supervisor's
+// limits, cgroup and subreaper hold the box and all it runs. boxed says
+// which; err says the box could not be made (a worktree's git folders
+// unreadable): the step does not start.
+func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []string) (c proc.Cmd, boxed bool, err error) {
+	c = proc.Cmd{Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: dir, Env: env,
+		Marks: stepMarks(req), Supervisor: l.sup, Limits: stepLimits(req.Limits)}
+	if req.NoSandbox {
+		return c, false, nil
+	}
+	bwrap, missing := l.prober.Probe(ctx, box.EnvValue(l.env, "PATH"))
+	if missing != "" {
+		return c, false, nil
+	}
+	cache, cacheEnv := box.CacheEnv(env)
+	s := box.Spec{Branch: req.Branch, Dir: dir, Visible: visiblePaths(env, dir)}
+	if cache != "" {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			return c, false, err
+		}
+		s.Writable = append(s.Writable, cache)
+	}
+	for _, r := range req.Repos {
+		if rp := l.cfg.Repo(r.Name); rp != nil {
+			s.Visible = append(s.Visible, rp.Path)
+		}
+		if _, err := os.Stat(r.Worktree); err == nil {
+			s.Worktrees = append(s.Worktrees, r.Worktree)
+		}
+	}
+	args, err := box.Args(s, append([]string{"/bin/sh", "-c"}, req.Command))
+	if err != nil {
+		return c, false, err
+	}
+	c.Path, c.Args, c.Env = bwrap, args, append(append([]string{}, env...), cacheEnv...)
+	return c, true, nil
+}
+
+// visiblePaths are the files and folders a step's tools may need to see
+// though they are under /tmp, which the box replaces: the step's folder
+// and every absolute path the step's environment names (HOME, each PATH
+// folder, GIT_CONFIG_GLOBAL, toolchains), read-only in the box.
+func visiblePaths(env []string, dir string) []string {
+	out := []string{dir}
+	for _, e := range env {
+		_, v, _ := strings.Cut(e, "=")
+		for _, p := range filepath.SplitList(v) {
+			if filepath.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
