@@ -154,7 +154,9 @@ func TestSandboxRefusesAttacks(t *testing.T) {
 				return ""
 			}},
 		{"LeadsCheckoutReset",
-			func(w *boxWave) string { return fmt.Sprintf("git -C %s -c core.hooksPath=/dev/null reset -q --hard", w.app) },
+			func(w *boxWave) string {
+				return fmt.Sprintf("git -C %s -c core.hooksPath=/dev/null reset -q --hard", w.app)
+			},
 			func(t *testing.T, w *boxWave) { write(t, filepath.Join(w.app, "f"), "lead's edit\n") },
 			func(t *testing.T, w *boxWave) string {
 				if got := read(t, filepath.Join(w.app, "f")); got != "lead's edit\n" {
@@ -173,7 +175,9 @@ func TestSandboxRefusesAttacks(t *testing.T) {
 				return ""
 			}},
 		{"JournalForged",
-			func(w *boxWave) string { return fmt.Sprintf(`echo '{"lot":"b","status":"done"}' >> %s`, w.wave.Journal()) }, nil,
+			func(w *boxWave) string {
+				return fmt.Sprintf(`echo '{"lot":"b","status":"done"}' >> %s`, w.wave.Journal())
+			}, nil,
 			func(t *testing.T, w *boxWave) string {
 				if got := read(t, w.wave.Journal()); got != "{\"lot\":\"a\"}\n" {
 					return "the journal reads " + got
