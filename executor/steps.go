@@ -95,10 +95,13 @@ func (lr *lotRun) guardLot() guard.Lot {
 }
 
 // request is the step request of kind and pass for the lot, with what
-// every step carries; the caller adds the step's own fields.
+// every step carries; the caller adds the step's own fields. NoSandbox
+// says the wave file turns the step sandbox off for the lot's command
+// steps (spec.Lot.StepSandboxOff).
 func (lr *lotRun) request(kind state.StepKind, pass int) step.Request {
 	return step.Request{Lot: lr.stepLot(), Kind: kind, Pass: pass, Dir: lr.dir,
-		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind)}
+		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind),
+		NoSandbox: lr.n.lot.StepSandboxOff() != ""}
 }
 
 // ran is what the orchestrator learnt of a step while it ran: the index
@@ -166,8 +169,10 @@ func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
 	return all, nil
 }
 
-// guardsCheckout says whether a step of kind runs outside an OS sandbox:
-// a command or a test gate, or a session of an agent with sandbox =
+// guardsCheckout says whether a step of kind may run outside an OS
+// sandbox: a command or a test gate (the step runner, which knows whether
+// it ran one in its step sandbox, compares the checkouts only when it did
+// not), or a session of an agent with sandbox =
 // false, whose sandbox this machine lacks (the plan's agent facts), or
 // whose file tools run outside it (bypassPermissions). The lead's
 // checkouts are compared around such a step (guard/checkout.go).

@@ -343,6 +343,10 @@ const (
 	// WarnNoSandbox: an agent of pending lots runs its sessions without
 	// its sandbox (sandbox = false, or missing on this machine).
 	WarnNoSandbox WarningKind = "no-sandbox"
+	// WarnStepNoSandbox: pending lots' command steps (run, test gates,
+	// setups) run outside cadence's step sandbox (sandbox = false on the
+	// lot or a repository, or missing on this machine).
+	WarnStepNoSandbox WarningKind = "no-step-sandbox"
 	// WarnLongCommand: a pending lot's run or a repository's test is too
 	// long to be one argument of /bin/sh -c (spec.MaxArgBytes).
 	WarnLongCommand WarningKind = "long-command"

@@ -50,12 +50,13 @@ var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
 
 var lotSchema = &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{
 	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
-	{Name: "log_limit"},
+	{Name: "log_limit"}, {Name: "sandbox"},
 }, lotSettings...), bootstrapAttrs...)}
 
 var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
 	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"}, {Name: "log_limit"}, {Name: "test_timeout"}, {Name: "limits"},
+	{Name: "sandbox"},
 }, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
@@ -276,6 +277,9 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	if on, ok := d.boolean(c.Attributes["merge_queue"]); ok {
 		r.NoMergeQueue = !on
 	}
+	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
+		r.NoSandbox = !on
+	}
 	if b, ok := d.size(c.Attributes["log_limit"], MinLogLimit); ok {
 		r.LogLimit = b
 	}
@@ -337,6 +341,9 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	}
 	d.applySettings(l, d.decodeSettings(c.Attributes))
 	d.lotLogLimit[l] = ptr(d.size(c.Attributes["log_limit"], MinLogLimit))
+	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
+		l.NoSandbox = !on
+	}
 	l.Limits, _ = d.limits(c.Attributes["limits"])
 	var inherited Fields
 	if l.Kind == AgentLot {

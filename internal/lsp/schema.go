@@ -78,11 +78,11 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 		},
 		"repo": {
 			"path": anyString, "base": anyString, "test": anyString, "parallel": anyNumber, "changelog": anyString,
-			"merge_queue": anyBool, "test_timeout": anyString,
+			"merge_queue": anyBool, "test_timeout": anyString, "sandbox": anyBool,
 		},
 		"lot": {
 			"repo": schema.Reference{OfScopeId: scopeRepo}, "title": anyString, "brief": anyString, "run": anyString,
-			"depends_on": refs(scopeLot), "also": refs(scopeRepo),
+			"depends_on": refs(scopeLot), "also": refs(scopeRepo), "sandbox": anyBool,
 		},
 		"agent": {
 			"kind": enum(agentKinds...), "command": anyString, "sandbox": anyBool,
