@@ -30,7 +30,7 @@ func (r *runner) setUpSteps() {
 	o := r.o
 	r.steps = o.Steps
 	if r.steps == nil {
-		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor})
+		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, NoSandbox: o.NoStepSandbox})
 	}
 	r.guard = guardOf(r.steps, o.Git, o.Config.Wave.Name)
 }

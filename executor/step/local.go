@@ -32,6 +32,7 @@ type Local struct {
 	// prober says whether command steps can run in the OS sandbox here
 	// (shellCmd).
 	prober box.Prober
+	noBox  bool
 }
 
 // LocalOptions are what a Local runs with. Config is the wave file (the
@@ -47,6 +48,10 @@ type LocalOptions struct {
 	Slots      Slots
 	Env        []string
 	Supervisor *Supervisor
+	// NoSandbox runs every command step outside the step sandbox, as on
+	// a machine without one (the lead's checkouts compared around each):
+	// for runners whose worktrees are no git worktrees (a fake Git).
+	NoSandbox bool
 }
 
 // Supervisor is a step's supervisor (proc.Supervisor): the program that
@@ -56,7 +61,7 @@ type Supervisor = proc.Supervisor
 
 // NewLocal makes the local runner of one wave.
 func NewLocal(o LocalOptions) *Local {
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor,
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox,
 		guard: guard.New(o.Git, o.Config.Wave.Name)}
 }
 

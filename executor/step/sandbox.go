@@ -21,7 +21,7 @@ import (
 func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []string) (c proc.Cmd, boxed bool, err error) {
 	c = proc.Cmd{Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: dir, Env: env,
 		Marks: stepMarks(req), Supervisor: l.sup, Limits: stepLimits(req.Limits)}
-	if req.NoSandbox {
+	if req.NoSandbox || l.noBox {
 		return c, false, nil
 	}
 	bwrap, missing := l.prober.Probe(ctx, box.EnvValue(l.env, "PATH"))

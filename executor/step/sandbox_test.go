@@ -38,7 +38,7 @@ type boxWave struct {
 	local                               *step.Local
 }
 
-func newBoxWave(t *testing.T) *boxWave {
+func newBoxWave(t testing.TB) *boxWave {
 	t.Helper()
 	if _, missing := new(box.Prober).Probe(context.Background(), os.Getenv("PATH")); missing != "" {
 		t.Skipf("no step sandbox here: %s", missing)
@@ -110,7 +110,7 @@ func (w *boxWave) runCtx(ctx context.Context, t *testing.T, command string, noSa
 	return res
 }
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
