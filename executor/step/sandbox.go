@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/step/box"
@@ -44,12 +45,52 @@ func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []str
 			s.Worktrees = append(s.Worktrees, r.Worktree)
 		}
 	}
+	if len(req.Repos) == 0 {
+		l.waveFolder(&s, dir)
+	}
 	args, err := box.Args(s, append([]string{"/bin/sh", "-c"}, req.Command))
 	if err != nil {
 		return c, false, err
 	}
 	c.Path, c.Args, c.Env = bwrap, args, append(append([]string{}, env...), cacheEnv...)
 	return c, true, nil
+}
+
+// waveFolder makes dir, the wave's folder a lot without a repository
+// runs in, writable in its box s, but for what cadence keeps there, bound
+// read-only: the wave file and the files named after it (state, journal,
+// lock, requests, var files), every hidden entry (.cadence's logs,
+// .git), the wave's repositories and worktrees folder. A wave folder
+// that is one of the wave's repositories' folders, or inside one (your
+// checkout), stays read-only.
+func (l *Local) waveFolder(s *box.Spec, dir string) {
+	stem := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(l.cfg.File), ".json"), ".hcl")
+	var keep []string
+	for _, rp := range l.cfg.Repos {
+		if rp.Path == dir || strings.HasPrefix(dir, rp.Path+string(filepath.Separator)) {
+			return
+		}
+		keep = append(keep, rp.Path)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || stem == "" {
+		return
+	}
+	keep = append(keep, l.cfg.Wave.Worktrees)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), stem+".") || slices.Contains(keep, p) {
+			s.Protected = append(s.Protected, p)
+			continue
+		}
+		for _, k := range keep {
+			if strings.HasPrefix(k, p+string(filepath.Separator)) {
+				s.Protected = append(s.Protected, p)
+				break
+			}
+		}
+	}
+	s.Writable = append(s.Writable, dir)
 }
 
 // visiblePaths are the files and folders a step's tools may need to see

@@ -337,3 +337,28 @@ func TestSandboxUnderTheSupervisor(t *testing.T) {
 		t.Errorf("processes outlived the cut-short step: %v", left)
 	}
 }
+
+// TestSandboxLotWithoutRepository: a lot without a repository runs in
+// the wave's folder, which it may write, but for the wave file and the
+// files named after it (state, journal, requests) and the repositories
+// there, read-only in its box.
+func TestSandboxLotWithoutRepository(t *testing.T) {
+	w := newBoxWave(t)
+	dir := filepath.Dir(w.wave.File())
+	run := func(command string) step.Result {
+		req := step.Request{Lot: step.Lot{Wave: "w", WaveID: "boxtest", ID: "n"}, Kind: state.StepRun, Dir: dir, Command: command,
+			Timeout: time.Minute, Log: filepath.Join(w.root, "logs", "n.log"), OutsideSandbox: true}
+		res, err := w.local.RunStep(context.Background(), req, &steptest.Recorder{})
+		if err != nil {
+			t.Fatalf("RunStep: %v", err)
+		}
+		return res
+	}
+	if res := run("echo ran >> ran.log && echo again >> ran.log"); res.Status != state.StepOK || read(t, filepath.Join(dir, "ran.log")) != "ran\nagain\n" {
+		t.Fatalf("writing its own file: %s %s %s", res.Status, res.Cause, res.Output)
+	}
+	res := run(fmt.Sprintf("echo forged >> %s", filepath.Base(w.wave.Journal())))
+	if res.Status != state.StepFailed || !containsAny(res.Output, refused) || read(t, w.wave.Journal()) != "{\"lot\":\"a\"}\n" {
+		t.Errorf("the journal: %s %q, journal %q; want refused, unchanged", res.Status, res.Output, read(t, w.wave.Journal()))
+	}
+}

@@ -42,6 +42,9 @@ type Spec struct {
 	// the lot's repositories, the step's folder, HOME, the PATH folders.
 	// Those that do not exist are left out.
 	Visible []string
+	// Protected are files and folders inside Writable ones that stay
+	// read-only (bound on top); each must exist.
+	Protected []string
 	// Dir is the step's working folder.
 	Dir string
 }
@@ -72,6 +75,9 @@ func Args(s Spec, argv []string) ([]string, error) {
 	}
 	for _, w := range s.Writable {
 		rw = append(rw, real(w))
+	}
+	for _, p := range s.Protected {
+		protect = append(protect, real(p))
 	}
 	var visible []string
 	for _, v := range s.Visible {
