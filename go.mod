@@ -18,6 +18,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.48.0
+	golang.org/x/text v0.31.0
 )
 
 require (
@@ -39,6 +40,5 @@ require (
 	go.uber.org/zap v1.21.0 // indirect
 	golang.org/x/mod v0.33.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/text v0.31.0 // indirect
 	golang.org/x/tools v0.42.0 // indirect
 )

@@ -51,21 +51,27 @@ func (lr *lotRun) run(ctx context.Context) (state.LotStatus, error) {
 func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position, state.Outcome, error) {
 	var o state.Outcome
 	var err error
-	switch pos.Step {
-	case state.StepPrecheck:
-		o, err = lr.precheck(ctx)
-	case state.StepImplement, state.StepFix, state.StepFixMinors:
-		o, err = lr.write(ctx, pos)
-	case state.StepTest:
-		o, err = lr.testGate(ctx, pos)
-	case state.StepReview, state.StepRecheck:
-		o, err = lr.review(ctx, pos)
-	case state.StepRun:
-		o, err = lr.runCommand(ctx)
-	case state.StepIntegrate:
-		return lr.integrate(ctx, pos)
-	default:
+	// What runs a step is the step-kind table's: the merge queue, a
+	// command (the repository's test gate, or the lot's own run), or a
+	// session that writes, records a verdict, or answers a precheck.
+	info, known := state.Info(pos.Step)
+	switch {
+	case !known:
 		o = state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot resume at step " + string(pos.Step)}
+	case info.Runs == state.RunsQueue:
+		return lr.integrate(ctx, pos)
+	case info.Runs == state.RunsCommand && info.Timeout == state.TimeoutTest:
+		o, err = lr.testGate(ctx, pos)
+	case info.Runs == state.RunsCommand:
+		o, err = lr.runCommand(ctx)
+	case info.Writes:
+		o, err = lr.write(ctx, pos)
+	case info.RecordsVerdict:
+		o, err = lr.review(ctx, pos)
+	case info.ReadOnly:
+		o, err = lr.precheck(ctx)
+	default:
+		o = state.Outcome{Kind: state.OutcomeNoStart, Detail: "no way to run step " + string(pos.Step)}
 	}
 	if o.Kind == state.OutcomeNoStart && (ctx.Err() != nil || machineText(o.Detail)) {
 		// A step that could not be set up because of cadence's cancel or
@@ -119,7 +125,7 @@ func (lr *lotRun) write(ctx context.Context, pos state.Position) (state.Outcome,
 	if why := lr.writeBudgetLeft(); why != "" {
 		return state.Outcome{Kind: state.OutcomeLotBudget, Detail: why}, nil
 	}
-	out, o, err := lr.session(ctx, pos.Step, pos.Pass, lr.n.lot.Model, false)
+	out, o, err := lr.session(ctx, pos.Step, pos.Pass, false)
 	if o.Kind != state.OutcomeOK || err != nil {
 		return o, err
 	}
@@ -242,7 +248,7 @@ func (lr *lotRun) writeBudgetLeft() string {
 		l := st.Lots[lr.id]
 		spent = l.Usage().Counted()
 		for _, s := range l.Steps {
-			if s.Kind == state.StepReview || s.Kind == state.StepRecheck {
+			if info, _ := state.Info(s.Kind); info.RecordsVerdict {
 				reserve = max(reserve, s.Usage.Counted())
 			}
 		}

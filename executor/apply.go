@@ -40,6 +40,8 @@ type ApplyOptions struct {
 	// Supervisor is what every command step and setup runs under
 	// (Options.Supervisor).
 	Supervisor *step.Supervisor
+	// Steps makes the run's step runner (Options.Steps; nil: step.Local).
+	Steps func(step.LocalOptions) step.Runner
 	// Jobs caps command lots in this process.
 	Jobs int
 	// FreePlaces and MinFree are the free-space floor checked before each
@@ -90,7 +92,9 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // the run. In order, it takes the one-wave-per-repository lock of every
 // repository the plan's pending lots use, installs cadence's guard in each
 // (Host.InstallGuard: the hooks and push-blocking config every lot
-// worktree gets; runLot puts each worktree under it as it is made), opens the state store (recording the wave's name, digest and, the
+// worktree gets; runLot puts each worktree under it as it is made),
+// removes the guard a killed apply left in any other repository of the
+// wave whose lock is free (Host.RemoveLeftGuard), opens the state store (recording the wave's name, digest and, the
 // first time, a lineage), joins the machine's session slot pool (size
 // Plan.Totals.MaxSessions) and its registry of live waves, loads the
 // briefs, makes the work folder, and runs the plan (Run). Whatever way it
@@ -175,6 +179,23 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 			}
 		})
 	}
+	// A guard a killed apply left in a repository where no lot of this
+	// run works (its lots all done) is removed now: nothing else would
+	// (docs/integration.md, Guards).
+	for _, r := range cfg.Repos {
+		if used[r.Name] {
+			continue
+		}
+		h := holder
+		h.What = "repo " + r.Name
+		removed, err := host.RemoveLeftGuard(setup, r, h)
+		switch {
+		case err != nil:
+			warn(fmt.Sprintf("could not remove the push guard a killed cadence left in repo %s: %v (cadence clean removes it)", r.Name, err))
+		case removed:
+			warn(fmt.Sprintf("removed the push guard a killed cadence left in repo %s (no lot runs there)", r.Name))
+		}
+	}
 	store, err := host.OpenStore(o.Layout.StateFile())
 	if err != nil {
 		return Result{}, &SetupError{err}
@@ -223,7 +244,7 @@ func Apply(ctx context.Context, p *planner.Plan, o ApplyOptions) (res Result, er
 	}
 	res, err = run(ctx, Options{
 		Config: cfg, Plan: p, Store: store, Git: g, Briefs: bs, Agent: o.Agent,
-		Slots: pool, Env: o.Env, Supervisor: o.Supervisor, Layout: o.Layout,
+		Slots: pool, Env: o.Env, Supervisor: o.Supervisor, Steps: o.Steps, Layout: o.Layout,
 		MaxSessions: p.Totals.MaxSessions, Jobs: o.Jobs, FreePlaces: o.FreePlaces, MinFree: o.MinFree,
 		Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
 		QuotaUntil: o.QuotaUntil, APIBackoff: o.APIBackoff, Events: o.Events, Now: o.Now, Failpoint: o.Failpoint, Since: o.Since,

@@ -60,6 +60,10 @@ func (f *fakeHost) InstallGuard(_ context.Context, r *spec.Repo) (func() error, 
 	}, nil
 }
 
+func (f *fakeHost) RemoveLeftGuard(context.Context, *spec.Repo, flock.Holder) (bool, error) {
+	return false, nil
+}
+
 func (f *fakeHost) OpenStore(path string) (*state.Store, error) {
 	if err := f.fail["store"]; err != nil {
 		return nil, err

@@ -82,6 +82,9 @@ type runner struct {
 	// ref or a worktree's HEAD moved (incidentMu).
 	incidentMu  sync.Mutex
 	incidentMsg string
+	// pushHeld are the lots held at the start, by id, with their cause
+	// (remotesOnStart).
+	pushHeld map[string]string
 	// requests carries the lead's requests from the watcher to the
 	// dispatcher; stopCause, once set, is the lead's stop (stopMu;
 	// steer.go); steerNoted says once that steering is unavailable.
@@ -157,8 +160,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.QuotaUntil != nil {
 		r.budget.pauseUntil(o.QuotaUntil, r.now())
 	}
+	remotes := r.remotesOnStart(ctx)
 	if err := o.Store.UpdateWave(func(st *state.State) {
 		st.Status, st.ResetAt, st.Budget, st.BudgetMicros = state.WaveRunning, o.QuotaUntil, o.Budget, o.BudgetUSDMicros
+		st.Remotes = remotes
 	}); err != nil {
 		return Result{}, err
 	}
@@ -212,6 +217,12 @@ func (r *runner) build() error {
 		r.tidyLot(n)
 		if err := r.recover(n); err != nil {
 			return err
+		}
+		if held, err := r.holdPushed(n); held || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		r.nodes = append(r.nodes, n)
 		r.byID[lp.ID] = n

@@ -86,9 +86,13 @@ type Options struct {
 	Agent  Agent
 	Git    Git
 	Slots  Slots
-	// Steps runs every step (nil: a step.Local over Agent, Git, Slots and
-	// Env).
-	Steps step.Runner
+	// Steps makes the run's step runner from the options of this
+	// machine's (nil: step.NewLocal): a runner that wraps or replaces
+	// step.Local. The options carry the wave's guard, which the merge
+	// queue shares: cadence's own moves of the base are recorded there, so
+	// a runner whose steps touch this machine's repositories must run them
+	// under that guard (a step.Local made from these options does).
+	Steps func(step.LocalOptions) step.Runner
 	// Briefs renders the prompts of agent sessions.
 	Briefs *briefs.Set
 	// Env is the environment of every child process.

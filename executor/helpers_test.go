@@ -147,6 +147,7 @@ func (g *fakeGit) PatchID(context.Context, *spec.Repo, string, string) (string, 
 	return "patch", nil
 }
 func (g *fakeGit) RemoteState(context.Context, *spec.Repo) string              { return "" }
+func (g *fakeGit) LocalRemoteState(context.Context, *spec.Repo) string         { return "" }
 func (g *fakeGit) SessionEnv(context.Context, []*spec.Repo, []string) []string { return nil }
 func (g *fakeGit) RemoteHosts(context.Context, []*spec.Repo) []string          { return nil }
 func (g *fakeGit) RemoveWorktree(context.Context, *spec.Repo, string) error    { return nil }
@@ -186,6 +187,16 @@ func (g *fakeGit) RestoreRefs(_ context.Context, _ *spec.Repo, wave, lot string,
 }
 func (g *fakeGit) WorktreeHead(string) (string, error) { return "", errors.New("fake: no HEAD") }
 func (g *fakeGit) HeadLogTip(string) string            { return "" }
+func (g *fakeGit) Hooks(context.Context, *spec.Repo) (gitint.HookFiles, error) {
+	return gitint.HookFiles{}, nil
+}
+func (g *fakeGit) RestoreHooks(gitint.HookFiles, string, string) []gitint.HookChange { return nil }
+func (g *fakeGit) Stash(context.Context, *spec.Repo) ([]gitint.StashEntry, error) {
+	return nil, nil
+}
+func (g *fakeGit) RestoreStash(context.Context, *spec.Repo, []gitint.StashEntry) []gitint.StashPutBack {
+	return nil
+}
 func (g *fakeGit) PutOnBranch(context.Context, *spec.Repo, string, string, string, string) (string, error) {
 	return "", nil
 }

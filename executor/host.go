@@ -23,6 +23,12 @@ type Host interface {
 	// and push-blocking config that lot worktrees get; the lead's checkout
 	// is not touched); remove takes it out again.
 	InstallGuard(ctx context.Context, repo *spec.Repo) (remove func() error, err error)
+	// RemoveLeftGuard removes the guard a killed cadence left in repo, a
+	// repository of the wave where no lot of this run works, if its
+	// one-wave lock is free (taken for holder, without waiting, and given
+	// back); removed says whether there was one. A held lock is another
+	// wave's, whose guard stays.
+	RemoveLeftGuard(ctx context.Context, repo *spec.Repo, holder flock.Holder) (removed bool, err error)
 	// OpenStore opens the state store of the state file at path.
 	OpenStore(path string) (*state.Store, error)
 	// OpenSlots joins the session slot pool in dir with a cap of size, for

@@ -178,7 +178,7 @@ func (lr *lotRun) fixConflict(ctx context.Context, rp *spec.Repo, files []string
 	if err := lr.setFindings([]state.Finding{finding}); err != nil {
 		return at, state.Outcome{}, err
 	}
-	if _, o, err := lr.session(ctx, state.StepFix, pass, lr.n.lot.Model, false); o.Kind != state.OutcomeOK || err != nil {
+	if _, o, err := lr.session(ctx, state.StepFix, pass, false); o.Kind != state.OutcomeOK || err != nil {
 		return at, o, err
 	}
 	if dirty, err := lr.dirtyAll(ctx); err != nil || len(dirty) > 0 {

@@ -42,7 +42,7 @@ func setAsideLogs(lay layout.Wave, lot string) error {
 		}
 	}
 	dest := lay.ReplacedDir(lot, k)
-	if err := os.Mkdir(dest, 0o755); err != nil {
+	if err := os.Mkdir(dest, 0o700); err != nil {
 		return fmt.Errorf("set aside the earlier run's files of lot %s: %w", lot, err)
 	}
 	for _, name := range move {
@@ -58,7 +58,7 @@ func (lr *lotRun) ensureLogDir() error {
 	if lr.logDirMade {
 		return nil
 	}
-	if err := os.MkdirAll(lr.logDir, 0o755); err != nil {
+	if err := os.MkdirAll(lr.logDir, 0o700); err != nil {
 		return err
 	}
 	lr.logDirMade = true

@@ -273,6 +273,28 @@ func (lr *lotRun) beginStep(kind state.StepKind, pass int, model string) (int, e
 	return idx, err
 }
 
+// beginSession records the begin of the session step req: its kind, pass
+// and model, and the agent it runs with (its name and kind, the vendor),
+// so that a resumed or recounted step keeps the agent it ran with.
+func (lr *lotRun) beginSession(req step.Request) (int, error) {
+	vendor := ""
+	if a := lr.r.o.Config.Agent(req.Agent); a != nil {
+		vendor = a.Kind
+	}
+	var idx int
+	err := lr.r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+		l.Status = state.LotRunning
+		s := state.Step{Kind: req.Kind, Pass: req.Pass, Model: req.Model, Started: lr.r.now().UTC(), Status: state.StepRunning}
+		if vendor != "" {
+			s.Agent, s.Vendor = req.Agent, vendor
+		}
+		l.Steps = append(l.Steps, s)
+		idx = len(l.Steps) - 1
+	})
+	lr.r.emit(Event{Kind: EvStepStart, Lot: lr.id, Step: req.Kind, Pass: req.Pass, Model: req.Model})
+	return idx, err
+}
+
 // endStep records a step's end.
 func (lr *lotRun) endStep(i int, st state.StepStatus, cause string, fn func(*state.Step)) error {
 	var kind state.StepKind

@@ -34,7 +34,7 @@ func (lr *lotRun) readOnlySession(ctx context.Context, kind state.StepKind, pass
 	// The step runner compares the worktrees around each attempt
 	// (step.Result.Changed); sessionOnce gathers what they say.
 	lr.roChanged = nil
-	out, o, err := lr.session(ctx, kind, pass, lr.n.lot.ReviewModel, true)
+	out, o, err := lr.session(ctx, kind, pass, true)
 	if err != nil {
 		return out, o, err
 	}

@@ -23,11 +23,17 @@ func (r *runner) recount(n *node, i int, s state.Step) (agent.Spent, bool) {
 	if s.SessionID == "" || n.lot.Agent == nil || s.Usage != (state.Usage{}) {
 		return agent.Spent{}, false
 	}
+	// the agent the step ran with (a state written before agents were
+	// recorded per step ran every session with the lot's agent)
+	name := s.Agent
+	if name == "" {
+		name = agentName(n.lot.Agent)
+	}
 	dir := r.o.Config.Dir
 	if n.lot.Repo != nil {
 		dir, _, _ = r.worktreesOf(n.lot)
 	}
-	spent, ok, err := r.steps.Recount(context.Background(), step.RecountRequest{Agent: agentName(n.lot.Agent), SessionID: s.SessionID, Dir: dir,
+	spent, ok, err := r.steps.Recount(context.Background(), step.RecountRequest{Agent: name, SessionID: s.SessionID, Dir: dir,
 		Log: r.o.Layout.StepFile(n.lot.ID, i, string(s.Kind), "")})
 	return spent, ok && err == nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -18,10 +19,12 @@ import (
 // session wait for the reset, then this step runs again in a fresh session.
 // A session that ends on an API failure is retried, or pauses the lot
 // (apifail.go).
-func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (Outcome, state.Outcome, error) {
+// The step's agent, model and fallback are those the step-kind table's
+// agent class gives it (planner.StepAgent).
+func (lr *lotRun) session(ctx context.Context, kind state.StepKind, pass int, readOnly bool) (Outcome, state.Outcome, error) {
 	tries := apiTries{start: lr.r.now()}
 	for {
-		out, o, err, retry := lr.sessionOnce(ctx, kind, pass, model, readOnly, &tries)
+		out, o, err, retry := lr.sessionOnce(ctx, kind, pass, readOnly, &tries)
 		if !retry {
 			return out, o, err
 		}
@@ -38,12 +41,12 @@ var interrupted = state.Outcome{Kind: state.OutcomeInterrupted}
 // the step runner; it records the step's begin and end, the usage, and
 // returns the outcome, and retry when the step is to run again in a fresh
 // session (a usage limit waited for, an API failure retried).
-func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool, tries *apiTries) (Outcome, state.Outcome, error, bool) {
+func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int, readOnly bool, tries *apiTries) (Outcome, state.Outcome, error, bool) {
 	if o, ok := lr.awaitSession(ctx, kind); !ok {
 		return Outcome{}, o, nil, false
 	}
 	defer lr.r.sessions.Release()
-	req, o, ok := lr.sessionRequest(ctx, kind, pass, model, readOnly)
+	req, o, ok := lr.sessionRequest(ctx, kind, pass, readOnly)
 	if !ok {
 		return Outcome{}, o, nil, false
 	}
@@ -94,11 +97,13 @@ func (lr *lotRun) awaitSession(ctx context.Context, kind state.StepKind) (o stat
 	return state.Outcome{}, true
 }
 
-// sessionRequest is the step request of a session of kind and pass with
-// model: the rendered brief, the lot's agent and environment, the step-kind
-// table's report schema, the timeout (the review timeout for a read-only
-// session), its log prefix. ok false: it cannot start (o says why).
-func (lr *lotRun) sessionRequest(ctx context.Context, kind state.StepKind, pass int, model string, readOnly bool) (req step.Request, o state.Outcome, ok bool) {
+// sessionRequest is the step request of a session of kind and pass: the
+// rendered brief, the step's agent with its model and fallback
+// (planner.StepAgent: the lot's agent for a write step, its review agent
+// for a read-only one), the lot's environment, the step-kind table's
+// report schema, the timeout (the review timeout for a read-only session),
+// its log prefix. ok false: it cannot start (o says why).
+func (lr *lotRun) sessionRequest(ctx context.Context, kind state.StepKind, pass int, readOnly bool) (req step.Request, o state.Outcome, ok bool) {
 	brief, _, err := lr.brief(ctx, kind, pass)
 	if err != nil {
 		return req, state.Outcome{Kind: state.OutcomeNoStart, Detail: err.Error()}, false
@@ -107,7 +112,8 @@ func (lr *lotRun) sessionRequest(ctx context.Context, kind state.StepKind, pass 
 		return req, state.Outcome{Kind: state.OutcomeNoStart, Detail: "cannot make the log folder: " + err.Error()}, false
 	}
 	req = lr.request(kind, pass)
-	req.Agent, req.Model, req.FallbackModel, req.Brief = agentName(lr.n.lot.Agent), model, lr.n.lot.FallbackModel, brief
+	a, model, fallback := planner.StepAgent(lr.n.lot, kind)
+	req.Agent, req.Model, req.FallbackModel, req.Brief = agentName(a), model, fallback, brief
 	req.SessionID, req.ReadOnly, req.Timeout, req.Env = newUUID(), readOnly, lr.n.lot.Timeout, lr.childEnv("")
 	req.ReportSchema = kind.ReportSchema()
 	if readOnly {
@@ -143,7 +149,7 @@ func (lr *lotRun) runSession(ctx context.Context, req step.Request) (step.Result
 	defer stopWait()
 	res, got, err := lr.runStep(sctx, req, func() (int, error) {
 		close(begun)
-		return lr.beginStep(req.Kind, req.Pass, req.Model)
+		return lr.beginSession(req)
 	})
 	if err == nil {
 		err = got.err
@@ -175,6 +181,7 @@ func (lr *lotRun) recordSession(ctx context.Context, kind state.StepKind, res st
 		s.AlsoCommits = res.AlsoCommits
 		s.Denied = res.Denied
 		s.CostEstimated = res.CostEstimated
+		s.RawUsage = res.RawUsage
 		if info, _ := state.Info(kind); info.RecordsVerdict && res.Report != nil {
 			c := res.Report.Conform()
 			s.Conform = &c

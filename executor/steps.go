@@ -9,6 +9,7 @@ import (
 	"github.com/cadence-run/cadence/executor/step"
 	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/planner"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -23,26 +24,19 @@ import (
 // on a guarded-ref incident (guard.IncidentCause).
 const IncidentCause = guard.IncidentCause
 
-// setUpSteps sets the runner's step runner (Options.Steps, or a
-// step.Local over Options' Git, Agent, Slots and Env) and the wave's
-// guard the merge queue shares with it.
+// setUpSteps makes the wave's guard, which the merge queue and the steps
+// share, and the runner's step runner (Options.Steps, or a step.Local)
+// from this machine's options: Git, Agent, Slots, Env, the supervisor and
+// that guard.
 func (r *runner) setUpSteps() {
 	o := r.o
-	r.steps = o.Steps
-	if r.steps == nil {
-		r.steps = step.NewLocal(step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, NoSandbox: o.NoStepSandbox})
+	r.guard = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
+	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard, NoSandbox: o.NoStepSandbox}
+	if o.Steps != nil {
+		r.steps = o.Steps(lo)
+	} else {
+		r.steps = step.NewLocal(lo)
 	}
-	r.guard = guardOf(r.steps, o.Git, o.Config.Wave.Name)
-}
-
-// guardOf is the wave guard the runner's merge queue shares with steps:
-// the runner's own when it is a *step.Local (or has a Guard method),
-// else a guard of its own over git.
-func guardOf(rn step.Runner, g Git, wave string) *guard.Guard {
-	if gr, ok := rn.(interface{ Guard() *guard.Guard }); ok {
-		return gr.Guard()
-	}
-	return guard.New(g, wave)
 }
 
 // stepLot is the lot as a step request names it: the wave, the lot, its
@@ -172,19 +166,32 @@ func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
 // guardsCheckout says whether a step of kind may run outside an OS
 // sandbox: a command or a test gate (the step runner, which knows whether
 // it ran one in its step sandbox, compares the checkouts only when it did
-// not), or a session of an agent with sandbox =
-// false, whose sandbox this machine lacks (the plan's agent facts), or
-// whose file tools run outside it (bypassPermissions). The lead's
-// checkouts are compared around such a step (guard/checkout.go).
+// not), or a session whose agent (the step's: planner.StepAgent) has
+// sandbox = false, whose sandbox this machine lacks (the plan's facts of
+// that agent), or whose file tools run outside it (bypassPermissions).
+// The lead's checkouts are compared around such a step (guard/checkout.go).
 func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 	if info, ok := state.Info(kind); ok && info.Runs == state.RunsCommand {
 		return true
 	}
-	a := lr.n.lot.Agent
+	a, _, _ := planner.StepAgent(lr.n.lot, kind)
 	if a == nil || a.NoSandbox || a.SandboxBypass() != "" {
 		return true
 	}
-	return lr.r.o.Plan != nil && lr.r.o.Plan.Agent.SandboxMissing != ""
+	return sandboxMissing(lr.r.o.Plan, a) != ""
+}
+
+// sandboxMissing is why a's OS sandbox cannot be used on this machine, as
+// plan p found it (p.Agents; p.Agent for a plan that has no facts per
+// agent); "" when it can, or p is nil.
+func sandboxMissing(p *planner.Plan, a *spec.Agent) string {
+	if p == nil {
+		return ""
+	}
+	if f, ok := p.Agents[a.Name]; ok {
+		return f.SandboxMissing
+	}
+	return p.Agent.SandboxMissing
 }
 
 // checkTips checks, before the lot's integration, that its branch is

@@ -205,6 +205,29 @@ func (g Git) RemoveGuardDir(ctx context.Context, common string) error {
 	return err
 }
 
+// RemoveLeftGuard removes the guard a killed cadence left in the
+// repository at repo (the guard folder and its config entries, or a legacy
+// pre-push hook) and reports whether there was one. A path git cannot read
+// as a repository has none. The caller holds the repository's lock
+// (layout.RepoLock): a guard under another wave's lock is that wave's.
+func (g Git) RemoveLeftGuard(ctx context.Context, repo string) (bool, error) {
+	common, err := g.commonDir(ctx, repo)
+	if err != nil {
+		return false, nil
+	}
+	removed := false
+	if hook, ours, err := g.GuardHook(ctx, repo); err == nil && ours {
+		if err := RemoveGuard(hook); err != nil {
+			return false, err
+		}
+		removed = true
+	}
+	if !g.GuardInstalled(ctx, common) {
+		return removed, nil
+	}
+	return true, g.RemoveGuardDir(ctx, common)
+}
+
 // GuardInstalled reports whether the repository whose git common dir is
 // common has cadence's guard (its folder or its include entry): during a
 // wave, or left by a killed one.

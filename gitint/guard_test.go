@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/internal/layout"
+	"github.com/cadence-run/cadence/spec"
 )
 
 // withRemote makes a repository with a bare remote "origin" it pushed to.
@@ -380,5 +381,27 @@ func TestPushBlockEnvNoHousekeeping(t *testing.T) {
 		if got := strings.TrimSpace(string(out)); err != nil || got != want {
 			t.Errorf("%s = %q (%v), want %q", key, got, err, want)
 		}
+	}
+}
+
+// TestGuardWorktreeOfTheLongestName: a lot worktree whose git id is as long
+// as a lot id validate accepts, with the number git appends to a taken id
+// (spec.NameMax - spec.NameReserve bytes, plus 5 digits), is guarded: its
+// entry <guard>/worktrees/<id>.config fits in a file name.
+func TestGuardWorktreeOfTheLongestName(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, nil)
+	remove, err := tgit().InstallGuard(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	id := "L" + strings.Repeat("x", spec.NameMax-spec.NameReserve-1) + "12345"
+	wt := filepath.Join(t.TempDir(), id)
+	if _, err := trepos().Worktree(ctx, repoSpec(repo), wt, "cadence/w/a", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := GuardWorktree(ctx, repo, wt, "cadence/w/a"); err != nil {
+		t.Errorf("GuardWorktree: %v", err)
 	}
 }

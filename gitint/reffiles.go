@@ -288,7 +288,16 @@ func branchOf(repo, branch string) (string, error) {
 // <prefixes>` prints, as a map. errAskGit as resolveRef.
 func snapshotFiles(repo string, prefixes []string) (Refs, error) {
 	_, common, ok := gitDirs(repo)
-	if !ok || !filesBackend(common) {
+	if !ok {
+		return nil, errAskGit
+	}
+	return snapshotCommon(common, prefixes)
+}
+
+// snapshotCommon is snapshotFiles of the repository whose git common dir
+// is common (a bare repository's folder too).
+func snapshotCommon(common string, prefixes []string) (Refs, error) {
+	if !filesBackend(common) {
 		return nil, errAskGit
 	}
 	refs := Refs{}

@@ -22,6 +22,16 @@ const RescuePrefix = "refs/cadence/rescue/"
 // "Guarded refs"): branches and tags.
 var GuardedRefs = []string{"refs/heads", "refs/tags"}
 
+// CadenceRefs is the namespace of cadence's own refs (backup and rescue
+// refs, BackupPrefix and RescuePrefix): cadence creates them and never
+// moves or deletes one while a wave runs, so a step's guard reports a ref
+// of it that moved or went, not one created (docs/integration.md, Guards).
+const CadenceRefs = "refs/cadence/"
+
+// watchedRefs are the namespaces a step's guard snapshots: the guarded
+// refs and cadence's own.
+var watchedRefs = append(append([]string(nil), GuardedRefs...), strings.TrimSuffix(CadenceRefs, "/"))
+
 // Refs is a snapshot of a repository's guarded refs: ref name → the object
 // it points at (40 hex digits; for an annotated tag, the tag object).
 type Refs map[string]string
@@ -53,13 +63,13 @@ func short12(sha string) string {
 }
 
 // SnapshotRefs reads the guarded refs of the repository at repo (refs/heads
-// and refs/tags), leaving out the refs under skip (a prefix such as
+// and refs/tags) and cadence's own (CadenceRefs), leaving out the refs under skip (a prefix such as
 // "refs/heads/cadence/<wave>/": the wave's own lot branches; "" skips
 // nothing): from the ref files (snapshotFiles, no git process) or, when
 // they cannot be read with certainty, with one `git for-each-ref`. The
 // error is git's.
 func (g Git) SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) {
-	if refs, err := snapshotFiles(repo, GuardedRefs); err == nil {
+	if refs, err := snapshotFiles(repo, watchedRefs); err == nil {
 		for ref := range refs {
 			if skip != "" && strings.HasPrefix(ref, skip) {
 				delete(refs, ref)
@@ -67,7 +77,7 @@ func (g Git) SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) 
 		}
 		return refs, nil
 	}
-	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, GuardedRefs...)
+	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, watchedRefs...)
 	out, err := g.Run(ctx, repo, args...)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,8 @@ import (
 // cadence can see: its remote-tracking refs, and each remote's refs by
 // `git ls-remote` (bounded to a few seconds; an unreachable remote is noted,
 // not an error), and the remotes' URLs: a remote re-pointed at a decoy
-// is a change too. Two equal states mean no push happened in between.
+// is a change too, and what the local remotes' files say of their receive
+// side (remotelocal.go). Two equal states mean no push happened in between.
 //
 // Its git processes: one `git config` (the remotes and their URLs), then
 // one `ls-remote` per remote; the remote-tracking refs are read from their
@@ -58,6 +59,7 @@ func (g Git) RemoteState(ctx context.Context, repo string) string {
 		}
 		fmt.Fprintf(&b, "remote %s:\n%s", r, ls)
 	}
+	b.WriteString(g.localRemoteStates(ctx, repo))
 	return b.String()
 }
 

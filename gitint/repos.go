@@ -12,6 +12,11 @@ func (g *Repos) RemoteState(ctx context.Context, repo *spec.Repo) string {
 	return g.Git.RemoteState(ctx, repo.Path)
 }
 
+// LocalRemoteState implements the executor's view of LocalRemoteState.
+func (g *Repos) LocalRemoteState(ctx context.Context, repo *spec.Repo) string {
+	return g.Git.LocalRemoteState(ctx, repo.Path)
+}
+
 // SessionEnv returns the push-blocking environment entries for sessions
 // working in these repositories.
 func (g *Repos) SessionEnv(ctx context.Context, repos []*spec.Repo, base []string) []string {

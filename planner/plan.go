@@ -99,8 +99,15 @@ type Plan struct {
 	Totals Totals
 	// Warnings are what the lead should know before applying.
 	Warnings []Warning
-	// Agent is what was found of the agent CLI (zero when offline or unused).
+	// Agent is what was found of the agent CLI (zero when offline or
+	// unused): the built-in agent's when pending lots use it, else the
+	// first used agent's (what the plan shows and pins).
 	Agent AgentFacts
+	// Agents are the facts of every agent the pending lots' steps use
+	// (their agents and review agents), by agent name; nil offline. The
+	// executor answers the sandbox question of each step from its agent's
+	// (SandboxMissing).
+	Agents map[string]AgentFacts
 	// WaveDigest and StateDigest identify the inputs, for saved plans.
 	WaveDigest, StateDigest string
 	// Targets and Replace echo -target and -replace.
@@ -130,9 +137,14 @@ type Pinned struct {
 
 // Step is one planned step of a lot.
 type Step struct {
-	// Kind is the step kind; Model the model it uses ("" for commands).
+	// Kind is the step kind; Model the model it uses ("" for commands,
+	// and for an agent's own default model).
 	Kind  state.StepKind
 	Model string
+	// Agent names the agent that runs the step's sessions and AgentKind
+	// its kind (StepAgent: the lot's agent or review agent); "" for a
+	// command. Fallback is the fallback model it is given ("" for none).
+	Agent, AgentKind, Fallback string
 	// Max is the most times the step may run (fix passes); 0 means once.
 	Max int
 }

@@ -286,13 +286,18 @@ func sortedKeys[V any](m map[string]V) []string {
 // wave file, say).
 var ErrNotSaved = errors.New("not a saved cadence plan")
 
-// WriteSaved writes a saved plan file.
+// WriteSaved writes a saved plan file, readable by its owner only (mode
+// 0600, also when it replaces a file of another mode): it holds the plan's
+// wave file and variables.
 func WriteSaved(path string, s *SavedPlan) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
 }
 
 // maxSavedBytes is the largest saved plan ReadSaved reads: 64 MiB.

@@ -289,8 +289,8 @@ func (b *builder) planLots() {
 		}
 		lp.Steps = Steps(l)
 		for i := range lp.Steps {
-			if lp.Steps[i].Model == l.Model {
-				lp.Steps[i].Model = l.Sensitive.Show("model", l.Model)
+			if info, _ := state.Info(lp.Steps[i].Kind); info.Model == state.ModelWrite {
+				lp.Steps[i].Model = l.Sensitive.Show("model", lp.Steps[i].Model)
 			} else {
 				lp.Steps[i].Model = l.Sensitive.Show("review_model", lp.Steps[i].Model)
 			}
@@ -309,18 +309,49 @@ func (b *builder) planLots() {
 	}
 }
 
-// Steps lists the steps a lot goes through.
+// Steps are the session steps a lot runs, in order, as the life cycle
+// (state.Start, state.Next) walks them when every step goes well, then
+// the write step a not-conform verdict leads to, with its most passes
+// (Max): a command lot's run step alone. A step kind the life cycle
+// reaches is planned with no list to keep here.
 func Steps(l *spec.Lot) []Step {
 	if l.Kind == spec.CommandLot {
 		return []Step{{Kind: state.StepRun}}
 	}
+	f := Facts(l)
 	var s []Step
-	if l.Precheck {
-		s = append(s, Step{Kind: state.StepPrecheck, Model: l.ReviewModel})
+	var fix *state.Position
+	at := state.Start(f)
+	for range len(state.Kinds()) * 2 { // the happy path visits each kind at most once or twice
+		info, _ := state.Info(at.Step)
+		if info.Runs == state.RunsAgent {
+			s = append(s, sessionStep(l, at.Step, 0))
+		}
+		if info.RecordsVerdict && fix == nil {
+			if t := state.Next(f, at, state.Outcome{Kind: state.OutcomeNotConform}); t.GoesOn() {
+				fix = t.At
+			}
+		}
+		t := state.Next(f, at, state.Outcome{Kind: state.OutcomeOK})
+		if !t.GoesOn() {
+			break
+		}
+		at = *t.At
 	}
-	s = append(s, Step{Kind: state.StepImplement, Model: l.Model}, Step{Kind: state.StepReview, Model: l.ReviewModel})
-	if l.FixPasses > 0 {
-		s = append(s, Step{Kind: state.StepFix, Model: l.Model, Max: l.FixPasses})
+	if fix != nil && f.FixPasses > 0 {
+		s = append(s, sessionStep(l, fix.Step, f.FixPasses))
+	}
+	return s
+}
+
+// sessionStep is the planned session step of kind of agent lot l, with
+// the agent, model and fallback StepAgent gives it (the model not yet
+// redacted).
+func sessionStep(l *spec.Lot, kind state.StepKind, max int) Step {
+	a, model, fallback := StepAgent(l, kind)
+	s := Step{Kind: kind, Model: model, Fallback: fallback, Max: max}
+	if a != nil {
+		s.Agent, s.AgentKind = a.Name, a.Kind
 	}
 	return s
 }

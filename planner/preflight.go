@@ -66,8 +66,10 @@ func (b *builder) preflight(m Machine) {
 	// The agents of the lots that still run (not those refused above).
 	agents := map[*spec.Agent]bool{}
 	for _, l := range b.selected {
-		if l.Agent != nil && b.actions[l].Action.Pending() {
-			agents[l.Agent] = true
+		if b.actions[l].Action.Pending() {
+			for _, a := range LotAgents(l) {
+				agents[a] = true
+			}
 		}
 	}
 	b.longCommands(used)
@@ -85,6 +87,10 @@ func (b *builder) preflight(m Machine) {
 		}
 		f := redactAgent(a, m.Agent(a))
 		facts[a] = f
+		if b.plan.Agents == nil {
+			b.plan.Agents = map[string]AgentFacts{}
+		}
+		b.plan.Agents[a.Name] = f
 		if a.Name == spec.BuiltinAgent || b.plan.Agent.Command == "" {
 			b.plan.Agent = f
 		}

@@ -67,13 +67,17 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 		if !b.actions[l].Action.Pending() {
 			continue
 		}
-		off := ""
-		if l.Kind == spec.AgentLot && l.Agent != nil {
-			if off = sandboxOff(l.Agent); off != "" {
-				if agentLots[l.Agent] == nil {
-					agentOrder = append(agentOrder, l.Agent)
+		var offAgents []*spec.Agent // the lot's agents whose sandbox is off
+		if l.Kind == spec.AgentLot {
+			for _, a := range LotAgents(l) {
+				if sandboxOff(a) == "" {
+					continue
 				}
-				agentLots[l.Agent] = append(agentLots[l.Agent], l.ID)
+				offAgents = append(offAgents, a)
+				if agentLots[a] == nil {
+					agentOrder = append(agentOrder, a)
+				}
+				agentLots[a] = append(agentLots[a], l.ID)
 			}
 		}
 		for _, r := range l.Repos() {
@@ -85,9 +89,11 @@ func (b *builder) pushes(facts map[*spec.Agent]AgentFacts) {
 			switch {
 			case l.Kind == spec.CommandLot:
 				c.commands = append(c.commands, l.ID)
-			case off != "":
-				if !containsAgent(c.agents, l.Agent) {
-					c.agents = append(c.agents, l.Agent)
+			case len(offAgents) > 0:
+				for _, a := range offAgents {
+					if !containsAgent(c.agents, a) {
+						c.agents = append(c.agents, a)
+					}
 				}
 			case facts == nil:
 				c.unknown = true

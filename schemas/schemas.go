@@ -4,8 +4,8 @@
 // wave with errors; graph, list, logs, status, steer: drop, stop and
 // answer; hold: hold and release; clean, fmt, init, version), and the
 // implement, review and precheck reports asked of the agent. Validation
-// lives in schemas/schemacheck, so that the cadence binary does not link (nor pay the
-// start-up cost of) a JSON Schema validator it only needs in tests.
+// lives in schemas/schemacheck; the binary links it for the agents'
+// reports only (its doc says why), and this package stays the bare files.
 package schemas
 
 import "embed"

@@ -41,7 +41,7 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 		d.duplicate(b.DefRange, "agent", name, a.DeclRange)
 		return
 	case a == nil:
-		a = builtinClaude()
+		a = d.defaultAgent(AgentKindClaude)
 		a.Name = name
 		d.cfg.Agents = append(d.cfg.Agents, a)
 		d.cfg.agentsByName[name] = a
@@ -53,7 +53,7 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 	}
 	if kind != a.Kind {
 		// Another kind starts from that kind's defaults, keeping the name.
-		*a = *DefaultAgent(kind)
+		*a = *d.defaultAgent(kind)
 		a.Name, a.Builtin, a.DeclRange = name, false, b.DefRange
 	}
 	c, remain, diags := b.Body.PartialContent(&hcl.BodySchema{Attributes: agentCommon})
@@ -75,6 +75,17 @@ func (d *decoder) decodeAgent(b *hcl.Block) {
 	// once every attribute is read: the common ones by spec, the kind's by
 	// their marks (its adapter refuses a sensitive value where it shows one)
 	a.Sensitive = d.fields(c.Attributes, nil).with(markedAttrs(remain, d.ctx))
+}
+
+// defaultAgent is DefaultAgent of kind with the kind's default command
+// (Options.AgentCommand), named like the kind (BuiltinAgent for the
+// default kind).
+func (d *decoder) defaultAgent(kind string) *Agent {
+	cmd := ""
+	if d.agentCommand != nil {
+		cmd = d.agentCommand(kind)
+	}
+	return DefaultAgent(kind, cmd)
 }
 
 // agentSettings has the caller's adapter decode a's own settings from

@@ -84,6 +84,31 @@ func TestBuiltinAgentKind(t *testing.T) {
 	}
 }
 
+// TestAgentDefaultCommand: an agent that sets no command runs its kind's
+// adapter's default command (Options.AgentCommand), the built-in agent
+// too; one that sets a command keeps it; with no AgentCommand, the kind's
+// name.
+func TestAgentDefaultCommand(t *testing.T) {
+	commands := map[string]string{"claude": "claude-code", "gem": "gemini-cli"}
+	opts := Options{AgentKinds: []string{"claude", "gem"}, AgentCommand: func(kind string) string { return commands[kind] }}
+	cfg, diags := load(t, head+"agent \"g\" {\n  kind = \"gem\"\n}\nagent \"own\" {\n  kind = \"gem\"\n  command = \"/opt/gem\"\n}\nagent \"c\" {}\n", opts)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	for name, want := range map[string]string{"g": "gemini-cli", "own": "/opt/gem", "c": "claude-code", BuiltinAgent: "claude-code"} {
+		if a := cfg.Agent(name); a == nil || a.Command != want {
+			t.Errorf("agent %s: %+v, want command %q", name, a, want)
+		}
+	}
+	cfg, diags = load(t, head+"agent \"g\" {\n  kind = \"gem\"\n}\n", Options{AgentKinds: []string{"claude", "gem"}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if a := cfg.Agent("g"); a.Command != "gem" {
+		t.Errorf("agent g with no AgentCommand: %+v, want command \"gem\"", a)
+	}
+}
+
 // TestFallbackModel: a lot's fallback_model is its own, else the defaults',
 // else its agent's; an empty one is refused at its value, and a command lot
 // takes none.

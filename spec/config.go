@@ -128,8 +128,10 @@ type Agent struct {
 	// Kind is the kind of agent CLI: AgentKindClaude unless the block sets
 	// kind; one of Options.AgentKinds.
 	Kind string
-	// Command is the executable (the kind's adapter may override it for
-	// the agent named like the kind: CADENCE_CLAUDE_BIN for "claude").
+	// Command is the executable: the block's command, else the kind's
+	// adapter's default (Options.AgentCommand); the adapter may override
+	// it for the agent named like the kind (CADENCE_CLAUDE_BIN for
+	// "claude").
 	Command string
 	// KindRange is the range of the kind attribute's value (empty when the
 	// block sets none): where a problem with the kind is reported.
@@ -184,6 +186,19 @@ func (a *Agent) SandboxBypass() string {
 		return ""
 	}
 	return a.Settings.SandboxBypass()
+}
+
+// DefaultModel is the model a's own settings give its sessions when a lot
+// names none (settings with a DefaultModel method, such as the codex
+// kind's model attribute); "" when they give none (the CLI's default).
+func (a *Agent) DefaultModel() string {
+	if a == nil {
+		return ""
+	}
+	if m, ok := a.Settings.(interface{ DefaultModel() string }); ok {
+		return m.DefaultModel()
+	}
+	return ""
 }
 
 // Repo is a git repository that lots work in.
@@ -276,16 +291,29 @@ type Lot struct {
 	DependsOn []*Lot
 	// DependsOnRanges are the source ranges of the DependsOn elements.
 	DependsOnRanges []hcl.Range
-	// Agent is the agent CLI that runs the lot's sessions (agent lots).
+	// Agent is the agent CLI that runs the lot's write sessions
+	// (implement, fix, fix-minors; agent lots): its agent, else the
+	// defaults', else the built-in claude.
 	Agent *Agent
-	// Model is the model of write steps (implement, fix).
+	// ReviewAgent is the agent CLI that runs its read-only sessions
+	// (precheck, review, review-recheck): its review_agent, else the
+	// defaults', else Agent. The step-kind table's agent class says which
+	// runs a step (internal/state/kinds.go).
+	ReviewAgent *Agent
+	// Model is the model of write steps (implement, fix): model, else
+	// DefaultModel for an agent of kind claude, else "" (the agent's own
+	// default).
 	Model string
-	// ReviewModel is the model of read-only steps (precheck, review).
+	// ReviewModel is ReviewAgent's model for read-only steps (precheck,
+	// review): review_model, else DefaultReviewModel for an agent of kind
+	// claude, else "".
 	ReviewModel string
 	// FallbackModel is the model the agent CLI switches to when the
 	// step's model is overloaded (claude: --fallback-model): the lot's
 	// fallback_model, else the defaults', else its agent's; "" for none.
-	FallbackModel string
+	// ReviewFallbackModel is the read-only steps': the same when written,
+	// else ReviewAgent's.
+	FallbackModel, ReviewFallbackModel string
 	// FixPasses is the most fix passes after a non-conform review.
 	FixPasses int
 	// Timeout is the write step timeout (agent lots), or the run step's

@@ -40,7 +40,7 @@ var waveSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 
 // lotSettings are the attributes a lot shares with the defaults block.
 var lotSettings = []hcl.AttributeSchema{
-	{Name: "agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fallback_model"}, {Name: "fix_passes"},
+	{Name: "agent"}, {Name: "review_agent"}, {Name: "model"}, {Name: "review_model"}, {Name: "fallback_model"}, {Name: "fix_passes"},
 	{Name: "timeout"}, {Name: "review_timeout"}, {Name: "estimate"}, {Name: "budget"},
 	{Name: "precheck"}, {Name: "small"}, {Name: "on_conflict"},
 	{Name: "env"}, {Name: "path_prepend"}, {Name: "limits"},
@@ -60,7 +60,7 @@ var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 }, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
-var agentOnly = []string{"agent", "model", "review_model", "fallback_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
+var agentOnly = []string{"agent", "review_agent", "model", "review_model", "fallback_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
 
 // decoder carries the state of one decoding run.
 type decoder struct {
@@ -72,7 +72,9 @@ type decoder struct {
 	// settingsDecoder decodes an agent's own settings
 	// (Options.AgentSettings); nil: not decoded.
 	settingsDecoder func(kind string, body hcl.Body, ctx *hcl.EvalContext) (AgentSettings, hcl.Diagnostics)
-	defaults        settings
+	// agentCommand is a kind's default command (Options.AgentCommand).
+	agentCommand func(kind string) string
+	defaults     settings
 	// defaultsSensitive are the defaults block's sensitive attributes.
 	defaultsSensitive Fields
 	// defaultsEnv and lotEnv are the env and path_prepend of the defaults
@@ -84,6 +86,12 @@ type decoder struct {
 	defaultsLimits Limits
 	lotAttrs       map[*Lot]hcl.Attributes
 	lotAgent       map[*Lot]*hcl.Attribute
+	// lotReviewAgent is a lot's effective review_agent attribute (its
+	// own, else the defaults'), resolved in the second pass; lotWritten
+	// says which of its models and fallback were written (lot or
+	// defaults), for the defaults that depend on its agents' kinds.
+	lotReviewAgent map[*Lot]*hcl.Attribute
+	lotWritten     map[*Lot]written
 	lotBudget      map[*Lot]hcl.Range
 	// lotBoot are each lot's own submodules, copy and setup, merged over
 	// its repository's by mergeBootstraps.
@@ -132,8 +140,10 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		d.agentKinds = DefaultAgentKinds
 	}
 	d.settingsDecoder = opts.AgentSettings
+	d.agentCommand = opts.AgentCommand
 	d.cfg.agentsByName = map[string]*Agent{}
-	builtin := builtinClaude()
+	builtin := d.defaultAgent(AgentKindClaude)
+	builtin.Name = BuiltinAgent
 	d.cfg.Agents = []*Agent{builtin}
 	d.cfg.agentsByName[builtin.Name] = builtin
 	for _, b := range byType["agent"] {
@@ -150,6 +160,8 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.cfg.lotsByID = make(map[string]*Lot, len(byType["lot"]))
 	d.lotAttrs = make(map[*Lot]hcl.Attributes, len(byType["lot"]))
 	d.lotAgent = make(map[*Lot]*hcl.Attribute, len(byType["lot"]))
+	d.lotReviewAgent = make(map[*Lot]*hcl.Attribute, len(byType["lot"]))
+	d.lotWritten = make(map[*Lot]written, len(byType["lot"]))
 	d.lotBudget = make(map[*Lot]hcl.Range, len(byType["lot"]))
 	d.lotEnv = make(map[*Lot]Env, len(byType["lot"]))
 	d.lotBoot = make(map[*Lot]lotBootstrap, len(byType["lot"]))
@@ -360,7 +372,7 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 // settings are the lot settings written in one block (a lot or defaults);
 // nil fields were not written.
 type settings struct {
-	agent                            *hcl.Attribute // a reference, resolved in the second pass
+	agent, reviewAgent               *hcl.Attribute // references, resolved in the second pass
 	model, reviewModel, fallback     *string
 	fixPasses                        *int
 	timeout, reviewTimeout, estimate *time.Duration
@@ -370,6 +382,10 @@ type settings struct {
 	onConflict                       *OnConflict
 }
 
+// written says which of a lot's model settings were written, in the lot
+// or the defaults block.
+type written struct{ model, reviewModel, fallback bool }
+
 func ptr[T any](v T, ok bool) *T {
 	if !ok {
 		return nil
@@ -378,7 +394,7 @@ func ptr[T any](v T, ok bool) *T {
 }
 
 func (d *decoder) decodeSettings(attrs hcl.Attributes) settings {
-	s := settings{agent: attrs["agent"]}
+	s := settings{agent: attrs["agent"], reviewAgent: attrs["review_agent"]}
 	s.model = ptr(d.str(attrs["model"]))
 	s.reviewModel = ptr(d.str(attrs["review_model"]))
 	s.fallback = ptr(d.fallbackModel(attrs["fallback_model"]))
@@ -413,6 +429,9 @@ func (d *decoder) fallbackModel(attr *hcl.Attribute) (string, bool) {
 func (s settings) over(base settings) settings {
 	if s.agent == nil {
 		s.agent = base.agent
+	}
+	if s.reviewAgent == nil {
+		s.reviewAgent = base.reviewAgent
 	}
 	s.model = first(s.model, base.model)
 	s.reviewModel = first(s.reviewModel, base.reviewModel)
@@ -472,5 +491,7 @@ func (d *decoder) applySettings(l *Lot, own settings) {
 	set(&l.Small, s.small)
 	set(&l.OnConflict, s.onConflict)
 	d.lotAgent[l] = s.agent
+	d.lotReviewAgent[l] = s.reviewAgent
+	d.lotWritten[l] = written{model: s.model != nil, reviewModel: s.reviewModel != nil, fallback: s.fallback != nil}
 	d.lotBudget[l] = s.budgetRange
 }

@@ -40,25 +40,13 @@ const (
 // passes none in Options.AgentKinds: the built-in agent's kind.
 var DefaultAgentKinds = []string{AgentKindClaude}
 
-// builtinClaude returns a fresh copy of the built-in Claude Code agent:
-// kind "claude", command "claude"; its settings are the kind's defaults, as
-// its adapter decodes them from no body (executor/agent/claude).
-func builtinClaude() *Agent {
-	return &Agent{
-		Name:    BuiltinAgent,
-		Kind:    AgentKindClaude,
-		Command: "claude",
-		Builtin: true,
-	}
-}
-
 // DefaultAgent returns a fresh agent of the given kind with the defaults an
-// agent block of that kind starts from, named like the kind: the built-in
-// Claude Code agent for "claude"; for another kind, an agent whose command
-// is the kind's name. Its settings are its adapter's to decode (nil here).
-func DefaultAgent(kind string) *Agent {
-	if kind == AgentKindClaude {
-		return builtinClaude()
+// agent block of that kind starts from, named like the kind and running
+// command (the kind's adapter's default, Options.AgentCommand; "" means
+// the kind's name). Its settings are its adapter's to decode (nil here).
+func DefaultAgent(kind, command string) *Agent {
+	if command == "" {
+		command = kind
 	}
-	return &Agent{Name: kind, Kind: kind, Command: kind, Builtin: true}
+	return &Agent{Name: kind, Kind: kind, Command: command, Builtin: true}
 }

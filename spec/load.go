@@ -34,6 +34,12 @@ type Options struct {
 	// an adapter (the CLI passes its agent.Registry's Kinds; spec does not
 	// import the executor). Empty means DefaultAgentKinds.
 	AgentKinds []string
+	// AgentCommand returns the executable an agent of kind runs when its
+	// block sets no command (the built-in agent's too): the CLI passes its
+	// agent registry's DefaultCommand, so that each kind's adapter says its
+	// own (agent.Tool.Command). Nil, or "" for a kind, means the kind's
+	// name.
+	AgentCommand func(kind string) string
 	// AgentSettings decodes the settings of an agent of the given kind:
 	// its block's body past the common attributes (Agent.Body; nil for
 	// the built-in agent, which takes the kind's defaults), evaluated with

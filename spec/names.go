@@ -23,13 +23,16 @@ import (
 // exceeds).
 const NameMax = 255
 
-// NameReserve is what git may append to a name cadence makes, in the same
-// file name: ".lock" while it updates a loose ref (refs/heads/cadence/<wave>/
-// <lot>.lock), and the number it appends to a worktree's id when one of
-// that name is already registered (.git/worktrees/<lot>@<repo>1; a number of
-// up to 5 digits). A lot id, a wave name and <lot>@<repo> have at most
+// NameReserve is the longest suffix git and cadence may append to a name
+// cadence makes, in the same file name: the guard's entry of a lot
+// worktree, <guard>/worktrees/<id>.config (gitint, ".config": 7 bytes),
+// whose <id> is the worktree's <lot> or <lot>@<repo> with the number git
+// appends when one of that name is already registered (up to 5 digits).
+// Shorter ones are ".lock" while git updates a loose ref
+// (refs/heads/cadence/<wave>/<lot>.lock) and git's number alone
+// (.git/worktrees/<lot>1). A lot id and <lot>@<repo> have at most
 // NameMax - NameReserve bytes.
-const NameReserve = 5
+const NameReserve = 5 + len(".config")
 
 // WaveNameReserve is what cadence appends to a wave's name in one file
 // name: the folder of the wave's worktrees is <wave>-<8 hex digits>
@@ -146,12 +149,12 @@ func (d *decoder) checkName(kind nameKind, name string, rng hcl.Range) bool {
 			quoteName(name), kind, wave, lot, kind, strings.TrimPrefix(rule, "it "))
 		return false
 	}
-	reserve, files, who := NameReserve, "refs/heads/cadence/<wave>/<lot>.lock", "git"
+	reserve, files, who := NameReserve, "the guard's entry of its worktree, <id>.config, after the number git adds to a taken <id>", "git and cadence"
 	if kind != lotName {
 		reserve, files, who = WaveNameReserve, "the worktrees' folder <wave>-<key>", "cadence"
 	}
 	if n := len(name); n > NameMax-reserve {
-		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names a folder and git's files (%s), and a file name has at most %d bytes, %d of which %s may append: use at most %d.",
+		d.errorf(rng, capitalize(string(kind))+" too long", "%s is %d bytes; a %s names folders and files (the longest: %s), and a file name has at most %d bytes, %d of which %s may append: use at most %d.",
 			quoteName(name), n, kind, files, NameMax, reserve, who, NameMax-reserve)
 		return false
 	}
@@ -163,7 +166,7 @@ func (d *decoder) checkName(kind nameKind, name string, rng hcl.Range) bool {
 func (d *decoder) checkAlsoName(l *Lot, repo string, rng hcl.Range) {
 	name := l.ID + "@" + repo
 	if n := len(name); n > NameMax-NameReserve {
-		d.errorf(rng, "Worktree name too long", "Lot %s's worktree of repo %q is named <lot>@<repo>, %s, which is %d bytes; a file name has at most %d bytes, %d of which git may append: shorten the lot id or the repo name to %d bytes together.",
+		d.errorf(rng, "Worktree name too long", "Lot %s's worktree of repo %q is named <lot>@<repo>, %s, which is %d bytes; a file name has at most %d bytes, %d of which git and cadence may append (its guard entry <id>.config, after git's number): shorten the lot id or the repo name to %d bytes together.",
 			quoteName(l.ID), repo, quoteName(name), n, NameMax, NameReserve, NameMax-NameReserve-1)
 	}
 }

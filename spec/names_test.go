@@ -95,7 +95,7 @@ func TestComponentRulesMatchRef(t *testing.T) {
 // validate, on the block's label, with the rule in the detail.
 func TestNameDiagnostics(t *testing.T) {
 	long := "L" + strings.Repeat("x", 299)
-	at250 := "L" + strings.Repeat("x", NameMax-NameReserve-1)
+	atMax := "L" + strings.Repeat("x", NameMax-NameReserve-1)
 	for _, tc := range []struct {
 		name, src, summary, detail string
 		line, col                  int // of the subject's start
@@ -104,7 +104,10 @@ func TestNameDiagnostics(t *testing.T) {
 		{"lock", "wave \"w\" {}\nlot \"a.lock\" {\n  run = \"true\"\n}\n", "Invalid lot id", `the lot id ends with ".lock" (the rules of git check-ref-format)`, 2, 5},
 		{"trailing dot", "wave \"w\" {}\nlot \"c.\" {\n  run = \"true\"\n}\n", "Invalid lot id", `ends with "."`, 2, 5},
 		{"too long", "wave \"w\" {}\nlot \"" + long + "\" {\n  run = \"true\"\n}\n", "Lot id too long", "is 300 bytes", 2, 5},
-		{"one byte too long", "wave \"w\" {}\nlot \"" + at250 + "x\" {\n  run = \"true\"\n}\n", "Lot id too long", "use at most 250", 2, 5},
+		{"one byte too long", "wave \"w\" {}\nlot \"" + atMax + "x\" {\n  run = \"true\"\n}\n", "Lot id too long", "use at most 243", 2, 5},
+		// the guard's entry of a lot worktree, <id>.config, with git's number
+		{"249 bytes", "wave \"w\" {}\nlot \"" + strings.Repeat("l", 249) + "\" {\n  run = \"true\"\n}\n", "Lot id too long", "<id>.config", 2, 5},
+		{"250 bytes", "wave \"w\" {}\nlot \"" + strings.Repeat("l", 250) + "\" {\n  run = \"true\"\n}\n", "Lot id too long", "use at most 243", 2, 5},
 		{"wave two dots", "wave \"w..x\" {}\n", "Invalid wave name", `cadence/w..x/<lot>, which git refuses: the wave name contains ".."`, 1, 6},
 		{"wave lock", "wave \"w.lock\" {}\n", "Invalid wave name", `ends with ".lock"`, 1, 6},
 		{"wave too long", "wave \"" + long + "\" {}\n", "Wave name too long", "is 300 bytes", 1, 6},
@@ -131,8 +134,8 @@ func TestNameDiagnostics(t *testing.T) {
 // TestNamesAccepted: names at the limits and names git accepts load
 // without a diagnostic.
 func TestNamesAccepted(t *testing.T) {
-	at250 := "L" + strings.Repeat("x", NameMax-NameReserve-1)
-	src := "wave \"w.\" {}\nlot \"" + at250 + "\" {\n  run = \"true\"\n}\nlot \"v1.2\" {\n  run = \"true\"\n}\nlot \"a.locked\" {\n  run = \"true\"\n}\n"
+	atMax := "L" + strings.Repeat("x", NameMax-NameReserve-1)
+	src := "wave \"w.\" {}\nlot \"" + atMax + "\" {\n  run = \"true\"\n}\nlot \"v1.2\" {\n  run = \"true\"\n}\nlot \"a.locked\" {\n  run = \"true\"\n}\n"
 	cfg, diags := load(t, src, Options{})
 	if len(diags) > 0 {
 		t.Fatalf("diagnostics: %v", diags)

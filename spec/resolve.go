@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/internal/dag"
@@ -110,14 +111,8 @@ func (d *decoder) agentNames() []string {
 // resolve is the second pass: references between blocks, then the checks that
 // need them (budgets, the dependency graph).
 func (d *decoder) resolve() {
-	var defaultAgent *Agent
-	if d.defaults.agent != nil {
-		if r, ok := d.parseRef(d.defaults.agent.Expr, "agent"); ok {
-			if defaultAgent = d.cfg.Agent(r.name); defaultAgent == nil {
-				d.unknownRef(r, d.agentNames)
-			}
-		}
-	}
+	defaultAgent := d.agentRef(d.defaults.agent)
+	defaultReview := d.agentRef(d.defaults.reviewAgent)
 	for _, l := range d.cfg.Lots {
 		attrs := d.lotAttrs[l]
 		if a := attrs["repo"]; a != nil {
@@ -157,26 +152,66 @@ func (d *decoder) resolve() {
 			}
 		}
 		if l.Kind == AgentLot {
-			l.Agent = defaultAgent
-			if a := d.lotAgent[l]; a != nil && a != d.defaults.agent {
-				if r, ok := d.parseRef(a.Expr, "agent"); ok {
-					if l.Agent = d.cfg.Agent(r.name); l.Agent == nil {
-						d.unknownRef(r, d.agentNames)
-					}
-				}
-			}
-			if l.Agent == nil {
-				l.Agent = d.cfg.Agent(BuiltinAgent)
-			}
-			if l.FallbackModel == "" {
-				l.FallbackModel = l.Agent.FallbackModel
-			}
+			d.resolveAgents(l, defaultAgent, defaultReview)
 		}
 		if w := d.cfg.Wave.Budget; w > 0 && l.Budget > w {
 			d.errorf(d.lotBudget[l], "Lot budget above the wave budget", "Lot %q may spend %s, more than the whole wave's budget of %s.", l.ID, l.Budget, w)
 		}
 	}
 	d.checkCycles()
+}
+
+// agentRef resolves an agent attribute of the defaults block (nil when
+// not written, or naming no agent: reported once, here).
+func (d *decoder) agentRef(a *hcl.Attribute) *Agent {
+	if a == nil {
+		return nil
+	}
+	r, ok := d.parseRef(a.Expr, "agent")
+	if !ok {
+		return nil
+	}
+	ag := d.cfg.Agent(r.name)
+	if ag == nil {
+		d.unknownRef(r, d.agentNames)
+	}
+	return ag
+}
+
+// resolveAgents sets an agent lot's agents and the settings that follow
+// from their kinds: Agent (its agent, else the defaults', else the
+// built-in), ReviewAgent (its review_agent, else the defaults', else
+// Agent), an unwritten model of an agent of another kind than claude the
+// agent's own (Agent.DefaultModel; "" for the CLI's default: DefaultModel
+// and DefaultReviewModel are Claude's), and an unwritten fallback_model
+// each agent's own.
+func (d *decoder) resolveAgents(l *Lot, defaultAgent, defaultReview *Agent) {
+	pick := func(attr, defaultAttr *hcl.Attribute, def *Agent) *Agent {
+		if attr == nil || attr == defaultAttr {
+			return def
+		}
+		return d.agentRef(attr)
+	}
+	l.Agent = pick(d.lotAgent[l], d.defaults.agent, defaultAgent)
+	if l.Agent == nil {
+		l.Agent = d.cfg.Agent(BuiltinAgent)
+	}
+	l.ReviewAgent = pick(d.lotReviewAgent[l], d.defaults.reviewAgent, defaultReview)
+	if l.ReviewAgent == nil {
+		l.ReviewAgent = l.Agent
+	}
+	w := d.lotWritten[l]
+	if !w.model && l.Agent.Kind != AgentKindClaude {
+		l.Model = l.Agent.DefaultModel()
+	}
+	if !w.reviewModel && l.ReviewAgent.Kind != AgentKindClaude {
+		l.ReviewModel = l.ReviewAgent.DefaultModel()
+	}
+	if !w.fallback {
+		l.FallbackModel, l.ReviewFallbackModel = l.Agent.FallbackModel, l.ReviewAgent.FallbackModel
+	} else {
+		l.ReviewFallbackModel = l.FallbackModel
+	}
 }
 
 // Graph returns the dependency graph of the lots: an edge from a dependency to
@@ -194,18 +229,26 @@ func (c *Config) Graph() *dag.Graph[*Lot] {
 	return g
 }
 
-// checkCycles reports every dependency cycle once, with the whole cycle and
-// the place of each depends_on edge in it.
+// maxCycleEdges is the most edges of one cycle its diagnostic describes:
+// a cycle through thousands of lots is told by its first edges, its length
+// and "and N more edges", so that its diagnostic stays a few kilobytes
+// (a pull-request comment is under 65,000 characters: docs/commands.md,
+// plan -format markdown).
+const maxCycleEdges = 20
+
+// checkCycles reports every dependency cycle once, with its first
+// maxCycleEdges edges and the place of each depends_on edge among them.
 func (d *decoder) checkCycles() {
 	for _, cyc := range d.cfg.Graph().Cycles() {
 		// cyc is [a, b, ..., a] with edges a→b meaning b depends on a.
-		ids := make([]string, len(cyc))
-		for i, l := range cyc {
-			ids[len(cyc)-1-i] = l.ID
+		edges := len(cyc) - 1
+		ids := make([]string, 0, min(len(cyc), maxCycleEdges+1))
+		for i := len(cyc) - 1; i >= 0 && len(ids) <= maxCycleEdges; i-- {
+			ids = append(ids, cyc[i].ID)
 		}
 		var lines []string
 		var subject hcl.Range
-		for i := len(cyc) - 1; i > 0; i-- {
+		for i := len(cyc) - 1; i > 0 && len(lines) < maxCycleEdges; i-- {
 			dependent, dep := cyc[i], cyc[i-1]
 			rng := dependent.DeclRange
 			for j, x := range dependent.DependsOn {
@@ -218,7 +261,21 @@ func (d *decoder) checkCycles() {
 			}
 			lines = append(lines, fmt.Sprintf("  %s depends on %s (%s)", dependent.ID, dep.ID, rng.String()))
 		}
+		path := strings.Join(ids, " → ")
+		if edges > maxCycleEdges {
+			path += fmt.Sprintf(" → … → %s (a cycle of %s lots)", cyc[len(cyc)-1].ID, thousands(edges))
+			lines = append(lines, fmt.Sprintf("  and %s more edges", thousands(edges-maxCycleEdges)))
+		}
 		d.errorf(subject, "Dependency cycle", "These lots wait for each other, so none of them can start: %s.\n%s",
-			strings.Join(ids, " → "), strings.Join(lines, "\n"))
+			path, strings.Join(lines, "\n"))
 	}
+}
+
+// thousands writes n with a comma every three digits: "19,980".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

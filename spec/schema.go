@@ -49,6 +49,11 @@ type KindAttribute struct {
 	Name string
 	Type cty.Type
 	Enum []string
+	// Doc is the attribute's description, from the kind's table in
+	// docs/wave-file.md (the adapter's own generated copy of it): the
+	// language server's hover and the editor schema's test read it, so two
+	// kinds' attributes of the same name keep their own docs.
+	Doc AttributeDoc
 }
 
 // AttributeDoc is the language reference (docs/wave-file.md) for one

@@ -68,6 +68,10 @@ func (h Host) Clock() time.Time {
 // Tool is what preflight and `cadence version` need of a CLI: how to find
 // it, how to ask its version, which version is old, and how to get it.
 type Tool struct {
+	// Command is the executable an agent of the kind runs when its block
+	// sets no command, found on PATH ("claude"); "" means the kind's name
+	// (Registry.DefaultCommand, which spec.Options.AgentCommand is).
+	Command string
 	// EnvOverride names the environment variable that, when set, replaces
 	// the executable of the kind's own agent (the one named like the kind,
 	// built in or declared): "CADENCE_CLAUDE_BIN". "" for none.

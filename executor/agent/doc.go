@@ -13,19 +13,21 @@
 // own package (executor/agent/claude for Claude Code and the CLIs that
 // behave like it, which an agent block reaches with command = "...").
 //
-// Adding a second agent touches these places, and only them:
+// Adding an agent kind touches these places, and only them:
 //
 //  1. the adapter package, executor/agent/<kind>: a type implementing
-//     Adapter (Kind, Run, Tool, KillLeftovers, Recount); SettingsDecoder
-//     when its agent blocks take attributes of their own (their schema,
-//     decoding and defaults; spec reads only kind, command, sandbox and
-//     fallback_model); Sandboxer when its CLI has an OS sandbox (else
-//     `plan` says pushes are only detected); with its tests, which run the
+//     Adapter (Kind, Run, Tool with its default command, KillLeftovers,
+//     Recount); SettingsDecoder when its agent blocks take attributes of
+//     their own (their schema, decoding, defaults and docs: attrdocs.go,
+//     generated from the kind's table in docs/wave-file.md; spec reads
+//     only kind, command, sandbox and fallback_model); Sandboxer when its
+//     CLI has an OS sandbox (else `plan` says pushes are only detected);
+//     its reports read with DecodeReport; with its tests, which run the
 //     conformance suite (executor/agent/agenttest);
-//  2. the docs' agent table (docs/wave-file.md, which spec.Doc reads) and
-//     schemas/wave.schema.json for the new attributes;
-//  3. one line in internal/cli/agents.go: its adapter among
-//     agent.NewRegistry's arguments.
+//  2. the docs' table of the kind (docs/wave-file.md, "Kind `<kind>`") and
+//     its branch of the agent block in schemas/wave.schema.json;
+//  3. its adapter among agent.NewRegistry's arguments in
+//     internal/cli/agents.go.
 //
 // The kinds an agent block may name are the registry's: the CLI passes
 // Registry.Kinds to spec.Options.AgentKinds, so spec never imports this

@@ -68,6 +68,21 @@ func (r *Registry) Adapters() []Adapter {
 	return out
 }
 
+// DefaultCommand is the executable an agent of kind runs when its block
+// sets no command: its adapter's Tool.Command, else the kind's name; ""
+// for a kind with no adapter. The CLI passes it to spec as
+// spec.Options.AgentCommand.
+func (r *Registry) DefaultCommand(kind string) string {
+	ad, ok := r.Lookup(kind)
+	if !ok {
+		return ""
+	}
+	if c := ad.Tool().Command; c != "" {
+		return c
+	}
+	return kind
+}
+
 // Command is the executable that runs agent a: the value of its adapter's
 // Tool.EnvOverride when that is set and a is the kind's own agent (named
 // like its kind: CADENCE_CLAUDE_BIN overrides agent "claude", built in or

@@ -138,3 +138,15 @@ func TestConform(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryDefaultCommand: an agent of a kind that sets no command runs
+// the command its adapter names (Tool.Command), else the kind's name;
+// a kind with no adapter gives "".
+func TestRegistryDefaultCommand(t *testing.T) {
+	reg := NewRegistry(&recorder{kind: "gem", tool: Tool{Command: "gemini-cli"}}, &recorder{kind: "plain"})
+	for kind, want := range map[string]string{"gem": "gemini-cli", "plain": "plain", "none": ""} {
+		if got := reg.DefaultCommand(kind); got != want {
+			t.Errorf("DefaultCommand(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}

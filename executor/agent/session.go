@@ -81,9 +81,18 @@ type Session struct {
 
 // Outcome is how a session ended.
 type Outcome struct {
-	Status     state.StepStatus
+	Status state.StepStatus
+	// Usage is the session's usage in cadence's terms, whatever the
+	// vendor: Input excludes cache reads (an adapter whose CLI counts
+	// them in its input subtracts them), so that Usage.Counted means one
+	// thing across vendors.
 	Usage      state.Usage
 	CostMicros int64
+	// RawUsage is the session's usage as the CLI reported it, in its own
+	// field names and meaning ("input_tokens", "cached_input_tokens",
+	// ...), counts of tokens; nil when the adapter has none to give. The
+	// state records it beside Usage (state.Step.RawUsage).
+	RawUsage map[string]int64
 	// CostEstimated says CostMicros was computed from the usage at list
 	// prices (the CLI reported no cost: the session was stopped before its
 	// result).
@@ -198,8 +207,10 @@ type Spent struct {
 	CostEstimated bool
 }
 
-// Report is a session's structured report (schemas/implement, review and
-// precheck .schema.json): write steps fill Summary, Questions and Tests;
+// Report is a session's structured report, as DecodeReport reads it: one
+// field per property of the report schemas the step kinds name
+// (schemas/implement, review and precheck .schema.json; a test holds each
+// property to a field). Write steps fill Summary, Questions and Tests;
 // reviews fill Verdict and Findings.
 type Report struct {
 	Status    string          `json:"status,omitempty"`

@@ -19,7 +19,8 @@ type Settings = spec.AgentSettings
 // An adapter that is not one takes the common attributes only.
 type SettingsDecoder interface {
 	// Attributes describe the adapter's own attributes, for the language
-	// server's completion and hovers (their docs: spec.Doc("agent", name)).
+	// server's completion and hovers, each with its Doc (the kind's table
+	// in docs/wave-file.md).
 	Attributes() []spec.KindAttribute
 	// DecodeSettings decodes an agent block's body past the common
 	// attributes (nil for an agent declared by no block: the kind's

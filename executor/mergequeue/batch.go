@@ -209,7 +209,12 @@ func (q *Queue) stack(ctx context.Context, rp *spec.Repo, base string, batch []*
 // after the remotes' check; a non-nil result is why it did not.
 func (q *Queue) advanceOver(ctx context.Context, rp *spec.Repo, prefix []*queued) *Result {
 	last := prefix[len(prefix)-1]
-	if msg := q.c.Guard.CheckRemotes(ctx, "before the integration of lots "+lotIDs(prefix), []*spec.Repo{rp}); msg != "" {
+	if msg, lots := q.c.Guard.CheckRemotes(ctx, "before the integration of lots "+lotIDs(prefix), []*spec.Repo{rp}); msg != "" {
+		for _, it := range prefix {
+			if res := pushed(it.lot.ID, msg, lots); res.Kind == Incident {
+				return &res
+			}
+		}
 		return &Result{Kind: Waits, Cause: "incident: " + msg}
 	}
 	// The base goes to the commit the gate passed, nothing else: the
@@ -246,6 +251,9 @@ func (q *Queue) abandon(ctx context.Context, rp *spec.Repo, stack []*queued, res
 		out := res
 		if res.Kind == Incident && res.lot != it.lot.ID {
 			out = Result{Kind: Waits, Cause: "incident: the test gate of its merge-queue batch, run in lot " + res.lot + "'s worktree: " + res.Incident.Detail}
+			if res.pushed {
+				out.Cause = "incident: before the integration of its merge-queue batch: " + res.Incident.Detail
+			}
 		}
 		if res.Kind == held {
 			// The lot whose worktree ran the gate is held: interrupted,

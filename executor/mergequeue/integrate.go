@@ -58,10 +58,11 @@ func (q *Queue) integrateAlone(ctx context.Context, lot Lot) (Result, error) {
 		}
 	}
 	// A push from a command or a test gate since the remotes were last
-	// compared stops the wave before anything is integrated; the lot waits
-	// at integrate (whether it pushed is the lead's to find out).
-	if msg := q.c.Guard.CheckRemotes(ctx, "before the integration of lot "+lot.ID, specs); msg != "" {
-		return Result{Kind: Waits, Cause: "incident: " + msg}, nil
+	// compared stops the wave before anything is integrated; a lot whose
+	// steps ran there since fails (held until the lead replaces it: it may
+	// be the one that pushed), another waits at integrate.
+	if msg, lots := q.c.Guard.CheckRemotes(ctx, "before the integration of lot "+lot.ID, specs); msg != "" {
+		return pushed(lot.ID, msg, lots), nil
 	}
 	// A replaced lot whose rebased branch adds nothing to the base has its
 	// change there already: it is not put there twice.

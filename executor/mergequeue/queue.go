@@ -27,6 +27,7 @@ package mergequeue
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,9 +132,10 @@ type Guard interface {
 	CheckTips(ctx context.Context, lot string)
 	// CheckRemotes compares repos' remotes with their last reading: a
 	// change (a push) is an incident that stops the wave, recorded with
-	// before ("before the integration of lot a") and returned; "" when
-	// nothing changed.
-	CheckRemotes(ctx context.Context, before string, repos []*spec.Repo) string
+	// before ("before the integration of lot a") and returned with the
+	// lots whose command or test steps ran there since the last reading;
+	// "" when nothing changed.
+	CheckRemotes(ctx context.Context, before string, repos []*spec.Repo) (string, []string)
 }
 
 // Config is what a Queue works with.
@@ -294,7 +296,24 @@ type Result struct {
 	// gate found it (within a batch).
 	Incident state.Outcome
 	lot      string
-	err      error // a failure to record state, within a batch
+	// pushed: the incident is a push found before the integration.
+	pushed bool
+	err    error // a failure to record state, within a batch
+}
+
+// pushed is the result of an integration of lot before which its
+// repositories' remotes changed (msg): an incident that fails the lot
+// when its command or test steps ran there since they were last compared
+// (among lots): it may have pushed, and stays held until the lead
+// replaces it (docs/integration.md, Guards); else the lot waits at
+// integrate.
+func pushed(lot, msg string, lots []string) Result {
+	if !slices.Contains(lots, lot) {
+		return Result{Kind: Waits, Cause: "incident: " + msg}
+	}
+	detail := "incident: " + msg + "; the lot is held: it is not integrated until you apply with -replace " + lot + " (its branch is set aside, nothing lost)"
+	return Result{Kind: Incident, lot: lot, pushed: true,
+		Incident: state.Outcome{Kind: state.OutcomeFailed, Status: state.StepFailed, Detail: detail}}
 }
 
 // wave is the wave's name.

@@ -233,4 +233,6 @@ func (g *fakeGuard) Moving(lot string) func() {
 
 func (g *fakeGuard) CheckTips(context.Context, string) {}
 
-func (g *fakeGuard) CheckRemotes(context.Context, string, []*spec.Repo) string { return "" }
+func (g *fakeGuard) CheckRemotes(context.Context, string, []*spec.Repo) (string, []string) {
+	return "", nil
+}

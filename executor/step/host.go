@@ -60,6 +60,19 @@ func (h SystemHost) InstallGuard(ctx context.Context, repo *spec.Repo) (func() e
 	return h.Git.InstallGuard(ctx, repo.Path)
 }
 
+// RemoveLeftGuard implements executor.Host: the repository's lock is
+// taken without waiting for the removal (gitint.Git.RemoveLeftGuard) and
+// given back; a held lock (another wave's) or a path that is no git
+// repository is nothing to remove.
+func (s SystemHost) RemoveLeftGuard(ctx context.Context, repo *spec.Repo, h flock.Holder) (bool, error) {
+	release, err := s.LockRepo(ctx, repo, h)
+	if err != nil {
+		return false, nil
+	}
+	defer release()
+	return s.Git.RemoveLeftGuard(ctx, repo.Path)
+}
+
 // OpenStore implements executor.Host.
 func (SystemHost) OpenStore(path string) (*state.Store, error) { return state.OpenStore(path) }
 

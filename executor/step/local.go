@@ -52,6 +52,10 @@ type LocalOptions struct {
 	// a machine without one (the lead's checkouts compared around each):
 	// for runners whose worktrees are no git worktrees (a fake Git).
 	NoSandbox bool
+	// Guard is the wave's guard on this machine (nil: a new one over
+	// Git): the merge queue records cadence's own moves of the base in it,
+	// so the runner of a wave that integrates is given the queue's.
+	Guard *guard.Guard
 }
 
 // Supervisor is a step's supervisor (proc.Supervisor): the program that
@@ -61,8 +65,11 @@ type Supervisor = proc.Supervisor
 
 // NewLocal makes the local runner of one wave.
 func NewLocal(o LocalOptions) *Local {
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox,
-		guard: guard.New(o.Git, o.Config.Wave.Name)}
+	g := o.Guard
+	if g == nil {
+		g = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
+	}
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox, guard: g}
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the

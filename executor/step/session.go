@@ -90,6 +90,7 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *s
 		res.API = out.API
 	}
 	res.Usage, res.CostMicros, res.CostEstimated, res.ResetAt, res.Report = out.Usage, out.CostMicros, out.CostEstimated, out.ResetAt, out.Report
+	res.RawUsage = out.RawUsage
 	res.HeadAfter, _ = l.git.Head(ctx, req.Dir)
 	if !req.ReadOnly && res.HeadAfter != head && head != "" {
 		res.Commits, _ = l.git.Commits(ctx, req.Dir, head, res.HeadAfter)

@@ -246,6 +246,9 @@ type Result struct {
 	Usage         state.Usage
 	CostMicros    int64
 	CostEstimated bool
+	// RawUsage is the session's usage as its adapter reported it
+	// (agent.Outcome.RawUsage); nil when it reported none.
+	RawUsage map[string]int64
 	// API is the class of the API failure the session ended on
 	// (agent.APINone for any other ending); such a session is
 	// interrupted, for the orchestrator to retry or suspend.

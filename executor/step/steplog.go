@@ -85,10 +85,11 @@ var _ io.Writer = (*lazyFile)(nil)
 
 func (l *lazyFile) Write(p []byte) (int, error) {
 	if l.f == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 			return 0, err
 		}
-		f, err := os.Create(l.path)
+		// The lead's alone, as the state (docs/running.md, State and resume).
+		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 		if err != nil {
 			return 0, err
 		}

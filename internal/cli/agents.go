@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/agent/claude"
+	"github.com/cadence-run/cadence/executor/agent/codex"
 )
 
 // newAgents returns the registry of the agent kinds cadence runs, one
@@ -12,7 +13,7 @@ import (
 // keeps what its sessions share (Claude Code's sandbox checks and the
 // folders its sandboxed sessions use).
 func newAgents() *agent.Registry {
-	return agent.NewRegistry(claude.New())
+	return agent.NewRegistry(claude.New(), codex.New())
 }
 
 // agents returns the command's registry of agent adapters, made on first

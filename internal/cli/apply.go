@@ -296,14 +296,19 @@ func (e *env) agentRunner(env []string) executor.Agent {
 		Command: func(a *spec.Agent) string { return agentCommand(agents, a, e.getenv) }}
 }
 
-// signals maps SIGINT and SIGTERM to the run's context.
+// stopSignals are the signals that stop a command that holds resources as
+// SIGTERM does: SIGINT, SIGTERM and SIGHUP (the terminal closed). Every
+// command of this package that handles one handles all of them.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signals maps the stop signals (stopSignals) to the run's context.
 type signals struct {
 	ch     chan os.Signal
 	done   chan struct{}
 	killed atomic.Bool
 }
 
-// onSignals makes the first SIGINT or SIGTERM stop the run cleanly (no new
+// onSignals makes the first stop signal (SIGINT, SIGTERM, SIGHUP) stop the run cleanly (no new
 // step, running steps stopped, state saved) and the second stop it hard:
 // every process group cadence started is killed at once (proc.KillAll),
 // and the run still ends through its cleanup (push guards removed, locks
@@ -311,7 +316,7 @@ type signals struct {
 // ever ends cadence before that cleanup.
 func (e *env) onSignals(cancel context.CancelFunc, out *progress) *signals {
 	s := &signals{ch: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(s.ch, stopSignals...)
 	go func() {
 		select {
 		case <-s.ch:

@@ -44,7 +44,7 @@ const (
 	// ExitApplySuspended: suspended (budget spent, usage limit, API
 	// failure); an apply resumes it.
 	ExitApplySuspended ExitCode = 3
-	// ExitApplyInterrupted: interrupted (SIGINT or SIGTERM) or stopped by
+	// ExitApplyInterrupted: interrupted (SIGINT, SIGTERM or SIGHUP) or stopped by
 	// the machine (a failed write, too little free space); an apply
 	// resumes it. 128 + SIGINT, as shells report an interrupted command.
 	ExitApplyInterrupted ExitCode = 130

@@ -99,9 +99,10 @@ func runList(e *env, args []string) ExitCode {
 	return ExitOK
 }
 
-// clipTitle is a title on one line, at most 60 characters.
+// clipTitle is a title on one line, at most 60 characters, its control
+// characters made visible (visibleControls).
 func clipTitle(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = visibleControls(strings.Join(strings.Fields(s), " "), false)
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:59]) + "…"
 	}

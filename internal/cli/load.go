@@ -64,6 +64,9 @@ func (e *env) loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) 
 	if opts.AgentSettings == nil {
 		opts.AgentSettings = e.agents().DecodeSettings
 	}
+	if opts.AgentCommand == nil {
+		opts.AgentCommand = e.agents().DefaultCommand
+	}
 	cfg, diags := w.loader.LoadBytes(src, file, opts)
 	w.cfg = cfg
 	return w, diags

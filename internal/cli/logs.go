@@ -73,10 +73,10 @@ func runLogs(e *env, args []string) ExitCode {
 	}
 	fmt.Fprintln(e.stdout)
 	if st.Incident != "" {
-		fmt.Fprintf(e.stdout, "INCIDENT in the last apply: %s\n", st.Incident)
+		fmt.Fprintf(e.stdout, "INCIDENT in the last apply: %s\n", visibleControls(st.Incident, true))
 	}
 	if st.Stopped != "" && l.Status != state.LotDone {
-		fmt.Fprintf(e.stdout, "The last apply stopped: %s\n", st.Stopped)
+		fmt.Fprintf(e.stdout, "The last apply stopped: %s\n", visibleControls(st.Stopped, true))
 	}
 	if l.Branch != "" {
 		fmt.Fprintf(e.stdout, "Branch %s from %.12s", l.Branch, l.BaseSHA)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/cadence-run/cadence/internal/lsp"
 	"github.com/cadence-run/cadence/spec"
@@ -22,7 +21,7 @@ func runLSP(e *env, args []string) ExitCode {
 		fmt.Fprintf(e.stderr, "cadence lsp: takes no argument (got %q)\n", pos[0])
 		return ExitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	environ := envVars(os.Environ())
 	opts := lsp.Options{
@@ -30,7 +29,8 @@ func runLSP(e *env, args []string) ExitCode {
 		AgentAttributes: e.agents().Attributes(),
 		// validate's options: a diagnostic in the editor is one validate gives
 		LoadOptions: func(file string) spec.Options {
-			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), AgentSettings: e.agents().DecodeSettings, LookupEnv: os.LookupEnv}
+			return spec.Options{VarFiles: autoVarFiles(file), EnvVars: environ, AgentKinds: e.agents().Kinds(), AgentSettings: e.agents().DecodeSettings,
+				AgentCommand: e.agents().DefaultCommand, LookupEnv: os.LookupEnv}
 		},
 	}
 	if err := lsp.Serve(ctx, stdio{e.stdin, e.stdout}, opts); err != nil {

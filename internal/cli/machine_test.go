@@ -33,7 +33,7 @@ func TestAgentSandboxMissing(t *testing.T) {
 		}
 		return ""
 	}, agents: agent.NewRegistry(claude.New(), noSandbox{})}
-	f := m.Agent(spec.DefaultAgent(spec.AgentKindClaude))
+	f := m.Agent(spec.DefaultAgent(spec.AgentKindClaude, "claude"))
 	if !strings.Contains(f.SandboxMissing, "bubblewrap (bwrap) and socat not found on PATH") && !strings.HasPrefix(f.SandboxMissing, "not Linux") {
 		t.Errorf("claude with an empty PATH: sandbox missing %q", f.SandboxMissing)
 	}

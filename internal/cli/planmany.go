@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/internal/safefile"
 	"github.com/cadence-run/cadence/planner"
+	"github.com/cadence-run/cadence/planner/render"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -208,10 +210,23 @@ func (f *planFlags) planMany(e *env, files []string, skips []skipped, format str
 
 // writeInvalidMarkdown writes an invalid wave file's section: a line that
 // names it and its diagnostics (as plan prints them, without colour) in a
-// code fence, control characters made visible.
+// code fence, control characters made visible, cut at a line so that the
+// section stays under render.MarkdownLimit bytes.
 func writeInvalidMarkdown(w io.Writer, file, diags string) {
-	fmt.Fprintf(w, "**cadence plan** for <code>%s</code>: **invalid wave file**, apply refuses it.\n\n", mdText(file))
-	io.WriteString(w, codeFence(strings.TrimRight(diags, "\n")))
+	head := fmt.Sprintf("**cadence plan** for <code>%s</code>: **invalid wave file**, apply refuses it.\n\n", mdText(file))
+	io.WriteString(w, head)
+	// Control characters made visible first (a picture takes 3 bytes for
+	// 1), then cut so that the fence, the text and the note fit.
+	text := visibleControls(strings.TrimRight(diags, "\n"), true)
+	if most := render.MarkdownLimit - len(head) - 200; len(codeFence(text)) > most {
+		room := max(0, most-2*max(4, longestRun(text, '`')+2))
+		cut := strings.LastIndexByte(text[:min(room, len(text))], '\n')
+		if cut < 0 {
+			cut = 0
+		}
+		text = text[:cut] + "\n… cut here, " + strconv.Itoa(len(text)-cut) + " bytes not shown: cadence plan shows every diagnostic (-json lists them all)"
+	}
+	io.WriteString(w, codeFence(text))
 }
 
 // mdSkipNotes lists the skipped files, one line each.
@@ -223,10 +238,11 @@ func mdSkipNotes(skips []skipped) string {
 	return b.String()
 }
 
-// mdText escapes a file name or a note for Markdown text: HTML special
-// characters, and control characters made visible.
+// mdText escapes a file name or a note for Markdown text: the backslash,
+// HTML special characters and the table, code and mention marks, and
+// control characters made visible.
 func mdText(s string) string {
-	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "`", "\\`", "@", "@&#8203;").Replace(s)
+	s = strings.NewReplacer("\\", "\\\\", "&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "`", "\\`", "@", "@&#8203;").Replace(s)
 	return visibleControls(s, false)
 }
 
@@ -235,42 +251,17 @@ func mdText(s string) string {
 // at least as long), with control characters but newlines and tabs made
 // visible (visibleControls).
 func codeFence(text string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 	return fence + "text\n" + visibleControls(text, true) + "\n" + fence + "\n"
 }
 
-// visibleControls replaces the C0 control characters and DEL in s with their
-// Unicode control pictures (U+2400 to U+241F, U+2421): ESC becomes "␛", so a
-// terminal escape sequence shows as text. Newlines and tabs are kept when
-// keepLines is set, else shown too.
-func visibleControls(s string, keepLines bool) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case keepLines && (r == '\n' || r == '\t'):
-			b.WriteRune(r)
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune(0x2421)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// visibleControls is render.Visible: the C0 control characters and DEL in
+// s shown as their Unicode control pictures (ESC becomes "␛", so a
+// terminal escape sequence shows as text), the C1 ones replaced by U+FFFD;
+// newlines and tabs kept when keepLines is set, else shown too. Every
+// user text (a title, a cause, a question, a step's output) printed as
+// text goes through it.
+func visibleControls(s string, keepLines bool) string { return render.Visible(s, keepLines) }
 
 // worseDetailed is the exit code of several plans' detailed codes a and
 // b: ExitPending over ExitNeedsLead over ExitOK.
@@ -280,4 +271,18 @@ func worseDetailed(a, b ExitCode) ExitCode {
 		return b
 	}
 	return a
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cadence-run/cadence/planner/render"
 )
 
 func TestIsWaveFile(t *testing.T) {
@@ -42,7 +47,63 @@ func TestCodeFence(t *testing.T) {
 	if got := codeFence("plain"); got != "```text\nplain\n```\n" {
 		t.Errorf("codeFence: got %q", got)
 	}
-	if got, want := mdText("x@y <b>|`\n"), "x@&#8203;y &lt;b&gt;\\|\\`␊"; got != want {
+	if got, want := mdText("x@y <b>|`\n\\|"), "x@&#8203;y &lt;b&gt;\\|\\`␊\\\\\\|"; got != want {
 		t.Errorf("mdText: got %q, want %q", got, want)
+	}
+}
+
+// TestPlanMarkdownOfAHugeCycleBounded: the Markdown of an invalid wave of
+// one 20,000-lot cycle stays under render.MarkdownLimit.
+func TestPlanMarkdownOfAHugeCycleBounded(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("wave \"w\" {}\n")
+	const n = 20000
+	for i := range n {
+		fmt.Fprintf(&b, "lot \"l%d\" {\n  run = \"true\"\n  depends_on = [lot.l%d]\n}\n", i, (i+1)%n)
+	}
+	file := filepath.Join(dir, "wave.hcl")
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, stdout, _ := testEnv(map[string]string{"CADENCE_HOME": filepath.Join(dir, "home")}, false)
+	if code := runPlan(e, []string{"-format", "markdown", file}); code != ExitError {
+		t.Fatalf("exit %d, want %d", code, ExitError)
+	}
+	out := stdout.String()
+	if len(out) >= render.MarkdownLimit {
+		t.Errorf("%d bytes of Markdown, want under %d", len(out), render.MarkdownLimit)
+	}
+	if !strings.Contains(out, "and 19,980 more edges") {
+		t.Errorf("no \"and 19,980 more edges\" in:\n%.2000s", out)
+	}
+}
+
+// TestPlanMarkdownOfManyDiagnosticsBounded: the Markdown of an invalid
+// wave whose 50 shown diagnostics are long (two-lot cycles of 200-byte lot
+// ids) is cut at a line under render.MarkdownLimit, saying so.
+func TestPlanMarkdownOfManyDiagnosticsBounded(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("wave \"w\" {}\n")
+	long := strings.Repeat("x", 200)
+	for i := range 60 {
+		fmt.Fprintf(&b, "lot \"a%s%d\" {\n  run = \"true\"\n  depends_on = [lot.b%s%d]\n}\n", long, i, long, i)
+		fmt.Fprintf(&b, "lot \"b%s%d\" {\n  run = \"true\"\n  depends_on = [lot.a%s%d]\n}\n", long, i, long, i)
+	}
+	file := filepath.Join(dir, "wave.hcl")
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, stdout, _ := testEnv(map[string]string{"CADENCE_HOME": filepath.Join(dir, "home")}, false)
+	if code := runPlan(e, []string{"-format", "markdown", file}); code != ExitError {
+		t.Fatalf("exit %d, want %d", code, ExitError)
+	}
+	out := stdout.String()
+	if len(out) >= render.MarkdownLimit {
+		t.Errorf("%d bytes of Markdown, want under %d", len(out), render.MarkdownLimit)
+	}
+	if !strings.Contains(out, "cut here") || !strings.HasSuffix(strings.TrimSpace(out), "`") {
+		t.Errorf("no cut note, or no closing fence:\n%s", out[max(0, len(out)-500):])
 	}
 }

@@ -116,8 +116,8 @@ func (p *progress) event(ev executor.Event) {
 		return
 	}
 	if p.journal == nil && p.journalPath != "" {
-		if err := os.MkdirAll(filepath.Dir(p.journalPath), 0o755); err == nil {
-			p.journal, _ = os.OpenFile(p.journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err := os.MkdirAll(filepath.Dir(p.journalPath), 0o700); err == nil {
+			p.journal, _ = os.OpenFile(p.journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		}
 		p.journalPath = ""
 	}
@@ -159,7 +159,7 @@ func formatEvent(ev executor.Event) string {
 			s += fmt.Sprintf(", %s tokens", spec.Tokens(n))
 		}
 		if ev.Message != "" {
-			s += ": " + ev.Message
+			s += ": " + visibleControls(ev.Message, false)
 		}
 		return s
 	case executor.EvLotEnd:
@@ -169,24 +169,28 @@ func formatEvent(ev executor.Event) string {
 		return ev.Lot + " " + ev.Status
 	case executor.EvOutput:
 		if ev.Lot == "" {
-			return ev.Message
+			return visibleControls(ev.Message, true)
 		}
 		return fmt.Sprintf("%s %s output:\n%s", ev.Lot, ev.Step, indent(ev.Message, "    | "))
 	}
 	return ""
 }
 
+// firstLine is the first line of user text s (a cause, a message), with
+// " …" when more lines follow, its control characters made visible.
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+		return visibleControls(s[:i], false) + " …"
 	}
-	return s
+	return visibleControls(s, false)
 }
 
+// indent puts prefix before each line of user text s (a step's output),
+// its control characters but tabs made visible.
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := range lines {
-		lines[i] = prefix + lines[i]
+		lines[i] = prefix + visibleControls(lines[i], true)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -96,6 +96,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 			out["lock"] = lockHolder(lay.Lock())
 			out["requests"] = waitingRequests(lay)
 			out["pinned"] = jsonPinned(st)
+			out["spend_by_vendor"] = jsonVendors(st.Lots)
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
@@ -132,6 +133,7 @@ func (e *env) showStatus(w io.Writer, file string, all, asJSON bool) error {
 		if stateHasAgents(st) || st.Budget > 0 || st.BudgetMicros > 0 {
 			fmt.Fprintln(w)
 			budgetLine(w, st.Consumed, st.Budget, st.BudgetMicros)
+			vendorLines(w, st.Lots)
 		}
 		if now := time.Now(); st.ResetAt != nil && st.ResetAt.After(now) {
 			fmt.Fprintf(w, "Usage limit until %s.\n", render.ResetLabel(*st.ResetAt, now))

@@ -32,6 +32,7 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 	if agents || p.Totals.Budget > 0 || p.Totals.BudgetUSD > 0 {
 		fmt.Fprintln(e.stdout)
 		budgetLine(e.stdout, st.Consumed, int64(p.Totals.Budget), int64(p.Totals.BudgetUSD))
+		vendorLines(e.stdout, st.Lots)
 	}
 	switch res.Status {
 	case state.WaveSuspendedBudget:
@@ -75,17 +76,17 @@ func (e *env) summary(w *wave, p *planner.Plan, st *state.State, res executor.Re
 			continue
 		}
 		if q := l.Pending(); q != nil && l.Status == state.LotQuestion {
-			fmt.Fprintf(e.stdout, "\n%s asks: %s\n  cadence answer %s %s %q\n", lp.ID, q.Text, w.file, lp.ID, "…")
+			fmt.Fprintf(e.stdout, "\n%s asks: %s\n  cadence answer %s %s %q\n", lp.ID, visibleControls(q.Text, true), w.file, lp.ID, "…")
 		}
 		if l.Status == state.LotInterrupted && ctxLive(res) {
-			fmt.Fprintf(e.stdout, "\n%s interrupted: %s\n  cadence apply %s resumes it", lp.ID, l.Cause, w.file)
+			fmt.Fprintf(e.stdout, "\n%s interrupted: %s\n  cadence apply %s resumes it", lp.ID, visibleControls(l.Cause, true), w.file)
 			if strings.HasPrefix(l.Cause, "integration waits") {
 				fmt.Fprint(e.stdout, " (the integration only; its work is done)")
 			}
 			fmt.Fprintln(e.stdout)
 		}
 		if l.Status == state.LotHandedBack || l.Status == state.LotFailed {
-			fmt.Fprintf(e.stdout, "\n%s %s: %s\n", lp.ID, l.Status, l.Cause)
+			fmt.Fprintf(e.stdout, "\n%s %s: %s\n", lp.ID, l.Status, visibleControls(l.Cause, true))
 			for _, f := range l.Findings {
 				loc := ""
 				if f.File != "" {

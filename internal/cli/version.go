@@ -90,7 +90,7 @@ func runVersion(e *env, args []string) ExitCode {
 	}
 	bv := readBuildVersion()
 	// The built-in agent, with what its kind's adapter says of its CLI.
-	a := spec.DefaultAgent(spec.AgentKindClaude)
+	a := spec.DefaultAgent(spec.AgentKindClaude, e.agents().DefaultCommand(spec.AgentKindClaude))
 	var tool agent.Tool
 	if ad, ok := e.agents().Lookup(a.Kind); ok {
 		tool = ad.Tool()

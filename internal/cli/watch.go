@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/cadence-run/cadence/executor/slots"
@@ -20,11 +18,11 @@ import (
 // then shows it a last time and returns 0. On a terminal that can move the
 // cursor (e.liveOn) it redraws the screen; otherwise it prints a new block,
 // under a "== status at HH:MM:SS ==" line, each time the status changed.
-// SIGINT or SIGTERM end the watch with 0: stopping a watch is its normal
+// A stop signal (stopSignals) ends the watch with 0: stopping a watch is its normal
 // end, not a failure. A wave without a state file yet is shown as such
 // while its apply plans; any other error of status ends the watch with 1.
 func (e *env) watchStatus(file string, all bool, interval time.Duration) ExitCode {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	lay := e.layoutOf(file, "")
 	screen := e.liveOn(e.stdout)

@@ -250,12 +250,13 @@ func (l *Lock) Release() error {
 	return errors.Join(werr, uerr, l.fl.Close())
 }
 
-// openFile opens the lock file at path (mode 0644), making its folder.
+// openFile opens the lock file at path (mode 0600: its holder's details
+// are the lead's alone, as the state), making its folder.
 func openFile(path string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return Open(path, 0o644)
+	return Open(path, 0o600)
 }
 
 func finish(path string, fl *File, h Holder) (*Lock, error) {

@@ -206,9 +206,13 @@ var IgnoreBeside = []string{
 	WorkDirName + "/",
 }
 
-// MakeWorkDir creates the work folder and its self-ignoring .gitignore.
+// MakeWorkDir creates the work folder, the lead's alone (mode 0700, also
+// when it was made before with another), and its self-ignoring .gitignore.
 func (w Wave) MakeWorkDir() error {
-	if err := os.MkdirAll(w.WorkDir(), 0o755); err != nil {
+	if err := os.MkdirAll(w.WorkDir(), 0o700); err != nil {
+		return fmt.Errorf("make the work folder: %w", err)
+	}
+	if err := os.Chmod(w.WorkDir(), 0o700); err != nil {
 		return fmt.Errorf("make the work folder: %w", err)
 	}
 	return IgnoreSelf(w.WorkDir())
@@ -299,7 +303,7 @@ func IgnoreSelf(dir string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", p, err)
 	}
-	if err := os.WriteFile(p, []byte(ignoreAll), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(ignoreAll), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil

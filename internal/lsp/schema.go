@@ -67,7 +67,7 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 	return map[string]map[string]schema.Constraint{
 		"": {
 			"budget": tokens, "log_limit": anyString, "env": strMap, "path_prepend": strList, "limits": limits,
-			"agent": schema.Reference{OfScopeId: scopeAgent}, "model": model, "review_model": model, "fallback_model": model,
+			"agent": schema.Reference{OfScopeId: scopeAgent}, "review_agent": schema.Reference{OfScopeId: scopeAgent}, "model": model, "review_model": model, "fallback_model": model,
 			"fix_passes": anyNumber, "timeout": anyString, "review_timeout": anyString, "estimate": anyString,
 			"precheck": anyBool, "small": anyBool, "on_conflict": enum(string(spec.OnConflictHandBack), string(spec.OnConflictFix)),
 			"submodules": anyBool, "copy": strList, "setup": anyString,
@@ -113,9 +113,10 @@ var blockDocs = map[string]string{
 func waveSchema(agentKinds []string, kindAttrs map[string][]spec.KindAttribute) (*schema.BodySchema, error) {
 	cons := constraints(agentKinds)
 	root := &schema.BodySchema{Blocks: map[string]*schema.BlockSchema{}}
+	var kindDocs map[string]string
 	for _, bt := range spec.Schema() {
 		if bt.Type == "agent" {
-			bt.Attributes = addKindAttributes(bt.Attributes, cons["agent"], kindAttrs)
+			bt.Attributes, kindDocs = addKindAttributes(bt.Attributes, cons["agent"], kindAttrs)
 		}
 		b := &schema.BlockSchema{
 			Description: lang.Markdown(blockDocs[bt.Type]),
@@ -159,8 +160,12 @@ func waveSchema(agentKinds []string, kindAttrs map[string][]spec.KindAttribute) 
 				return nil, fmt.Errorf("lsp: no constraint for %s attribute %q", bt.Type, a.Name)
 			}
 			doc, _ := spec.Doc(bt.Type, a.Name)
+			desc := attrDoc(doc)
+			if bt.Type == "agent" && kindDocs[a.Name] != "" {
+				desc = kindDocs[a.Name]
+			}
 			b.Body.Attributes[a.Name] = &schema.AttributeSchema{
-				Description: lang.Markdown(attrDoc(doc)),
+				Description: lang.Markdown(desc),
 				IsRequired:  a.Required, IsOptional: !a.Required,
 				Constraint: c,
 			}
@@ -171,15 +176,22 @@ func waveSchema(agentKinds []string, kindAttrs map[string][]spec.KindAttribute) 
 }
 
 // addKindAttributes returns attrs with the attributes of every kind
-// (by kind name, each name once), their constraints put in cons.
-func addKindAttributes(attrs []hcl.AttributeSchema, cons map[string]schema.Constraint, kindAttrs map[string][]spec.KindAttribute) []hcl.AttributeSchema {
+// (by kind name, each name once), their constraints put in cons, and the
+// hover text of each: its kind's doc (KindAttribute.Doc), after the kind's
+// name, one paragraph per kind that has an attribute of that name.
+func addKindAttributes(attrs []hcl.AttributeSchema, cons map[string]schema.Constraint, kindAttrs map[string][]spec.KindAttribute) ([]hcl.AttributeSchema, map[string]string) {
 	kinds := make([]string, 0, len(kindAttrs))
 	for k := range kindAttrs {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
+	docs := map[string]string{}
 	for _, k := range kinds {
 		for _, a := range kindAttrs[k] {
+			if docs[a.Name] != "" {
+				docs[a.Name] += "\n\n"
+			}
+			docs[a.Name] += "Kind `" + k + "`: " + attrDoc(a.Doc)
 			if cons[a.Name] != nil {
 				continue
 			}
@@ -187,7 +199,7 @@ func addKindAttributes(attrs []hcl.AttributeSchema, cons map[string]schema.Const
 			attrs = append(attrs, hcl.AttributeSchema{Name: a.Name})
 		}
 	}
-	return attrs
+	return attrs, docs
 }
 
 // kindConstraint is the value constraint of a kind's attribute: an enum

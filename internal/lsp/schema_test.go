@@ -116,7 +116,8 @@ func collectTargets(t *testing.T, d *document, s *schema.BodySchema) []string {
 // them the block has the common attributes only.
 func TestKindAttributes(t *testing.T) {
 	attrs := map[string][]spec.KindAttribute{"claude": {
-		{Name: "permission_mode", Type: cty.String, Enum: []string{"plan", "acceptEdits"}},
+		{Name: "permission_mode", Type: cty.String, Enum: []string{"plan", "acceptEdits"},
+			Doc: spec.AttributeDoc{Default: "`\"acceptEdits\"`", Meaning: "`--permission-mode`"}},
 		{Name: "allowed_tools", Type: cty.List(cty.String)},
 		{Name: "max_retries", Type: cty.Number},
 	}}
@@ -141,5 +142,22 @@ func TestKindAttributes(t *testing.T) {
 	s, _ = waveSchema([]string{"claude"}, nil)
 	if s.Blocks["agent"].Body.Attributes["permission_mode"] != nil {
 		t.Error("permission_mode without the adapter's attributes")
+	}
+}
+
+// TestKindAttributesSameName: two kinds with an attribute of the same name
+// each keep their own doc in its hover, after the kind's name.
+func TestKindAttributesSameName(t *testing.T) {
+	attrs := map[string][]spec.KindAttribute{
+		"claude": {{Name: "model", Type: cty.String, Doc: spec.AttributeDoc{Meaning: "claude's model"}}},
+		"codex":  {{Name: "model", Type: cty.String, Doc: spec.AttributeDoc{Meaning: "codex's model"}}},
+	}
+	s, err := waveSchema([]string{"claude", "codex"}, attrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Blocks["agent"].Body.Attributes["model"]
+	if m == nil || !strings.Contains(m.Description.Value, "Kind `claude`: claude's model") || !strings.Contains(m.Description.Value, "Kind `codex`: codex's model") {
+		t.Fatalf("model: %+v", m)
 	}
 }

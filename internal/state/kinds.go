@@ -25,6 +25,19 @@ const (
 	ModelReview
 )
 
+// AgentClass says which of the lot's agents runs a step's session.
+type AgentClass int
+
+const (
+	// AgentNone: the step runs no agent session.
+	AgentNone AgentClass = iota
+	// AgentWrite: the lot's agent (spec.Lot.Agent), with ModelWrite.
+	AgentWrite
+	// AgentReview: the lot's review agent (spec.Lot.ReviewAgent: its
+	// review_agent, else its agent), with ModelReview.
+	AgentReview
+)
+
 // TimeoutClass says which timeout bounds a step.
 type TimeoutClass int
 
@@ -57,8 +70,11 @@ type KindInfo struct {
 	// ReportSchema is the file name, in package schemas, of the JSON
 	// Schema of the session's structured report; "" without a session.
 	ReportSchema string
-	Model        ModelClass
-	Timeout      TimeoutClass
+	// Agent is which of the lot's agents runs the session, Model which of
+	// its models it is given (the review model is the review agent's).
+	Agent   AgentClass
+	Model   ModelClass
+	Timeout TimeoutClass
 	// RecordsVerdict: the step's report carries a review verdict that the
 	// journal keeps (state.Step.Conform).
 	RecordsVerdict bool
@@ -68,13 +84,13 @@ type KindInfo struct {
 
 // kinds is the table of step kinds, in life-cycle order.
 var kinds = []KindInfo{
-	{Kind: StepPrecheck, Runs: RunsAgent, ReadOnly: true, Brief: "precheck", ReportSchema: "precheck.schema.json", Model: ModelReview, Timeout: TimeoutReview},
-	{Kind: StepImplement, Runs: RunsAgent, Brief: "implement", ReportSchema: "implement.schema.json", Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
+	{Kind: StepPrecheck, Runs: RunsAgent, ReadOnly: true, Brief: "precheck", ReportSchema: "precheck.schema.json", Agent: AgentReview, Model: ModelReview, Timeout: TimeoutReview},
+	{Kind: StepImplement, Runs: RunsAgent, Brief: "implement", ReportSchema: "implement.schema.json", Agent: AgentWrite, Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
 	{Kind: StepTest, Runs: RunsCommand, Timeout: TimeoutTest},
-	{Kind: StepReview, Runs: RunsAgent, ReadOnly: true, Brief: "review", ReportSchema: "review.schema.json", Model: ModelReview, Timeout: TimeoutReview, RecordsVerdict: true},
-	{Kind: StepFix, Runs: RunsAgent, Brief: "fix", ReportSchema: "implement.schema.json", Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
-	{Kind: StepFixMinors, Runs: RunsAgent, Brief: "fix-minors", ReportSchema: "implement.schema.json", Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
-	{Kind: StepRecheck, Runs: RunsAgent, ReadOnly: true, Brief: "review-recheck", ReportSchema: "review.schema.json", Model: ModelReview, Timeout: TimeoutReview, RecordsVerdict: true},
+	{Kind: StepReview, Runs: RunsAgent, ReadOnly: true, Brief: "review", ReportSchema: "review.schema.json", Agent: AgentReview, Model: ModelReview, Timeout: TimeoutReview, RecordsVerdict: true},
+	{Kind: StepFix, Runs: RunsAgent, Brief: "fix", ReportSchema: "implement.schema.json", Agent: AgentWrite, Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
+	{Kind: StepFixMinors, Runs: RunsAgent, Brief: "fix-minors", ReportSchema: "implement.schema.json", Agent: AgentWrite, Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
+	{Kind: StepRecheck, Runs: RunsAgent, ReadOnly: true, Brief: "review-recheck", ReportSchema: "review.schema.json", Agent: AgentReview, Model: ModelReview, Timeout: TimeoutReview, RecordsVerdict: true},
 	{Kind: StepIntegrate, Runs: RunsQueue},
 	{Kind: StepRun, Runs: RunsCommand, Timeout: TimeoutLot},
 }

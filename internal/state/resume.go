@@ -135,7 +135,7 @@ func gatePassed(f LotFacts, steps []Step) bool {
 // the step ended ok) and, for a conform one, whether the lot's findings hold
 // a minor one.
 func recorded(s Step, findings []Finding) Outcome {
-	if s.Kind != StepReview && s.Kind != StepRecheck {
+	if info, _ := Info(s.Kind); !info.RecordsVerdict {
 		return Outcome{Kind: OutcomeOK}
 	}
 	switch {

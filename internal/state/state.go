@@ -160,6 +160,39 @@ type Step struct {
 	// command's or a test gate's log) dropped by the lot's log_limit: the files keep the head and the tail around one line
 	// that says so (internal/boundedlog). 0: nothing was cut.
 	OutputCut int64 `json:"output_cut,omitempty"`
+	// Agent names the wave's agent block a session step ran with (the
+	// lot's agent for a write step, its review_agent for a read-only one,
+	// as the step-kind table's AgentClass says), recorded at its begin;
+	// "" for a step without a session or in a state written before agents
+	// were recorded per step.
+	Agent string `json:"agent,omitempty"`
+	// Vendor is the kind of that agent (spec.Agent.Kind: "claude", the
+	// adapter that ran the session), recorded with Agent; "" where Agent
+	// is (StepVendor reads it).
+	Vendor string `json:"vendor,omitempty"`
+	// RawUsage is the session's usage as its adapter reported it, in the
+	// CLI's own field names and meaning (Claude Code's input_tokens
+	// exclude cache reads; another vendor's may include them), counts of
+	// tokens; nil when the adapter reported none. Usage is the same
+	// spending in cadence's terms, the one budgets count.
+	RawUsage map[string]int64 `json:"raw_usage,omitempty"`
+}
+
+// UnrecordedVendor is the vendor of a session step whose state records
+// none: a state written before vendors were recorded ran only Claude Code
+// sessions.
+const UnrecordedVendor = "claude"
+
+// StepVendor is the vendor of step s (its recorded Vendor, else
+// UnrecordedVendor), "" for a step without a session.
+func StepVendor(s Step) string {
+	switch {
+	case !s.Kind.Session():
+		return ""
+	case s.Vendor != "":
+		return s.Vendor
+	}
+	return UnrecordedVendor
 }
 
 // CommitCount is the number of commits the step added, in every
@@ -336,7 +369,17 @@ type State struct {
 	// no tree is tested twice with the same command and environment
 	// (queue.go). Optional within FormatVersion 1.
 	Gates map[string]Gate `json:"gates,omitempty"`
+	// Remotes is what each repository's remotes showed without network
+	// when the last apply started, by repository name (the guard's
+	// LocalRemoteState, or "sha256:<hex>" of it when longer than
+	// MaxRemoteRecord): an apply after one that was killed compares them
+	// (docs/integration.md, Guards). Optional within FormatVersion 1.
+	Remotes map[string]string `json:"remotes,omitempty"`
 }
+
+// MaxRemoteRecord is the longest remote state State.Remotes keeps as
+// text (64 KiB); a longer one is kept as its digest.
+const MaxRemoteRecord = 64 << 10
 
 // PathFor returns the state file path of a wave file: the same folder, the
 // file's stem (without .hcl or .hcl.json) plus ".state.json". The rule is

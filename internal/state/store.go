@@ -92,7 +92,7 @@ func OpenStore(path string) (*Store, error) {
 	if err := s.snapshotLocked(); err != nil {
 		return nil, err
 	}
-	j, err := os.OpenFile(path+JournalSuffix, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	j, err := os.OpenFile(path+JournalSuffix, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open state journal: %w", err)
 	}

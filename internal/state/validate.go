@@ -68,6 +68,17 @@ func Validate(s *State) error {
 			if st.Pass < 0 || st.CostMicros < 0 || st.OutputCut < 0 || st.Usage.Input < 0 || st.Usage.CacheWrite < 0 || st.Usage.CacheRead < 0 || st.Usage.Output < 0 {
 				bad("lot %q step %d: pass, usage and cost must not be negative", id, i)
 			}
+			if (st.Agent != "" || st.Vendor != "" || st.RawUsage != nil) && !st.Kind.Session() {
+				bad("lot %q step %d: agent, vendor and raw_usage are for session steps; %s runs none", id, i, st.Kind)
+			}
+			if (st.Agent == "") != (st.Vendor == "") {
+				bad("lot %q step %d: agent and vendor are recorded together (agent %q, vendor %q)", id, i, st.Agent, st.Vendor)
+			}
+			for k, v := range st.RawUsage {
+				if k == "" || v < 0 {
+					bad("lot %q step %d: raw_usage needs non-empty names and counts not negative (%q: %d)", id, i, k, v)
+				}
+			}
 			for repo := range st.AlsoCommits {
 				if repo == "" {
 					bad("lot %q step %d: also_commits has an empty repository name", id, i)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/schemas"
 )
 
 // Action is what a session does.
@@ -149,28 +150,48 @@ func Main() int {
 }
 
 // Report is the structured report a session of step kind step gives when
-// it acts as a says (brief is its brief, for EchoBrief): its shape is the
-// one of the kind's report schema in the step-kind table
-// (state.KindInfo.ReportSchema).
+// it acts as a says (brief is its brief, for EchoBrief): every field the
+// test agent knows how to fill, kept to the properties of the kind's
+// report schema (state.KindInfo.ReportSchema, a file of package schemas),
+// so that a new kind whose schema uses these fields needs nothing here.
 func Report(step state.StepKind, a Action, brief string) map[string]any {
-	switch step.ReportSchema() {
-	case "precheck.schema.json":
-		return map[string]any{"already_done": a.AlreadyDone, "evidence": "looked"}
-	case "review.schema.json":
-		findings := a.Findings
-		if findings == nil {
-			findings = []map[string]any{}
-		}
-		return map[string]any{"verdict": "reviewed", "findings": findings}
+	findings := a.Findings
+	if findings == nil {
+		findings = []map[string]any{}
 	}
-	rep := map[string]any{"status": "done", "summary": "did " + string(step)}
+	all := map[string]any{"status": "done", "summary": "did " + string(step),
+		"verdict": "reviewed", "findings": findings,
+		"already_done": a.AlreadyDone, "evidence": "looked"}
 	if a.EchoBrief {
-		rep["summary"] = brief
+		all["summary"] = brief
 	}
 	if len(a.Questions) > 0 {
-		rep["questions"] = a.Questions
+		all["questions"] = a.Questions
+	}
+	props := schemaProperties(step.ReportSchema())
+	rep := map[string]any{}
+	for k, v := range all {
+		if props[k] {
+			rep[k] = v
+		}
 	}
 	return rep
+}
+
+// schemaProperties returns the names of the top-level properties of the
+// named schema of package schemas (none when it cannot be read).
+func schemaProperties(name string) map[string]bool {
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if b, err := schemas.FS.ReadFile(name); err == nil {
+		_ = json.Unmarshal(b, &doc)
+	}
+	out := map[string]bool{}
+	for k := range doc.Properties {
+		out[k] = true
+	}
+	return out
 }
 
 // unscripted is what a session does with no script entry: a step kind

@@ -1,5 +1,7 @@
 // Package testutil holds helpers shared by cadence's tests: a buffer safe
-// for concurrent writers and readers, and polling waits. Only tests import
+// for concurrent writers and readers, polling waits, and the attribute
+// tables of docs/wave-file.md an agent kind's generated docs are checked
+// against (AttributeDocsFile). Only tests import
 // it (internal/archtest checks).
 package testutil
 

@@ -85,8 +85,9 @@ func DOT(w io.Writer, p *planner.Plan) error {
 // break.
 var dotEscaper = newEscaper(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\n`)
 
-// dotQuote returns s as a DOT quoted string.
-func dotQuote(s string) string { return `"` + dotEscaper.escape(s) + `"` }
+// dotQuote returns s as a DOT quoted string, its control characters but
+// newlines made visible (Visible).
+func dotQuote(s string) string { return `"` + dotEscaper.escape(Visible(s, true)) + `"` }
 
 // Mermaid writes the plan's lots as a Mermaid flowchart (cadence graph
 // -format mermaid), raw: a caller that wants a Markdown fence adds it. Node
@@ -103,7 +104,7 @@ func Mermaid(w io.Writer, p *planner.Plan) error {
 		used[lp.Action] = true
 		label := graphLabel(lp)
 		for j := range label {
-			label[j] = mermaidEscaper.escape(label[j])
+			label[j] = mermaidEscaper.escape(Visible(label[j], false))
 		}
 		bw.WriteString("  n" + strconv.Itoa(i) + "[\"" + strings.Join(label, "<br/>") + "\"]:::" + mermaidClass(lp.Action) + "\n")
 	}

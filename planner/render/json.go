@@ -108,7 +108,12 @@ type jsonResume struct {
 type jsonStep struct {
 	Kind  string `json:"kind"`
 	Model string `json:"model"`
-	Max   int    `json:"max"`
+	// Agent, AgentKind and FallbackModel are planner.Step's Agent,
+	// AgentKind and Fallback ("" for a command).
+	Agent         string `json:"agent"`
+	AgentKind     string `json:"agent_kind"`
+	FallbackModel string `json:"fallback_model"`
+	Max           int    `json:"max"`
 }
 
 type jsonRepo struct {
@@ -251,7 +256,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 			l.Bootstrap = append(l.Bootstrap, jsonBootstrap{Repo: b.Repo, Submodules: b.Submodules, Copy: list(b.Copy), Setup: b.Setup})
 		}
 		for j, s := range lp.Steps {
-			l.Steps[j] = jsonStep{Kind: string(s.Kind), Model: s.Model, Max: s.Max}
+			l.Steps[j] = jsonStep{Kind: string(s.Kind), Model: s.Model, Agent: s.Agent, AgentKind: s.AgentKind, FallbackModel: s.Fallback, Max: s.Max}
 		}
 		out.Lots[i] = l
 	}

@@ -65,7 +65,7 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 			lp.Bootstrap = append(lp.Bootstrap, planner.Bootstrap{Repo: b.Repo, Submodules: b.Submodules, Copy: nilIfEmpty(b.Copy), Setup: b.Setup})
 		}
 		for k, s := range l.Steps {
-			lp.Steps[k] = planner.Step{Kind: state.StepKind(s.Kind), Model: s.Model, Max: s.Max}
+			lp.Steps[k] = planner.Step{Kind: state.StepKind(s.Kind), Model: s.Model, Agent: s.Agent, AgentKind: s.AgentKind, Fallback: s.FallbackModel, Max: s.Max}
 		}
 		p.Lots[i] = lp
 	}

@@ -53,7 +53,8 @@ type Options struct {
 // fallback for a step whose model it is).
 func stepsLabel(steps []planner.Step, fallback string) string {
 	var b strings.Builder
-	var shown []string // the models shown so far
+	var shown []string // the agents and models shown so far
+	agents := showAgents(steps)
 	for i, s := range steps {
 		if i > 0 {
 			b.WriteString(" → ")
@@ -63,23 +64,61 @@ func stepsLabel(steps []planner.Step, fallback string) string {
 			continue
 		}
 		b.WriteString(string(s.Kind))
-		if s.Model != "" && (s.Max == 0 || !slices.Contains(shown, s.Model)) {
+		by := ""
+		if agents {
+			by = agentLabel(s)
+		}
+		if (s.Model != "" || by != "") && (s.Max == 0 || !slices.Contains(shown, by+"\x00"+s.Model)) {
 			inner := s.Model
 			if inner == spec.Redacted {
 				// "(sensitive)" already has its parentheses
 				inner = strings.Trim(spec.Redacted, "()")
 			}
-			if fallback != "" && fallback != s.Model {
-				inner += ", fallback " + fallback
+			if by != "" {
+				inner = strings.TrimSpace(inner + " by " + by)
+			}
+			fb := fallback
+			if s.Agent != "" {
+				fb = s.Fallback
+			}
+			if fb != "" && fb != s.Model {
+				inner += ", fallback " + fb
 			}
 			b.WriteString(" (" + inner + ")")
-			shown = append(shown, s.Model)
+			shown = append(shown, by+"\x00"+s.Model)
 		}
 		if s.Max > 0 {
 			b.WriteString(" ≤" + strconv.Itoa(s.Max))
 		}
 	}
 	return b.String()
+}
+
+// showAgents says whether a lot's steps name their agents: when they run
+// with more than one agent, or with another than the built-in claude.
+func showAgents(steps []planner.Step) bool {
+	first := ""
+	for _, s := range steps {
+		if s.Agent == "" {
+			continue
+		}
+		if first == "" {
+			first = s.Agent
+		}
+		if s.Agent != first || s.Agent != spec.BuiltinAgent || s.AgentKind != spec.AgentKindClaude {
+			return true
+		}
+	}
+	return false
+}
+
+// agentLabel names a step's agent: "codex" when its name is its kind,
+// else "reviewer, codex" (name, kind).
+func agentLabel(s planner.Step) string {
+	if s.Agent == s.AgentKind || s.AgentKind == "" {
+		return s.Agent
+	}
+	return s.Agent + ", " + s.AgentKind
 }
 
 // resumeLabel renders where a lot resumes: "fix (pass 2)", "review".

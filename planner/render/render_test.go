@@ -143,6 +143,16 @@ var cases = []testCase{
 	{"guards", func(t testing.TB) *planner.Plan {
 		return build(t, planner.Input{Config: load(t, "testdata/guards/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
 	}},
+	{"agents", func(t testing.TB) *planner.Plan {
+		cfg, diags := spec.NewLoader().LoadFile("testdata/agents/wave.hcl", spec.Options{AgentKinds: []string{spec.AgentKindClaude, "codex"}})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return build(t, planner.Input{Config: cfg, Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
+	}},
+	{"escapes", func(t testing.TB) *planner.Plan {
+		return build(t, planner.Input{Config: load(t, "testdata/escapes/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
+	}},
 }
 
 // formats are the renderers, by golden file suffix.
@@ -335,8 +345,8 @@ func TestEscapes(t *testing.T) {
 		{"bell\a esc\x1b[31m del\x7f tab\tnul\x00", "bell␇ esc␛\\[31m del␡ tab nul␀"},
 		// C1 controls and bidirectional overrides are replaced
 		{"abc\u202edcba\u0085x\u2066", "abc\ufffddcba\ufffdx\ufffd"},
-		// code spans and links cannot be opened
-		{"[click](https://example.com) `x`", `\[click\](https://example.com) \` + "`" + `x\` + "`"},
+		// code spans, links and autolinks cannot be opened
+		{"[click](https://example.com) `x`", `\[click\](https:&#8203;//example.com) \` + "`" + `x\` + "`"},
 		// an escape's entity stays whole
 		{"a@1", "a@&#8203;1"},
 	} {

@@ -98,10 +98,10 @@ func Text(w io.Writer, p *planner.Plan, o Options) error {
 		if wn.Refuses {
 			mark = c.paint(sgrRedBold, "⚠")
 		}
-		bw.WriteString("  " + mark + " " + c.paint(sgrYellow, oneLine(warningText(wn))) + "\n")
+		bw.WriteString("  " + mark + " " + c.paint(sgrYellow, Visible(oneLine(warningText(wn)), false)) + "\n")
 		files, more := warningFiles(wn)
 		for _, f := range files {
-			bw.WriteString("      " + f + "\n")
+			bw.WriteString("      " + Visible(f, false) + "\n")
 		}
 		if more > 0 {
 			bw.WriteString("      … and " + plural(more, "more file", "more files") + "\n")
@@ -132,8 +132,8 @@ func writeLotLines(bw *bufio.Writer, p *planner.Plan, c painter) {
 	defaults := false
 	for i := range p.Lots {
 		lp := &p.Lots[i]
-		rows[i] = [len(textCaps)]string{lp.Action.Symbol(), lp.ID, repoLabel(lp), clip(titleLabel(lp), textCaps[3]),
-			whatLabel(lp), budgetLabel(lp), estimateLabel(lp)}
+		rows[i] = [len(textCaps)]string{lp.Action.Symbol(), lp.ID, repoLabel(lp), clip(Visible(titleLabel(lp), false), textCaps[3]),
+			Visible(whatLabel(lp), false), budgetLabel(lp), estimateLabel(lp)}
 		if lp.Action.Pending() && !lp.EstimateSet {
 			defaults = true
 		}

@@ -1,8 +1,9 @@
-package schemacheck
+package schemacheck_test
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ func agreeStricter(t *testing.T, doc string, valid, invalid, looser, stricter []
 		}
 		d := fmt.Sprintf(doc, b)
 		derr := decode(t, d)
-		serr := Validate(waveSchema, []byte(d))
+		serr := schemacheck.Validate(waveSchema, []byte(d))
 		if (derr == nil) != wantDecoder {
 			t.Errorf("%s: decoder accepts %v, want %v (%v)", b, derr == nil, wantDecoder, derr)
 		}
@@ -113,13 +114,13 @@ func TestUSDPattern(t *testing.T) {
 // by the decoder, and that it must be a string for the schema.
 func TestSchemaKeyAccepted(t *testing.T) {
 	doc := `{"$schema": "https://cadence.run/schemas/wave.schema.json", "wave": {"w": {}}}`
-	if err := Validate(waveSchema, []byte(doc)); err != nil {
+	if err := schemacheck.Validate(waveSchema, []byte(doc)); err != nil {
 		t.Errorf("schema: %v", err)
 	}
 	if err := decode(t, doc); err != nil {
 		t.Errorf("decoder: %v", err)
 	}
-	if err := Validate(waveSchema, []byte(`{"$schema": 1, "wave": {"w": {}}}`)); err == nil || !strings.Contains(err.Error(), "/$schema") {
+	if err := schemacheck.Validate(waveSchema, []byte(`{"$schema": 1, "wave": {"w": {}}}`)); err == nil || !strings.Contains(err.Error(), "/$schema") {
 		t.Errorf("a $schema that is not a string: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
-package schemacheck
+package schemacheck_test
 
 import (
+	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"io/fs"
 	"testing"
 
@@ -29,10 +30,10 @@ func TestReportSchemas(t *testing.T) {
 			continue
 		}
 		a := testagent.Action{Questions: []string{"which?"}, Findings: []map[string]any{{"severity": "minor", "text": "a nit"}}}
-		if err := ValidateValue(k.ReportSchema, testagent.Report(k.Kind, a, "brief")); err != nil {
+		if err := schemacheck.ValidateValue(k.ReportSchema, testagent.Report(k.Kind, a, "brief")); err != nil {
 			t.Errorf("%s: the test agent's report does not fit %s: %v", k.Kind, k.ReportSchema, err)
 		}
-		if err := ValidateValue(k.ReportSchema, map[string]any{"unexpected": true}); err == nil {
+		if err := schemacheck.ValidateValue(k.ReportSchema, map[string]any{"unexpected": true}); err == nil {
 			t.Errorf("%s: %s accepts a report without its fields", k.Kind, k.ReportSchema)
 		}
 	}

@@ -1,5 +1,13 @@
 // Package schemacheck validates JSON documents against cadence's embedded
 // schemas with a real JSON Schema validator (santhosh-tekuri/jsonschema).
+//
+// The cadence binary links it, for the agents' structured reports
+// (agent.DecodeReport): the Codex CLI sends the report schema to the API
+// and does not check the answer, so cadence must, and one check against
+// the schema itself serves every adapter and every step kind's schema.
+// The rest (wave, state, the -json outputs) is validated in tests only.
+// A schema is compiled the first time it is asked for, so a run that
+// validates only reports never compiles the wave schema.
 package schemacheck
 
 import (
@@ -13,57 +21,70 @@ import (
 )
 
 var (
-	compileOnce sync.Once
-	compiled    map[string]*jsonschema.Schema
-	compileErr  error
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	compiled = map[string]*jsonschema.Schema{}
 )
 
-func compileAll() {
-	c := jsonschema.NewCompiler()
-	entries, err := schemas.FS.ReadDir(".")
+// schema returns the compiled schema of the named file, compiling it (and
+// what it refers to) on first use; nil and no error when there is no such
+// file.
+func schema(name string) (*jsonschema.Schema, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if s, ok := compiled[name]; ok {
+		return s, nil
+	}
+	if compiler == nil {
+		c := jsonschema.NewCompiler()
+		entries, err := schemas.FS.ReadDir(".")
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			b, _ := schemas.FS.ReadFile(e.Name())
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+			if err != nil {
+				return nil, fmt.Errorf("schema %s: %w", e.Name(), err)
+			}
+			if err := c.AddResource(schemas.BaseURL+e.Name(), doc); err != nil {
+				return nil, fmt.Errorf("schema %s: %w", e.Name(), err)
+			}
+		}
+		compiler = c
+	}
+	if _, err := schemas.FS.Open(name); err != nil {
+		return nil, nil
+	}
+	s, err := compiler.Compile(schemas.BaseURL + name)
 	if err != nil {
-		compileErr = err
-		return
+		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	for _, e := range entries {
-		b, _ := schemas.FS.ReadFile(e.Name())
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
-			return
-		}
-		if err := c.AddResource(schemas.BaseURL+e.Name(), doc); err != nil {
-			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
-			return
-		}
-	}
-	compiled = map[string]*jsonschema.Schema{}
-	for _, e := range entries {
-		s, err := c.Compile(schemas.BaseURL + e.Name())
-		if err != nil {
-			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
-			return
-		}
-		compiled[e.Name()] = s
-	}
+	compiled[name] = s
+	return s, nil
 }
 
 // Validate checks the JSON document data against the named schema (for
 // example "plan.schema.json"). The error lists every violation.
 func Validate(name string, data []byte) error {
-	compileOnce.Do(compileAll)
-	if compileErr != nil {
-		return compileErr
+	_, err := validate(name, data)
+	return err
+}
+
+// validate is Validate that also gives back the decoded document.
+func validate(name string, data []byte) (any, error) {
+	s, err := schema(name)
+	if err != nil {
+		return nil, err
 	}
-	s := compiled[name]
 	if s == nil {
-		return fmt.Errorf("no schema %q", name)
+		return nil, fmt.Errorf("no schema %q", name)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("not JSON: %w", err)
+		return nil, fmt.Errorf("not JSON: %w", err)
 	}
-	return s.Validate(doc)
+	return doc, s.Validate(doc)
 }
 
 // ValidateValue marshals v and validates it against the named schema.

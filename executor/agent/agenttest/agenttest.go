@@ -6,7 +6,10 @@
 // Terraform's internal/backend/testing.go runs every backend through the
 // same checks. An adapter's tests call Run with a Harness that scripts its
 // CLI (or a stand-in); a check the adapter cannot meet is skipped, saying
-// why (Harness.Lacks), never silently.
+// why (Harness.Lacks), never silently. Lacks names behaviours the CLI
+// cannot play and capabilities the adapter does not have (CountTokens,
+// Recount), each on its own: an adapter that commits but spends no tokens
+// lacks CountTokens only, and its commit check still runs.
 package agenttest
 
 import (
@@ -55,6 +58,17 @@ const (
 	WriteFile Behaviour = "write-file"
 )
 
+// Capabilities of an adapter the suite checks where the adapter has them;
+// Harness.Lacks names the ones it does not, as it names behaviours.
+const (
+	// CountTokens: a session's outcome counts the tokens it spent (and
+	// Recount's, when the adapter recounts).
+	CountTokens Behaviour = "count-tokens"
+	// Recount: Adapter.Recount finds a session that ran, from what it
+	// left, and finds none that never ran.
+	Recount Behaviour = "recount"
+)
+
 // Written is the file a WriteFile session tries to write.
 const Written = "written-by-a-read-only-session.txt"
 
@@ -76,8 +90,10 @@ type Harness struct {
 	// its retries); nil: not counted (the formatting retry is then only
 	// seen in the outcome).
 	Runs func(t *testing.T, s agent.Session) int
-	// Lacks are the behaviours the adapter or its CLI cannot play, each
-	// with why: their checks are skipped with that reason.
+	// Lacks are the behaviours the adapter or its CLI cannot play and the
+	// capabilities it does not have, each with why: a check that needs one
+	// is skipped with that reason; a check that only looks at a
+	// capability's result (the commit check's usage) leaves that part out.
 	Lacks map[Behaviour]string
 	// ResetAt is when the scripted usage limit resets.
 	ResetAt time.Time
@@ -96,30 +112,38 @@ func Run(t *testing.T, h Harness) {
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			if why, ok := h.Lacks[c.needs]; ok {
-				t.Skipf("the harness cannot play %s: %s", c.needs, why)
+			for _, n := range c.needs {
+				if why, ok := h.Lacks[n]; ok {
+					t.Skipf("the harness lacks %s: %s", n, why)
+				}
 			}
 			c.run(t, h)
 		})
 	}
 }
 
+// counts reports whether the adapter counts tokens (Lacks no CountTokens).
+func (h Harness) counts() bool {
+	_, lacks := h.Lacks[CountTokens]
+	return !lacks
+}
+
 type check struct {
 	name  string
-	needs Behaviour
+	needs []Behaviour
 	run   func(t *testing.T, h Harness)
 }
 
 var checks = []check{
-	{"commit reports ok with usage and report", Commit, checkCommit},
-	{"questions reach the report", Ask, checkAsk},
-	{"no report after the formatting retry", NoReport, checkNoReport},
-	{"usage limit is quota with its reset", UsageLimit, checkUsageLimit},
-	{"overloaded API is recognised", Overloaded, checkOverloaded},
-	{"cancel interrupts and leaves nothing running", Hang, checkCancel},
-	{"log files are written and bounded", Chatty, checkLogs},
-	{"read-only session is refused writes", WriteFile, checkReadOnly},
-	{"recount after the fact", Commit, checkRecount},
+	{"commit reports ok with usage and report", []Behaviour{Commit}, checkCommit},
+	{"questions reach the report", []Behaviour{Ask}, checkAsk},
+	{"no report after the formatting retry", []Behaviour{NoReport}, checkNoReport},
+	{"usage limit is quota with its reset", []Behaviour{UsageLimit}, checkUsageLimit},
+	{"overloaded API is recognised", []Behaviour{Overloaded}, checkOverloaded},
+	{"cancel interrupts and leaves nothing running", []Behaviour{Hang}, checkCancel},
+	{"log files are written and bounded", []Behaviour{Chatty}, checkLogs},
+	{"read-only session is refused writes", []Behaviour{WriteFile}, checkReadOnly},
+	{"recount after the fact", []Behaviour{Commit, Recount}, checkRecount},
 }
 
 // run is one session of behaviour b in a fresh repository, with the
@@ -162,7 +186,7 @@ func checkCommit(t *testing.T, h Harness) {
 	if out.Status != state.StepOK || out.Report == nil || out.Report.Status != "done" || out.Report.Summary == "" {
 		t.Fatalf("outcome %s (%s), report %+v: want ok with a done report", out.Status, out.Cause, out.Report)
 	}
-	if out.Usage.Counted() <= 0 {
+	if h.counts() && out.Usage.Counted() <= 0 {
 		t.Errorf("usage %+v: want the session's tokens", out.Usage)
 	}
 	if len(pids) == 0 {
@@ -291,8 +315,8 @@ func checkRecount(t *testing.T, h Harness) {
 		t.Fatalf("outcome %s (%s): want ok", out.Status, out.Cause)
 	}
 	spent, ok := h.Adapter.Recount(s.SessionID, s.Dir, s.LogPrefix, h.Host.Env)
-	if !ok || spent.Usage.Counted() <= 0 {
-		t.Fatalf("Recount = %+v, %v: want the session's tokens", spent, ok)
+	if !ok || (h.counts() && spent.Usage.Counted() <= 0) {
+		t.Fatalf("Recount = %+v, %v: want the session found, with its tokens", spent, ok)
 	}
 	if spent.Usage.Counted() > out.Usage.Counted() {
 		t.Errorf("recounted %+v, more than the session's own %+v", spent.Usage, out.Usage)

@@ -75,9 +75,14 @@ var attributes = []spec.KindAttribute{
 	{Name: "max_retries", Type: cty.Number},
 }
 
-// Attributes implements agent.SettingsDecoder.
+// Attributes implements agent.SettingsDecoder, each with its docs
+// (attrdocs.go, generated from docs/wave-file.md).
 func (*Adapter) Attributes() []spec.KindAttribute {
-	return append([]spec.KindAttribute(nil), attributes...)
+	out := append([]spec.KindAttribute(nil), attributes...)
+	for i := range out {
+		out[i].Doc = attributeDocs[out[i].Name]
+	}
+	return out
 }
 
 // DecodeSettings implements agent.SettingsDecoder: DefaultSettings, with

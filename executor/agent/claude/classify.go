@@ -41,8 +41,8 @@ type Ended struct {
 	// Step is the session's step kind, named in a timeout's cause.
 	Step state.StepKind
 	// ReportSchema is the file name of the report's schema in package
-	// schemas (agent.Session.ReportSchema): it selects how the report is
-	// read (DecodeReport).
+	// schemas (agent.Session.ReportSchema): the report is checked against
+	// it and read (agent.DecodeReport).
 	ReportSchema string
 	// Cancelled and TimedOut say whether cadence stopped it, and why;
 	// Timeout is the step's limit and Extensions how many times it was
@@ -110,7 +110,7 @@ func Classify(e Ended) agent.Outcome {
 	case len(bytes.TrimSpace(r.StructuredOutput)) == 0 || string(r.StructuredOutput) == "null":
 		o.Status, o.Cause = state.StepFailed, agent.CauseNoReport
 	default:
-		rep, err := DecodeReport(r.StructuredOutput, e.ReportSchema)
+		rep, err := agent.DecodeReport(r.StructuredOutput, e.ReportSchema)
 		if err != nil {
 			o.Status, o.Cause = state.StepFailed, "the report does not fit its schema: "+err.Error()
 			break
@@ -148,70 +148,6 @@ func isQuota(r result) bool {
 	}
 	t := strings.ToLower(r.Result)
 	return strings.Contains(t, "rate limit") || strings.Contains(t, "usage limit") || strings.Contains(t, "(429)")
-}
-
-// DecodeReport reads a structured report strictly against schema, the file
-// name of the report's schema in package schemas (implement, review or
-// precheck .schema.json): no unknown
-// fields, the required ones present, enumerations respected. The CLI
-// already validated it against the same schema; this is cadence's own check,
-// without linking a JSON Schema validator into the binary.
-func DecodeReport(raw json.RawMessage, schema string) (*agent.Report, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	switch schema {
-	case "precheck.schema.json":
-		var r struct {
-			AlreadyDone *bool   `json:"already_done"`
-			Evidence    *string `json:"evidence"`
-		}
-		if err := dec.Decode(&r); err != nil {
-			return nil, err
-		}
-		if r.AlreadyDone == nil || r.Evidence == nil {
-			return nil, fmt.Errorf("a precheck report needs already_done and evidence")
-		}
-		return &agent.Report{AlreadyDone: *r.AlreadyDone, Evidence: *r.Evidence}, nil
-	case "review.schema.json":
-		var r struct {
-			Verdict  *string          `json:"verdict"`
-			Findings *[]state.Finding `json:"findings"`
-		}
-		if err := dec.Decode(&r); err != nil {
-			return nil, err
-		}
-		if r.Verdict == nil || r.Findings == nil {
-			return nil, fmt.Errorf("a review report needs verdict and findings")
-		}
-		for _, f := range *r.Findings {
-			if !f.Severity.Valid() {
-				return nil, fmt.Errorf("finding severity %q is not blocking, major or minor", f.Severity)
-			}
-		}
-		return &agent.Report{Verdict: *r.Verdict, Findings: *r.Findings}, nil
-	}
-	if schema != "implement.schema.json" {
-		return nil, fmt.Errorf("report schema %q is not one this adapter reads", schema)
-	}
-	var r struct {
-		Status    *string  `json:"status"`
-		Summary   *string  `json:"summary"`
-		Tests     string   `json:"tests"`
-		Questions []string `json:"questions"`
-		Choices   []string `json:"choices"`
-	}
-	if err := dec.Decode(&r); err != nil {
-		return nil, err
-	}
-	if r.Status == nil || r.Summary == nil {
-		return nil, fmt.Errorf("a write report needs status and summary")
-	}
-	switch *r.Status {
-	case "done", "partial", "blocked":
-	default:
-		return nil, fmt.Errorf("status %q is not done, partial or blocked", *r.Status)
-	}
-	return &agent.Report{Status: *r.Status, Summary: *r.Summary, Tests: r.Tests, Questions: r.Questions, Choices: r.Choices}, nil
 }
 
 func lastLine(b []byte) string {

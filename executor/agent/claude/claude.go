@@ -66,6 +66,7 @@ func (*Adapter) Kind() string { return Kind }
 // Code)".
 func (*Adapter) Tool() agent.Tool {
 	return agent.Tool{
+		Command:     "claude",
 		EnvOverride: "CADENCE_CLAUDE_BIN",
 		VersionArgs: []string{"--version"},
 		MinVersion:  MinVersion,
@@ -210,6 +211,7 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 		again.CostEstimated = again.CostEstimated || out.CostEstimated
 		out = again
 	}
+	out.RawUsage = rawUsage(out.Usage)
 	return out
 }
 

@@ -39,10 +39,11 @@ func openSessionFiles(prefix string, limit int64, stop func()) (*sessionFiles, e
 	}
 	f := &sessionFiles{}
 	var err error
-	if f.out, err = os.Create(prefix + ".json"); err != nil {
+	// The lead's alone, as the state (docs/running.md, State and resume).
+	if f.out, err = os.OpenFile(prefix+".json", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
 		return nil, err
 	}
-	if f.err, err = os.Create(prefix + ".err"); err != nil {
+	if f.err, err = os.OpenFile(prefix+".err", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
 		f.out.Close()
 		return nil, err
 	}

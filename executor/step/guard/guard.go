@@ -20,8 +20,9 @@ import (
 
 // Git is what the guard needs of git (gitint.Repos, or a fake in tests).
 type Git interface {
-	// Refs reads the repository's guarded refs (refs/heads, refs/tags) but
-	// those under the prefix skip, with one git call (gitint.SnapshotRefs).
+	// Refs reads the repository's guarded refs (refs/heads, refs/tags) and
+	// cadence's own (refs/cadence) but those under the prefix skip, with
+	// at most one git call (gitint.SnapshotRefs).
 	Refs(ctx context.Context, repo *spec.Repo, skip string) (gitint.Refs, error)
 	// RestoreRefs puts foreign moves of guarded refs back, each by
 	// compare-and-swap to its Old value, keeping each foreign value under
@@ -62,9 +63,26 @@ type Git interface {
 	// RepairGuard reinstalls a damaged guard and says what was wrong
 	// (gitint.RepairGuard).
 	RepairGuard(ctx context.Context, repo *spec.Repo) (string, error)
+	// Hooks reads the repository's hooks folders as bytes
+	// (gitint.ReadHooks); after the first call per repository, no git
+	// process.
+	Hooks(ctx context.Context, repo *spec.Repo) (gitint.HookFiles, error)
+	// RestoreHooks sets aside the hooks planted or changed since before
+	// and puts back the hooks as they were (gitint.RestoreHooks). No git
+	// process.
+	RestoreHooks(before gitint.HookFiles, wave, lot string) []gitint.HookChange
+	// Stash reads the repository's stash entries from its files, oldest
+	// first (gitint.ReadStash); no git process.
+	Stash(ctx context.Context, repo *spec.Repo) ([]gitint.StashEntry, error)
+	// RestoreStash puts dropped stash entries back (gitint.RestoreStash).
+	RestoreStash(ctx context.Context, repo *spec.Repo, entries []gitint.StashEntry) []gitint.StashPutBack
 	// RemoteState describes the repository's remotes; a change across a
 	// step means something was pushed.
 	RemoteState(ctx context.Context, repo *spec.Repo) string
+	// LocalRemoteState is what RemoteState can say without network and
+	// with no git process after the first call per repository
+	// (gitint.LocalRemoteState).
+	LocalRemoteState(ctx context.Context, repo *spec.Repo) string
 }
 
 // Guard is one wave's guard: the ledger of cadence's own moves of guarded
@@ -73,19 +91,24 @@ type Git interface {
 // each lot's branch was at the end of its last step. Its methods are safe
 // for concurrent use by the steps of many lots.
 type Guard struct {
-	git     Git
-	wave    string
+	git  Git
+	wave string
+	// repos are the wave's repositories: every step's guard reads the
+	// refs of each (docs/integration.md, Guards).
+	repos   []*spec.Repo
 	refs    refLedger
 	lots    lotActivity
 	configs configWatch
+	hooks   hookWatch
 	remotes remoteWatch
 	tipsMu  sync.Mutex
 	tips    map[string]map[*spec.Repo]string
 }
 
-// New makes the guard of the wave named wave, reading git through g.
-func New(g Git, wave string) *Guard {
-	return &Guard{git: g, wave: wave, tips: map[string]map[*spec.Repo]string{}}
+// New makes the guard of the wave named wave, whose repositories are
+// repos, reading git through g.
+func New(g Git, wave string, repos []*spec.Repo) *Guard {
+	return &Guard{git: g, wave: wave, repos: repos, tips: map[string]map[*spec.Repo]string{}}
 }
 
 // Lot is what the guard checks of one lot: its id, its branch (short
@@ -158,18 +181,37 @@ func (g *Guard) ForgetTips(lot string) {
 
 // WatchRemotes reads the remotes of repos, the repositories command or
 // test steps may use, once at the wave's start (remoteWatch.start).
+// It also records what every repository of the wave's remotes show
+// without network, compared after every step (remoteWatch.afterStep).
 func (g *Guard) WatchRemotes(ctx context.Context, repos []*spec.Repo) {
 	g.remotes.start(ctx, g.git, repos)
+	g.remotes.startLocal(ctx, g.git, g.repos)
+}
+
+// LocalRemotes records what the remotes of every repository of the
+// wave show without network (Git.LocalRemoteState), as WatchRemotes
+// does, and returns it by repository name.
+func (g *Guard) LocalRemotes(ctx context.Context) map[string]string {
+	g.remotes.startLocal(ctx, g.git, g.repos)
+	g.remotes.mu.Lock()
+	defer g.remotes.mu.Unlock()
+	out := make(map[string]string, len(g.remotes.local))
+	for rp, st := range g.remotes.local {
+		out[rp.Name] = st
+	}
+	return out
 }
 
 // CompareRemotes compares the remotes of repos with what was recorded,
 // where a command or test step ended since the last comparison, and
-// returns the change as an incident's text ("" when none).
-func (g *Guard) CompareRemotes(ctx context.Context, repos []*spec.Repo) string {
+// returns the change as an incident's text ("" when none) and the lots
+// whose command or test steps ran there since the last comparison.
+func (g *Guard) CompareRemotes(ctx context.Context, repos []*spec.Repo) (string, []string) {
 	return g.remotes.compare(ctx, g.git, repos)
 }
 
 // CompareAllRemotes is CompareRemotes for every repository watched.
 func (g *Guard) CompareAllRemotes(ctx context.Context) string {
-	return g.remotes.compare(ctx, g.git, g.remotes.all())
+	msg, _ := g.remotes.compare(ctx, g.git, g.remotes.all())
+	return msg
 }

@@ -136,8 +136,8 @@ func ownBranchMove(ref, before, after, tipBefore, tipAfter string) (gitint.RefMo
 	return gitint.RefMove{Ref: ref, Old: expected, New: after}, true
 }
 
-// checkLotRefs is After's check of the wave's lot branches in the lot's
-// repository r: the foreign moves (foreignLotMoves, ownBranchMove) are
+// checkLotRefs is After's check of the wave's lot branches in the
+// repository r (Dir "": one of the wave's that is not the lot's): the foreign moves (foreignLotMoves, ownBranchMove) are
 // put back and described for the incident. headMoved says the worktree's
 // HEAD was put back already (its reflog then says nothing of the branch).
 func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint.Refs, headMoved bool) []string {
@@ -148,9 +148,16 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 	}
 	acts1 := g.lots.snapshot()
 	own := "refs/heads/" + lot.Branch
+	if r.Dir == "" {
+		// Not one of the lot's repositories: its branch there, if any,
+		// is no more the step's than another lot's.
+		own = ""
+	}
 	moves, lots := foreignLotMoves(lotRefPrefix(lot), own, before, after, w.acts, acts1)
-	g.setTip(lot.ID, rp, after[own])
-	if !headMoved {
+	if own != "" {
+		g.setTip(lot.ID, rp, after[own])
+	}
+	if own != "" && !headMoved {
 		if m, ok := ownBranchMove(own, before[own], after[own], w.logTips[rp], g.git.HeadLogTip(r.Dir)); ok {
 			moves = append(moves, m)
 		}
@@ -158,13 +165,7 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 	if len(moves) == 0 {
 		return nil
 	}
-	var others []string
-	for id, a := range acts1 {
-		if a0 := w.acts[id]; id != lot.ID && (a.active || a0.active || a.gen != a0.gen) {
-			others = append(others, id)
-		}
-	}
-	sort.Strings(others)
+	others := othersDuring(lot.ID, w.acts, acts1)
 	running := "no other lot had a step running"
 	if len(others) > 0 {
 		running = "lots with steps running meanwhile: " + strings.Join(others, ", ")
@@ -172,7 +173,7 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })
 	var found []string
 	for _, p := range g.git.RestoreRefs(ctx, rp, g.wave, lot.ID, moves) {
-		if p.Ref == own && p.Err == nil {
+		if own != "" && p.Ref == own && p.Err == nil {
 			g.setTip(lot.ID, rp, p.Old)
 		}
 		var what string
@@ -184,6 +185,20 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 		found = append(found, what)
 	}
 	return found
+}
+
+// othersDuring are the lots other than lot that were active at some time
+// between acts0 and acts1 (at the start and the end of lot's step),
+// sorted.
+func othersDuring(lot string, acts0, acts1 map[string]lotGen) []string {
+	var others []string
+	for id, a := range acts1 {
+		if a0 := acts0[id]; id != lot && (a.active || a0.active || a.gen != a0.gen) {
+			others = append(others, id)
+		}
+	}
+	sort.Strings(others)
+	return others
 }
 
 // setTip records where the lot's branch in rp is at the end of a step

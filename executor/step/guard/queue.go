@@ -41,11 +41,13 @@ func (q ForQueue) CheckTips(ctx context.Context, lot string) {
 }
 
 // CheckRemotes compares repos' remotes (Guard.CompareRemotes); a change is
-// an incident, recorded as before + ", " + what changed, and returned.
-func (q ForQueue) CheckRemotes(ctx context.Context, before string, repos []*spec.Repo) string {
-	msg := q.G.CompareRemotes(ctx, repos)
+// an incident, recorded as before + ", " + what changed, and returned with
+// the lots whose command or test steps ran there since the last
+// comparison.
+func (q ForQueue) CheckRemotes(ctx context.Context, before string, repos []*spec.Repo) (string, []string) {
+	msg, lots := q.G.CompareRemotes(ctx, repos)
 	if msg != "" {
 		q.Incident(before + ", " + msg)
 	}
-	return msg
+	return msg, lots
 }

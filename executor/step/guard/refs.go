@@ -10,9 +10,12 @@ import (
 
 // Guarded refs (docs/integration.md, Guards; docs/decisions.md): before and after
 // every step of a lot (agent session, command, test gate), cadence reads
-// the guarded refs (refs/heads, refs/tags) of every repository the lot
-// touches, one git call per repository, and the HEAD of each of the lot's
-// worktrees (from its files). After the step, a worktree that is no longer
+// the guarded refs (refs/heads, refs/tags), cadence's own refs
+// (refs/cadence: a move or deletion of one is foreign, a creation is not)
+// and the stash entries of every repository of the wave, at most one git
+// call per repository (none when the ref files can be read), and the HEAD
+// of each of the lot's worktrees (from its files). A stash entry that was
+// there before the step and is gone after it is put back (gitint.RestoreStash). After the step, a worktree that is no longer
 // on the lot's branch is put back on it, and a guarded ref that moved and
 // that cadence did not move itself is put back by compare-and-swap, its
 // foreign value kept under refs/cadence/rescue/<wave>/<lot>/<n>. Either is

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -21,12 +22,50 @@ import (
 // change is an incident naming the lots whose command or test steps ran
 // in the repository since that comparison (ended, or running then).
 
+// What is seen without network (gitint.LocalRemoteState: the
+// remote-tracking refs, and the refs and receive side of the remotes
+// that are folders on this machine) is compared after every step, of
+// every repository of the wave: a change after a command, test gate or
+// setup is the step's incident, naming what changed (a transient push to
+// a local remote included); after an agent session, which compares its
+// repositories' remotes around itself, the record follows silently.
+
 // remoteWatch is the wave's record of the remotes of the repositories that
-// command or test steps use.
+// command or test steps use, and of what every repository's remotes show
+// without network (local).
 type remoteWatch struct {
 	mu    sync.Mutex
 	repos map[*spec.Repo]*remoteRecord
+	local map[*spec.Repo]string
+	// suspects are the lots whose steps ran while a step of another lot
+	// found a push: each one's next step check is an incident too (said).
+	suspects map[string][]string
 }
+
+// suspect records that lots may have made the push said in what.
+func (w *remoteWatch) suspect(lots []string, what string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.suspects == nil {
+		w.suspects = map[string][]string{}
+	}
+	for _, id := range lots {
+		w.suspects[id] = append(w.suspects[id], what)
+	}
+}
+
+// suspected takes what lot is suspected of (suspect), for its step's
+// incident.
+func (w *remoteWatch) suspected(lot string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	what := w.suspects[lot]
+	delete(w.suspects, lot)
+	return what
+}
+
+// maxChanges bounds the changes an incident names per repository.
+const maxChanges = 10
 
 // remoteRecord is one repository's.
 type remoteRecord struct {
@@ -98,12 +137,13 @@ func (w *remoteWatch) ended(lot Lot) {
 // compare compares the remotes of repos with what was recorded, for the
 // repositories where a command or test step ended since the last
 // comparison (no git call for the others). It returns the first change as
-// an incident's text naming the repository and the lots ("" when none),
+// an incident's text naming the repository, the lots and what changed
+// ("" when none), and the lots named,
 // and records the new state so that one push is reported once. A
 // comparison that finds no change forgets only the steps that had ended
 // when it began; a step that ends meanwhile is compared next time. With
 // ctx ended it compares nothing (the wave's end compares what is left).
-func (w *remoteWatch) compare(ctx context.Context, g Git, repos []*spec.Repo) string {
+func (w *remoteWatch) compare(ctx context.Context, g Git, repos []*spec.Repo) (msg string, blamed []string) {
 	var msgs []string
 	for _, rp := range repos {
 		if ctx.Err() != nil {
@@ -139,13 +179,16 @@ func (w *remoteWatch) compare(ctx context.Context, g Git, repos []*spec.Repo) st
 		for id := range rec.running {
 			lots = append(lots, id)
 		}
+		before := rec.state
 		rec.state, rec.ran = now, nil
 		w.mu.Unlock()
 		rec.cmp.Unlock()
-		msgs = append(msgs, fmt.Sprintf("the remotes of repo %s changed since they were last compared, a push while lot(s) %s ran commands or test gates there",
-			rp.Name, strings.Join(slices.Compact(slices.Sorted(slices.Values(lots))), ", ")))
+		lots = slices.Compact(slices.Sorted(slices.Values(lots)))
+		msgs = append(msgs, fmt.Sprintf("the remotes of repo %s changed since they were last compared, a push while lot(s) %s ran commands or test gates there (%s)",
+			rp.Name, strings.Join(lots, ", "), strings.Join(gitint.RemoteChanges(before, now, maxChanges), "; ")))
+		blamed = append(blamed, lots...)
 	}
-	return strings.Join(msgs, "; ")
+	return strings.Join(msgs, "; "), slices.Compact(slices.Sorted(slices.Values(blamed)))
 }
 
 // all is every repository watched, by name (the wave's end compares them).
@@ -158,4 +201,67 @@ func (w *remoteWatch) all() []*spec.Repo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// startLocal records what the remotes of repos, every repository of the
+// wave, show without network (Git.LocalRemoteState), once per
+// repository.
+func (w *remoteWatch) startLocal(ctx context.Context, g Git, repos []*spec.Repo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.local == nil {
+		w.local = map[*spec.Repo]string{}
+	}
+	for _, rp := range repos {
+		if _, seen := w.local[rp]; !seen {
+			w.local[rp] = g.LocalRemoteState(ctx, rp)
+		}
+	}
+}
+
+// afterStep compares, once a step ended, what the remotes of every
+// repository recorded show without network with the record, and records
+// the new state. report says the step is a command, test gate or setup:
+// a change is then returned, one line per repository, naming what
+// changed; the full record of that repository (compare's) is read again,
+// so that one push is reported once. Without report (an agent session,
+// which compares its remotes itself) the change is only recorded.
+func (w *remoteWatch) afterStep(ctx context.Context, g Git, report bool) []string {
+	w.mu.Lock()
+	repos := make([]*spec.Repo, 0, len(w.local))
+	for rp := range w.local {
+		repos = append(repos, rp)
+	}
+	w.mu.Unlock()
+	sort.Slice(repos, func(i, j int) bool { return repos[i].Name < repos[j].Name })
+	var found []string
+	for _, rp := range repos {
+		now := g.LocalRemoteState(ctx, rp)
+		w.mu.Lock()
+		before := w.local[rp]
+		w.local[rp] = now
+		rec := w.repos[rp]
+		w.mu.Unlock()
+		if now == before {
+			continue
+		}
+		if rec != nil {
+			rec.cmp.Lock()
+			st := g.RemoteState(ctx, rp)
+			w.mu.Lock()
+			rec.state = st
+			w.mu.Unlock()
+			rec.cmp.Unlock()
+		}
+		if report {
+			found = append(found, fmt.Sprintf("in repo %s, the remotes changed (a push): %s", rp.Name, strings.Join(gitint.RemoteChanges(before, now, maxChanges), "; ")))
+		}
+	}
+	return found
+}
+
+// RemoteChanges says what differs between two remote states
+// (gitint.RemoteChanges), at most maxChanges lines.
+func RemoteChanges(before, after string) []string {
+	return gitint.RemoteChanges(before, after, maxChanges)
 }
