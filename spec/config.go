@@ -231,6 +231,11 @@ type Repo struct {
 	// worktree setups) run outside cadence's step sandbox
 	// (docs/integration.md, Guards).
 	NoSandbox bool
+	// SandboxWritable are the folders (absolute, each an existing folder
+	// outside every repository's checkout and git dir) that the command
+	// steps of the lots using the repository may also write in the step
+	// sandbox (sandbox_writable; Lot.StepWritable merges them).
+	SandboxWritable []string
 	// Env is the repo's own env and path_prepend (Lot.Env merges them).
 	Env Env
 	// TestTimeout is the test gate's timeout (DefaultTestTimeout unless
@@ -328,6 +333,9 @@ type Lot struct {
 	// (its run, its test gates, its worktrees' setups) run outside
 	// cadence's step sandbox; StepSandboxOff also counts its repositories'.
 	NoSandbox bool
+	// SandboxWritable are the lot's own sandbox_writable folders (as
+	// Repo.SandboxWritable); StepWritable adds its repositories'.
+	SandboxWritable []string
 	// Budget is the lot's ceiling in counted tokens; 0 means none.
 	Budget Tokens
 	// Estimate is the expected duration, for critical-path ordering.
