@@ -31,7 +31,8 @@ const IncidentCause = guard.IncidentCause
 func (r *runner) setUpSteps() {
 	o := r.o
 	r.guard = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
-	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard, NoSandbox: o.NoStepSandbox}
+	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard,
+		NoSandbox: o.NoStepSandbox, Home: o.Layout.Home()}
 	if o.Steps != nil {
 		r.steps = o.Steps(lo)
 	} else {
@@ -91,11 +92,12 @@ func (lr *lotRun) guardLot() guard.Lot {
 // request is the step request of kind and pass for the lot, with what
 // every step carries; the caller adds the step's own fields. NoSandbox
 // says the wave file turns the step sandbox off for the lot's command
-// steps (spec.Lot.StepSandboxOff).
+// steps (spec.Lot.StepSandboxOff); Writable are the folders its box may
+// also write (spec.Lot.StepWritable).
 func (lr *lotRun) request(kind state.StepKind, pass int) step.Request {
 	return step.Request{Lot: lr.stepLot(), Kind: kind, Pass: pass, Dir: lr.dir,
 		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind),
-		NoSandbox: lr.n.lot.StepSandboxOff() != ""}
+		NoSandbox: lr.n.lot.StepSandboxOff() != "", Writable: lr.n.lot.StepWritable()}
 }
 
 // ran is what the orchestrator learnt of a step while it ran: the index

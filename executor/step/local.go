@@ -33,6 +33,7 @@ type Local struct {
 	// (shellCmd).
 	prober box.Prober
 	noBox  bool
+	home   string
 }
 
 // LocalOptions are what a Local runs with. Config is the wave file (the
@@ -52,6 +53,10 @@ type LocalOptions struct {
 	// a machine without one (the lead's checkouts compared around each):
 	// for runners whose worktrees are no git worktrees (a fake Git).
 	NoSandbox bool
+	// Home is the cadence home (layout.Wave.Home: slots, holds, the
+	// registry, the default worktrees folder): read-only in every step
+	// sandbox, whatever a lot's sandbox_writable names; "" for none.
+	Home string
 	// Guard is the wave's guard on this machine (nil: a new one over
 	// Git): the merge queue records cadence's own moves of the base in it,
 	// so the runner of a wave that integrates is given the queue's.
@@ -69,7 +74,7 @@ func NewLocal(o LocalOptions) *Local {
 	if g == nil {
 		g = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	}
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox, guard: g}
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox, home: o.Home, guard: g}
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the

@@ -2,12 +2,14 @@ package step
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/step/box"
+	"github.com/cadence-run/cadence/internal/layout"
 	"github.com/cadence-run/cadence/internal/proc"
 )
 
@@ -47,6 +49,9 @@ func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []str
 	}
 	if len(req.Repos) == 0 {
 		l.waveFolder(&s, dir)
+	}
+	if err := l.writable(&s, req.Writable); err != nil {
+		return c, false, err
 	}
 	args, err := box.Args(s, append([]string{"/bin/sh", "-c"}, req.Command))
 	if err != nil {
@@ -108,4 +113,115 @@ func visiblePaths(env []string, dir string) []string {
 		}
 	}
 	return out
+}
+
+// writable adds the folders of a lot's sandbox_writable to its box s,
+// with what cadence keeps inside them bound read-only on top (cadenceOwn).
+// A folder inside one of cadence's is an error (the step does not start):
+// the wave file's checks refuse the ones they know of (spec,
+// sandbox_writable), not the cadence home.
+func (l *Local) writable(s *box.Spec, folders []string) error {
+	if len(folders) == 0 {
+		return nil
+	}
+	own := l.cadenceOwn()
+	for _, w := range folders {
+		rw := realPath(w)
+		for _, p := range own {
+			if within(rw, p) {
+				return fmt.Errorf("the step sandbox: sandbox_writable %s is inside %s, which is cadence's", w, p)
+			}
+			if within(p, rw) {
+				s.Protected = append(s.Protected, p)
+			}
+		}
+		s.Writable = append(s.Writable, w)
+	}
+	return nil
+}
+
+// cadenceOwn are the existing files and folders of cadence's that a box
+// never makes writable, symbolic links resolved: the wave file and what
+// is named after it beside it (state, journal, lock, requests), the
+// wave's .cadence folder, the cadence home, the wave's worktrees folder,
+// every repository's folder and git dirs. The lot's own worktrees and git
+// paths inside them are bound writable again on top (box.Args).
+func (l *Local) cadenceOwn() []string {
+	var out []string
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, realPath(p))
+		}
+	}
+	dir := filepath.Dir(l.cfg.File)
+	stem := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(l.cfg.File), ".json"), ".hcl")
+	add(l.cfg.File)
+	add(filepath.Join(dir, layout.WorkDirName))
+	if entries, err := os.ReadDir(dir); err == nil && stem != "" {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), stem+".") {
+				add(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	add(l.home)
+	add(l.cfg.Wave.Worktrees)
+	for _, r := range l.cfg.Repos {
+		add(r.Path)
+		for _, g := range gitDirsOf(r.Path) {
+			add(g)
+		}
+	}
+	return out
+}
+
+// gitDirsOf are the git dir and common dir of the checkout at path (its
+// .git folder; or the folder a .git file's gitdir: line names and the
+// one its commondir names); none when path has no readable .git.
+func gitDirsOf(path string) []string {
+	dotgit := filepath.Join(path, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return nil
+	}
+	if fi.IsDir() {
+		return []string{dotgit}
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return nil
+	}
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || gd == "" {
+		return nil
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(path, gd)
+	}
+	out := []string{gd}
+	if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gd, cd)
+		}
+		out = append(out, cd)
+	}
+	return out
+}
+
+// realPath is p with its symbolic links resolved (p, clean, when it
+// cannot be).
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within says p is dir or inside it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }

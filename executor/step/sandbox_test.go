@@ -64,7 +64,7 @@ func newBoxWave(t testing.TB) *boxWave {
 		write(t, filepath.Join(w.cadenceHome, "slots", s), "")
 	}
 	file := filepath.Join(root, "wave", "wave.hcl")
-	write(t, file, fmt.Sprintf("wave \"w\" {}\nrepo \"app\" {\n  path = %q\n}\nrepo \"other\" {\n  path = %q\n}\nlot \"a\" {\n  run = \"true\"\n}\nlot \"b\" {\n  run = \"true\"\n}\n", w.app, w.other))
+	write(t, file, fmt.Sprintf("wave \"w\" {\n  worktrees = %q\n}\nrepo \"app\" {\n  path = %q\n}\nrepo \"other\" {\n  path = %q\n}\nlot \"a\" {\n  run = \"true\"\n}\nlot \"b\" {\n  run = \"true\"\n}\n", filepath.Join(root, "worktrees"), w.app, w.other))
 	w.wave = layout.New(file, "w", w.cadenceHome)
 	write(t, w.wave.Journal(), "{\"lot\":\"a\"}\n")
 	if err := os.MkdirAll(w.wave.Requests(), 0o700); err != nil {
@@ -75,7 +75,7 @@ func newBoxWave(t testing.TB) *boxWave {
 		t.Fatalf("wave file: %v", diags)
 	}
 	w.local = step.NewLocal(step.LocalOptions{Config: cfg, Git: gitint.NewRepos(gittest.Env()), Agent: steptest.BriefAgent{},
-		Env: append(gittest.Env(), "HOME="+w.home, "XDG_CACHE_HOME=", "ROOT="+root), Supervisor: supervisor(t)})
+		Env: append(gittest.Env(), "HOME="+w.home, "XDG_CACHE_HOME=", "ROOT="+root), Supervisor: supervisor(t), Home: w.cadenceHome})
 	for _, lot := range []string{"a", "b"} {
 		w.wt[lot] = filepath.Join(root, "worktrees", lot)
 		w.starts[lot] = gittest.Git(t, w.app, "rev-parse", "main")
@@ -99,10 +99,10 @@ func (w *boxWave) run(t *testing.T, command string, noSandbox bool) step.Result 
 	return w.runCtx(context.Background(), t, command, noSandbox)
 }
 
-func (w *boxWave) runCtx(ctx context.Context, t *testing.T, command string, noSandbox bool) step.Result {
+func (w *boxWave) runCtx(ctx context.Context, t *testing.T, command string, noSandbox bool, writable ...string) step.Result {
 	t.Helper()
 	req := step.Request{Lot: w.lot("a"), Kind: state.StepRun, Dir: w.wt["a"], Command: command, Timeout: time.Minute,
-		Log: filepath.Join(w.root, "logs", "run.log"), OutsideSandbox: true, NoSandbox: noSandbox}
+		Log: filepath.Join(w.root, "logs", "run.log"), OutsideSandbox: true, NoSandbox: noSandbox, Writable: writable}
 	res, err := w.local.RunStep(ctx, req, &steptest.Recorder{})
 	if err != nil {
 		t.Fatalf("RunStep: %v", err)
@@ -133,8 +133,9 @@ func read(t *testing.T, path string) string {
 var refused = []string{"Read-only file system", "Device or resource busy", "Operation not permitted", "Permission denied"}
 
 // TestSandboxRefusesAttacks: each attack of a hostile command lot on what
-// is not its own works outside the sandbox (sandbox = false: what every
-// command step did before) and is refused by the file system in it.
+// is not its own works outside the sandbox (sandbox = false), or is only
+// detected there after the step (an incident), and is refused by the file
+// system in it.
 func TestSandboxRefusesAttacks(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -226,7 +227,10 @@ func TestSandboxRefusesAttacks(t *testing.T) {
 				res := w.run(t, c.command(w), off)
 				harm := c.harmed(t, w)
 				if off {
-					if harm == "" {
+					// Outside the box the attack works, or is only
+					// detected after the step (the guards put a ref or
+					// a hook back, as an incident).
+					if harm == "" && len(res.Incidents) == 0 && res.Incident == "" {
 						t.Errorf("sandbox off: the attack did nothing (status %s: %s); the test proves nothing", res.Status, res.Cause)
 					}
 					continue

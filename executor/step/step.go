@@ -201,6 +201,10 @@ type Request struct {
 	// repositories, spec.Lot.NoSandbox): its command, test gate or setup
 	// runs directly, the lead's checkouts compared around it.
 	NoSandbox bool
+	// Writable are the folders (absolute) the step may also write in the
+	// step sandbox (the lot's sandbox_writable, spec.Lot.StepWritable);
+	// cadence's own files and folders in them stay read-only.
+	Writable []string
 
 	// The fields below are a session's (Kind runs an agent).
 

@@ -42,8 +42,9 @@ type Spec struct {
 	// the lot's repositories, the step's folder, HOME, the PATH folders.
 	// Those that do not exist are left out.
 	Visible []string
-	// Protected are files and folders inside Writable ones that stay
-	// read-only (bound on top); each must exist.
+	// Protected are files and folders inside Writable ones (or inside
+	// the worktrees' git paths) that stay read-only, bound on top: each
+	// must exist. A worktree or git path inside one is writable again.
 	Protected []string
 	// Dir is the step's working folder.
 	Dir string
@@ -60,8 +61,11 @@ var base = []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--d
 
 // Args returns bwrap's arguments that run argv in the box s. The binds
 // come in an order that makes each one hold: the visible folders under
-// /tmp first (parents first), then the writable ones, then the read-only
-// protections inside writable folders (other refs beside the lot's).
+// /tmp first (parents first), then the writable folders and the read-only
+// protections together, each after every folder that holds it, so the
+// deeper one wins (cadence's files in a writable folder are read-only, a
+// lot's worktree and git paths in a protected folder writable); a path
+// both writable and protected is read-only.
 // An error says which worktree's git folders could not be read.
 func Args(s Spec, argv []string) ([]string, error) {
 	var rw, protect []string
@@ -91,13 +95,12 @@ func Args(s Spec, argv []string) ([]string, error) {
 	for _, v := range sortedPaths(visible) {
 		args = append(args, "--ro-bind", v, v)
 	}
-	for _, w := range sortedPaths(rw) {
-		if w != "" {
-			args = append(args, "--bind", w, w)
+	for _, b := range nested(rw, protect) {
+		if b.readOnly {
+			args = append(args, "--ro-bind", b.path, b.path)
+		} else {
+			args = append(args, "--bind", b.path, b.path)
 		}
-	}
-	for _, p := range sortedPaths(protect) {
-		args = append(args, "--ro-bind", p, p)
 	}
 	if s.Dir != "" {
 		args = append(args, "--chdir", real(s.Dir))
@@ -123,6 +126,43 @@ func real(p string) string {
 // under says p is dir or inside it.
 func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// bind is one bind of a box: a host path at the same place, read-only or
+// not.
+type bind struct {
+	path     string
+	readOnly bool
+}
+
+// nested are the writable paths rw and the read-only ones ro as binds in
+// the order they must be made: a parent before what is inside it, and at
+// one path the read-only bind last; "" entries and repeats left out.
+func nested(rw, ro []string) []bind {
+	var out []bind
+	for _, p := range rw {
+		if p != "" {
+			out = append(out, bind{p, false})
+		}
+	}
+	for _, p := range ro {
+		if p != "" {
+			out = append(out, bind{p, true})
+		}
+	}
+	slices.SortFunc(out, func(a, b bind) int {
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		switch {
+		case a.readOnly == b.readOnly:
+			return 0
+		case a.readOnly:
+			return 1
+		}
+		return -1
+	})
+	return slices.Compact(out)
 }
 
 // sortedPaths is ps sorted (a parent before what is inside it) without
