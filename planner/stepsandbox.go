@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/cadence-run/cadence/spec"
 )
@@ -36,14 +38,15 @@ func hasCommandSteps(l *spec.Lot) bool {
 // lot or repository whose sandbox = false turns it off, and once for all
 // the others when the machine (m, nil offline) cannot run it, for which
 // the guards' detection is then all there is (docs/integration.md,
-// Guards).
+// Guards). Where the sandbox runs, the folders a lot's sandbox_writable
+// adds to its box are shown too, once per list, with its lots.
 func (b *builder) stepSandbox(m Machine) {
 	missing := ""
 	if sm, ok := m.(StepSandboxMachine); ok {
 		missing = sm.StepSandboxMissing()
 	}
-	off := map[string][]string{}
-	var order, unboxed []string
+	off, writable := map[string][]string{}, map[string][]string{}
+	var order, unboxed, wOrder []string
 	for _, l := range b.selected {
 		if !b.actions[l].Action.Pending() || !hasCommandSteps(l) {
 			continue
@@ -52,6 +55,11 @@ func (b *builder) stepSandbox(m Machine) {
 		if why == "" {
 			if missing != "" {
 				unboxed = append(unboxed, l.ID)
+			} else if w := b.shownPaths(l.StepWritable()); w != "" {
+				if writable[w] == nil {
+					wOrder = append(wOrder, w)
+				}
+				writable[w] = append(writable[w], l.ID)
 			}
 			continue
 		}
@@ -66,9 +74,32 @@ func (b *builder) stepSandbox(m Machine) {
 			"%s: the command steps of %s %s (run, test gates, setups) run outside the step sandbox; what they do to your checkouts, other repositories and the wave's files is only detected after each step, not prevented",
 			why, map[bool]string{true: "lot", false: "lots"}[len(lots) == 1], shortList(lots, 5))})
 	}
+	for _, w := range wOrder {
+		lots := writable[w]
+		b.warn(Warning{Kind: WarnStepSandboxWritable, LotIDs: lots, Message: fmt.Sprintf(
+			"the command steps of %s %s (run, test gates, setups) may also write %s in the step sandbox (sandbox_writable): what they leave there is neither prevented nor checked",
+			map[bool]string{true: "lot", false: "lots"}[len(lots) == 1], shortList(lots, 5), w)})
+	}
 	if len(unboxed) > 0 {
 		b.warn(Warning{Kind: WarnStepNoSandbox, LotIDs: unboxed, Message: fmt.Sprintf(
 			"the step sandbox cannot run here (%s): the command steps of %s %s (run, test gates, setups) run unsandboxed, and the guards' detection after each step is all there is",
 			missing, map[bool]string{true: "lot", false: "lots"}[len(unboxed) == 1], shortList(unboxed, 5))})
 	}
+}
+
+// shownPaths are the folders ps as the plan shows them, joined by ", ":
+// relative to the wave file's folder when inside it ("./" for itself),
+// else absolute.
+func (b *builder) shownPaths(ps []string) string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if rel, err := filepath.Rel(b.cfg.Dir, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			p = "./" + filepath.ToSlash(rel)
+			if rel == "." {
+				p = "./"
+			}
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ", ")
 }

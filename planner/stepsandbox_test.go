@@ -1,8 +1,12 @@
 package planner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cadence-run/cadence/spec"
 )
 
 // boxlessMachine is a fakeMachine whose step sandbox cannot run.
@@ -72,6 +76,77 @@ lot "none" {
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("no-step-sandbox warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestStepSandboxWritableShown: the folders a pending lot's
+// sandbox_writable adds to its box are shown once per list, with its
+// lots (relative to the wave file's folder when inside it); a lot whose
+// sandbox is off, or on a machine without the sandbox, gets the other
+// warnings instead.
+func TestStepSandboxWritableShown(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"app", "cache", "out"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs := t.TempDir()
+	src := `wave "w" {}
+repo "app" {
+  path = "app"
+  sandbox_writable = ["cache"]
+}
+lot "a" {
+  repo = repo.app
+  run  = "make"
+}
+lot "b" {
+  repo = repo.app
+  run  = "make"
+}
+lot "c" {
+  repo = repo.app
+  run  = "make"
+  sandbox_writable = ["out", "` + abs + `"]
+}
+lot "d" {
+  repo    = repo.app
+  run     = "make"
+  sandbox = false
+}
+`
+	cfg, diags := spec.NewLoader().LoadBytes([]byte(src), filepath.Join(dir, "wave.hcl"), spec.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	good := fakeMachine{RepoFacts{Exists: true, IsGit: true, BaseSHA: "abc"}, AgentFacts{Command: "claude", Path: "/bin/claude", Version: "2.1.328"}}
+	for _, tc := range []struct {
+		name string
+		m    Machine
+		want []string
+	}{
+		{"usable", good, []string{
+			"the command steps of lots a, b (run, test gates, setups) may also write ./cache in the step sandbox (sandbox_writable): what they leave there is neither prevented nor checked",
+			"the command steps of lot c (run, test gates, setups) may also write ./out, " + abs + ", ./cache in the step sandbox (sandbox_writable): what they leave there is neither prevented nor checked",
+		}},
+		{"missing", boxlessMachine{good}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, diags := build(t, cfg, nil, tc.m, Options{})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			var got []string
+			for _, w := range p.Warnings {
+				if w.Kind == WarnStepSandboxWritable {
+					got = append(got, w.Message)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("step-sandbox-writable warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
 	}

@@ -3,7 +3,8 @@
 # prevented (its one lot's agent has its sandbox), from repo tools' lots
 # only detected (a command lot, and an agent with sandbox = false), lot
 # gen's run is too long for one argument of /bin/sh -c, and repo tools
-# turns the step sandbox off for its lots' command steps (sandbox = false).
+# turns the step sandbox off for its lots' command steps (sandbox = false),
+# while repo app's may also write the build folder in it (sandbox_writable).
 
 wave "guards" {}
 
@@ -12,8 +13,9 @@ agent "nobox" {
 }
 
 repo "app" {
-  path = "repos/app"
-  test = "make test"
+  path             = "repos/app"
+  test             = "make test"
+  sandbox_writable = ["build"]
 }
 
 repo "tools" {
