@@ -70,3 +70,66 @@ sleep 0.3; exit 0`
 		}
 	}
 }
+
+// TestSandboxLeavesNothingInTheHostsTmp: the box replaces /tmp with its
+// own and makes every bind's mount point there, so a boxed step's run
+// (its binds under the host's TMPDIR, the step writing /tmp, $TMPDIR and
+// a .git folder there, git committing) leaves nothing new in the host's
+// TMPDIR nor in the folders bound into the box, but for its own
+// worktree's work, the step's log and the sandbox's build cache.
+func TestSandboxLeavesNothingInTheHostsTmp(t *testing.T) {
+	host, err := os.MkdirTemp("", "hosttmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(host) })
+	t.Setenv("TMPDIR", host)
+	w := newBoxWave(t) // its folders under host, which its steps' env names as TMPDIR
+	w.local = step.NewLocal(w.opts("TMPDIR=" + host))
+	before := listTree(t, host)
+	probe := "/tmp/" + filepath.Base(host) + "-probe" // unique on the machine
+	res := w.run(t, `set -e
+mkdir -p /tmp/.git `+probe+`/.git "$TMPDIR/.git" && echo x > /tmp/f && echo y > "$TMPDIR/g"
+cd /tmp && git init -q scratch
+cd - > /dev/null && echo hi > g && git add g && git commit -q -m 'a: add g'`, false)
+	if res.Status != state.StepOK {
+		t.Fatalf("status %s: %s\n%s", res.Status, res.Cause, res.Output)
+	}
+	// The step's own: its log, its worktree and git paths, the sandbox's
+	// build cache (made by the runner) and the folders above it.
+	cache := filepath.Join(w.home, ".cache", "cadence", "sandbox")
+	var added []string
+	for p := range listTree(t, host) {
+		if !before[p] && !within(p, filepath.Join(w.root, "logs")) && !within(p, w.wt["a"]) && !within(p, filepath.Join(w.app, ".git")) && !within(cache, p) {
+			added = append(added, p)
+		}
+	}
+	if len(added) > 0 {
+		t.Errorf("the boxed step left in the host's TMPDIR: %q", added)
+	}
+	if _, err := os.Lstat(probe); err == nil {
+		_ = os.RemoveAll(probe)
+		t.Errorf("the boxed step's %s/.git is on the host", probe)
+	}
+}
+
+// listTree is every path under root (root's own included), as a set.
+func listTree(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+		if err == nil {
+			out[p] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// within says p is dir or inside it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}

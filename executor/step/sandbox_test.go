@@ -36,6 +36,15 @@ type boxWave struct {
 	starts                              map[string]string
 	otherPrev                           string
 	local                               *step.Local
+	cfg                                 *spec.Config
+	sup                                 *step.Supervisor
+}
+
+// opts are the options of the wave's step runner, with env after the
+// test's own environment entries.
+func (w *boxWave) opts(env ...string) step.LocalOptions {
+	return step.LocalOptions{Config: w.cfg, Git: gitint.NewRepos(gittest.Env()), Agent: steptest.BriefAgent{},
+		Env: append(append(gittest.Env(), "HOME="+w.home, "XDG_CACHE_HOME=", "ROOT="+w.root), env...), Supervisor: w.sup, Home: w.cadenceHome}
 }
 
 func newBoxWave(t testing.TB) *boxWave {
@@ -74,8 +83,8 @@ func newBoxWave(t testing.TB) *boxWave {
 	if diags.HasErrors() {
 		t.Fatalf("wave file: %v", diags)
 	}
-	w.local = step.NewLocal(step.LocalOptions{Config: cfg, Git: gitint.NewRepos(gittest.Env()), Agent: steptest.BriefAgent{},
-		Env: append(gittest.Env(), "HOME="+w.home, "XDG_CACHE_HOME=", "ROOT="+root), Supervisor: supervisor(t), Home: w.cadenceHome})
+	w.cfg, w.sup = cfg, supervisor(t)
+	w.local = step.NewLocal(w.opts())
 	for _, lot := range []string{"a", "b"} {
 		w.wt[lot] = filepath.Join(root, "worktrees", lot)
 		w.starts[lot] = gittest.Git(t, w.app, "rev-parse", "main")
