@@ -138,8 +138,10 @@ func read(t *testing.T, path string) string {
 	return string(b)
 }
 
-// refused are the file system's words for a write the box refuses.
-var refused = []string{"Read-only file system", "Device or resource busy", "Operation not permitted", "Permission denied"}
+// refused are the file system's words for a write the box refuses (and
+// git's, for a push whose receiving side cannot write its objects).
+var refused = []string{"Read-only file system", "Device or resource busy", "Operation not permitted", "Permission denied",
+	"unable to create temporary object directory"}
 
 // TestSandboxRefusesAttacks: each attack of a hostile command lot on what
 // is not its own works outside the sandbox (sandbox = false), or is only
@@ -207,6 +209,44 @@ func TestSandboxRefusesAttacks(t *testing.T) {
 			func(t *testing.T, w *boxWave) string {
 				if _, err := os.Stat(filepath.Join(w.cadenceHome, "slots", "slot-0")); err != nil {
 					return "slot-0 is gone"
+				}
+				return ""
+			}},
+		{"BackupRefDeleted",
+			func(w *boxWave) string {
+				return "git -c core.hooksPath=/dev/null update-ref -d refs/cadence/backup/old/x/1"
+			},
+			func(t *testing.T, w *boxWave) {
+				gittest.Git(t, w.app, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/cadence/backup/old/x/1", "main")
+			},
+			func(t *testing.T, w *boxWave) string {
+				if _, err := gittest.Try(w.app, "rev-parse", "-q", "--verify", "refs/cadence/backup/old/x/1"); err != nil {
+					return "the backup ref is gone"
+				}
+				return ""
+			}},
+		{"StashCleared",
+			func(w *boxWave) string { return "git -c core.hooksPath=/dev/null stash clear" },
+			func(t *testing.T, w *boxWave) {
+				write(t, filepath.Join(w.app, "f"), "lead's work\n")
+				gittest.Git(t, w.app, "-c", "core.hooksPath=/dev/null", "stash", "-q")
+			},
+			func(t *testing.T, w *boxWave) string {
+				if _, err := gittest.Try(w.app, "rev-parse", "-q", "--verify", "refs/stash"); err != nil {
+					return "the lead's stash is gone"
+				}
+				return ""
+			}},
+		{"SendPackToABareRepository",
+			func(w *boxWave) string {
+				return fmt.Sprintf("git send-pack %s HEAD:refs/heads/evil", filepath.Join(w.root, "origin.git"))
+			},
+			func(t *testing.T, w *boxWave) {
+				gittest.Git(t, w.root, "init", "-q", "--bare", "origin.git")
+			},
+			func(t *testing.T, w *boxWave) string {
+				if _, err := gittest.Try(filepath.Join(w.root, "origin.git"), "rev-parse", "-q", "--verify", "refs/heads/evil"); err == nil {
+					return "refs/heads/evil was pushed"
 				}
 				return ""
 			}},
