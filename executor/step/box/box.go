@@ -97,7 +97,10 @@ func Args(s Spec, argv []string) ([]string, error) {
 	}
 	for _, b := range nested(rw, protect) {
 		if b.readOnly {
-			args = append(args, "--ro-bind", b.path, b.path)
+			// -try: a protected entry may go between Args and the box's
+			// start (a lot's branch deleted, a state file replaced); the
+			// box then starts without it.
+			args = append(args, "--ro-bind-try", b.path, b.path)
 		} else {
 			args = append(args, "--bind", b.path, b.path)
 		}
@@ -183,7 +186,8 @@ type GitFolders struct {
 // HEAD, index, its reflog); the repository's objects; the folder of the
 // branch's ref and of its reflog (git writes <ref>.lock there and renames
 // it onto the ref). The other entries of those two folders (the other
-// lots' branches of the wave and their reflogs) are Protected. The two
+// lots' branches of the wave and their reflogs, not their passing .lock
+// files) are Protected. The two
 // folders are made when missing (git would make them on the first
 // commit). The rest of the git dir (config, hooks, packed-refs, other
 // refs, cadence's guard) stays read-only.
@@ -213,7 +217,11 @@ func GitPaths(wt, branch string) (GitFolders, error) {
 		}
 		own := filepath.Base(ref)
 		for _, e := range entries {
-			if n := e.Name(); n != own && n != own+".lock" {
+			// Another lot's <ref>.lock lives only while git updates its
+			// ref: it is not bound (the box's start would fail when it
+			// goes first), so a step could make or remove one and fail
+			// that lot's next commit, nothing more.
+			if n := e.Name(); n != own && n != own+".lock" && !strings.HasSuffix(n, ".lock") {
 				g.Protected = append(g.Protected, filepath.Join(dir, n))
 			}
 		}
