@@ -101,6 +101,9 @@ type Options struct {
 	// none; step.LocalOptions.Supervisor): sessions get theirs from the
 	// agent's host.
 	Supervisor *step.Supervisor
+	// NoStepSandbox runs every command step outside the step sandbox, as
+	// on a machine without one (step.LocalOptions.NoSandbox).
+	NoStepSandbox bool
 	// Layout names the wave's files: logs, reports, worktrees.
 	Layout layout.Wave
 	// MaxSessions and Jobs cap agent sessions and command lots in this

@@ -354,7 +354,11 @@ func (h *harness) runWith(ctx context.Context, opts planner.Options, set func(*O
 	o := Options{Config: h.cfg, Plan: p, Store: store, Agent: h.agent, Git: h.git, Briefs: bs,
 		Layout:      layout.New(filepath.Join(h.dir, "wave.hcl"), h.cfg.Wave.Name, filepath.Join(h.dir, "home")),
 		MaxSessions: p.Totals.MaxSessions, Jobs: p.Totals.Jobs, Budget: int64(p.Totals.Budget), BudgetUSDMicros: int64(p.Totals.BudgetUSD),
-		Env: []string{"PATH=" + os.Getenv("PATH")}, Supervisor: h.sup}
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Supervisor: h.sup,
+		// The harness's worktrees are no git worktrees (a fake Git) and
+		// its commands write markers beside them: outside the step
+		// sandbox, which executor/step's tests cover.
+		NoStepSandbox: true}
 	set(&o)
 	return Run(ctx, o)
 }

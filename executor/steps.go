@@ -32,7 +32,8 @@ const IncidentCause = guard.IncidentCause
 func (r *runner) setUpSteps() {
 	o := r.o
 	r.guard = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
-	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard}
+	lo := step.LocalOptions{Config: o.Config, Git: o.Git, Agent: o.Agent, Slots: o.Slots, Env: o.Env, Supervisor: o.Supervisor, Guard: r.guard,
+		NoSandbox: o.NoStepSandbox, Home: o.Layout.Home()}
 	if o.Layout.Home() != "" {
 		// No session reads the machine's steering keys (control.MakeKey).
 		if keys, err := filepath.Abs(o.Layout.KeysDir()); err == nil {
@@ -96,10 +97,14 @@ func (lr *lotRun) guardLot() guard.Lot {
 }
 
 // request is the step request of kind and pass for the lot, with what
-// every step carries; the caller adds the step's own fields.
+// every step carries; the caller adds the step's own fields. NoSandbox
+// says the wave file turns the step sandbox off for the lot's command
+// steps (spec.Lot.StepSandboxOff); Writable are the folders its box may
+// also write (spec.Lot.StepWritable).
 func (lr *lotRun) request(kind state.StepKind, pass int) step.Request {
 	return step.Request{Lot: lr.stepLot(), Kind: kind, Pass: pass, Dir: lr.dir,
-		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind)}
+		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind),
+		NoSandbox: lr.n.lot.StepSandboxOff() != "", Writable: lr.n.lot.StepWritable()}
 }
 
 // ran is what the orchestrator learnt of a step while it ran: the index
@@ -167,12 +172,13 @@ func (lr *lotRun) dirtyAll(ctx context.Context) ([]string, error) {
 	return all, nil
 }
 
-// guardsCheckout says whether a step of kind runs outside an OS sandbox:
-// a command or a test gate, or a session whose agent (the step's:
-// planner.StepAgent) has sandbox = false, whose sandbox this machine
-// lacks (the plan's facts of that agent), or whose file tools run outside
-// it (bypassPermissions). The lead's checkouts are compared around such a
-// step (guard/checkout.go).
+// guardsCheckout says whether a step of kind may run outside an OS
+// sandbox: a command or a test gate (the step runner, which knows whether
+// it ran one in its step sandbox, compares the checkouts only when it did
+// not), or a session whose agent (the step's: planner.StepAgent) has
+// sandbox = false, whose sandbox this machine lacks (the plan's facts of
+// that agent), or whose file tools run outside it (bypassPermissions).
+// The lead's checkouts are compared around such a step (guard/checkout.go).
 func (lr *lotRun) guardsCheckout(kind state.StepKind) bool {
 	if info, ok := state.Info(kind); ok && info.Runs == state.RunsCommand {
 		return true

@@ -355,6 +355,14 @@ const (
 	// WarnNoSandbox: an agent of pending lots runs its sessions without
 	// its sandbox (sandbox = false, or missing on this machine).
 	WarnNoSandbox WarningKind = "no-sandbox"
+	// WarnStepNoSandbox: pending lots' command steps (run, test gates,
+	// setups) run outside cadence's step sandbox (sandbox = false on the
+	// lot or a repository, or missing on this machine).
+	WarnStepNoSandbox WarningKind = "no-step-sandbox"
+	// WarnStepSandboxWritable: pending lots' command steps may also write
+	// folders outside their worktrees in the step sandbox
+	// (sandbox_writable).
+	WarnStepSandboxWritable WarningKind = "step-sandbox-writable"
 	// WarnLongCommand: a pending lot's run or a repository's test is too
 	// long to be one argument of /bin/sh -c (spec.MaxArgBytes).
 	WarnLongCommand WarningKind = "long-command"

@@ -76,6 +76,7 @@ func (b *builder) preflight(m Machine) {
 		}
 	}
 	b.longCommands(used)
+	b.stepSandbox(m)
 	if m == nil {
 		b.warn(Warning{Kind: WarnOffline, Message: "offline plan: repositories and the agent CLI were not checked"})
 		b.pushes(nil)

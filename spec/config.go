@@ -226,6 +226,16 @@ type Repo struct {
 	// ready together integrate as one batch (executor/batch.go;
 	// docs/integration.md, "Merge queue").
 	NoMergeQueue bool
+	// NoSandbox is set by `sandbox = false`: the command steps of the
+	// lots that use the repository (command lots' run, test gates,
+	// worktree setups) run outside cadence's step sandbox
+	// (docs/integration.md, Guards).
+	NoSandbox bool
+	// SandboxWritable are the folders (absolute, each an existing folder
+	// outside every repository's checkout and git dir) that the command
+	// steps of the lots using the repository may also write in the step
+	// sandbox (sandbox_writable; Lot.StepWritable merges them).
+	SandboxWritable []string
 	// Env is the repo's own env and path_prepend (Lot.Env merges them).
 	Env Env
 	// TestTimeout is the test gate's timeout (DefaultTestTimeout unless
@@ -319,6 +329,13 @@ type Lot struct {
 	// Limits bound each step of the lot: its own limits over its repo's
 	// over the defaults block's, per limit.
 	Limits Limits
+	// NoSandbox is set by the lot's `sandbox = false`: its command steps
+	// (its run, its test gates, its worktrees' setups) run outside
+	// cadence's step sandbox; StepSandboxOff also counts its repositories'.
+	NoSandbox bool
+	// SandboxWritable are the lot's own sandbox_writable folders (as
+	// Repo.SandboxWritable); StepWritable adds its repositories'.
+	SandboxWritable []string
 	// Budget is the lot's ceiling in counted tokens; 0 means none.
 	Budget Tokens
 	// Estimate is the expected duration, for critical-path ordering.
@@ -359,4 +376,20 @@ func (l *Lot) Repos() []*Repo {
 		return l.Also
 	}
 	return append([]*Repo{l.Repo}, l.Also...)
+}
+
+// StepSandboxOff says why the lot's command steps (its run, test gates and
+// worktree setups) run outside cadence's step sandbox by the wave file
+// ("lot a has sandbox = false", "repo app has sandbox = false"), "" when
+// the wave file leaves it on.
+func (l *Lot) StepSandboxOff() string {
+	if l.NoSandbox {
+		return "lot " + l.ID + " has sandbox = false"
+	}
+	for _, r := range l.Repos() {
+		if r.NoSandbox {
+			return "repo " + r.Name + " has sandbox = false"
+		}
+	}
+	return ""
 }

@@ -50,12 +50,13 @@ var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
 
 var lotSchema = &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{
 	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
-	{Name: "log_limit"},
+	{Name: "log_limit"}, {Name: "sandbox"}, {Name: "sandbox_writable"},
 }, lotSettings...), bootstrapAttrs...)}
 
 var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
 	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"}, {Name: "log_limit"}, {Name: "test_timeout"}, {Name: "limits"},
+	{Name: "sandbox"}, {Name: "sandbox_writable"},
 }, bootstrapAttrs...)}
 
 // agentOnly are the lot settings that make no sense for a command lot.
@@ -98,6 +99,9 @@ type decoder struct {
 	// lotLogLimit are each lot's own log_limit, nil when it wrote none,
 	// merged by mergeLogLimits.
 	lotLogLimit map[*Lot]*Bytes
+	// writable are the sandbox_writable lists of repos and lots, checked
+	// once every repository is decoded (checkSandboxWritable).
+	writable []writableList
 	// lotCase and repoCase find names that differ only in case.
 	lotCase, repoCase caseFold
 }
@@ -168,6 +172,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	for _, b := range byType["lot"] {
 		d.decodeLot(b)
 	}
+	d.checkSandboxWritable()
 	d.resolve()
 	d.mergeEnvs()
 	d.mergeLimits()
@@ -288,6 +293,10 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	if on, ok := d.boolean(c.Attributes["merge_queue"]); ok {
 		r.NoMergeQueue = !on
 	}
+	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
+		r.NoSandbox = !on
+	}
+	r.SandboxWritable = d.sandboxWritable(c.Attributes, fmt.Sprintf("repo %q", name))
 	if b, ok := d.size(c.Attributes["log_limit"], MinLogLimit); ok {
 		r.LogLimit = b
 	}
@@ -349,6 +358,10 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	}
 	d.applySettings(l, d.decodeSettings(c.Attributes))
 	d.lotLogLimit[l] = ptr(d.size(c.Attributes["log_limit"], MinLogLimit))
+	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
+		l.NoSandbox = !on
+	}
+	l.SandboxWritable = d.sandboxWritable(c.Attributes, fmt.Sprintf("lot %q", id))
 	l.Limits, _ = d.limits(c.Attributes["limits"])
 	var inherited Fields
 	if l.Kind == AgentLot {

@@ -28,7 +28,14 @@ import (
 func TestE2ENoTerminal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	asked := filepath.Join(dir, "askpass-ran")
+	// What the steps write goes to out, which their step sandbox may
+	// write (sandbox_writable): the askpass helper's mark too, should it
+	// run from a step.
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asked := filepath.Join(out, "askpass-ran")
 	askpass := filepath.Join(dir, "askpass.sh")
 	if err := os.WriteFile(askpass, []byte("#!/bin/sh\necho \"$1\" >> "+asked+"\necho secret\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -52,11 +59,12 @@ func TestE2ENoTerminal(t *testing.T) {
 	}
 	git("init", "-q", "-b", "main", "app")
 	git("-C", "app", "commit", "-q", "--allow-empty", "-m", "init")
-	ttyOut, credOut := filepath.Join(dir, "tty.out"), filepath.Join(dir, "cred.out")
+	ttyOut, credOut := filepath.Join(out, "tty.out"), filepath.Join(out, "cred.out")
 	wave := fmt.Sprintf(`wave "w" {}
 repo "app" {
-  path = "app"
-  test = "true"
+  path             = "app"
+  test             = "true"
+  sandbox_writable = ["out"]
 }
 lot "tty" {
   repo = repo.app

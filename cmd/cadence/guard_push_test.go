@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cadence-run/cadence/executor/step/box"
 )
 
 // TestGuardPushMatrix runs `cadence apply` on a command lot that commits
@@ -23,10 +26,11 @@ import (
 //   - reached-undetected: the remote changed and nobody noticed.
 //
 // A push to a configured remote must never be reached-undetected, however
-// it is spelt; a push to a bare repository that is not a remote is, for
-// command lots (no sandbox): cadence cannot know of it. One line per form
-// is logged: the matrix of the guard table of
-// docs/integration.md for command lots.
+// it is spelt. A push to a bare repository on this machine that is not a
+// remote is prevented where the step sandbox runs (its file system is
+// read-only there); outside it (sandbox = false, or no bubblewrap)
+// cadence cannot know of it. One line per form is logged: the matrix of
+// the guard table of docs/integration.md for command lots.
 func TestGuardPushMatrix(t *testing.T) {
 	type form struct {
 		name string
@@ -58,6 +62,8 @@ func TestGuardPushMatrix(t *testing.T) {
 		{name: "env -u GIT_CONFIG_COUNT, from the lead's checkout", push: `env -u GIT_CONFIG_COUNT git -C "$(git rev-parse --path-format=absolute --git-common-dir)/.." push -q origin HEAD:refs/heads/x`},
 		{name: "git send-pack to a bare repo that is not a remote", push: "git send-pack OTHER HEAD:refs/heads/x", toOther: true},
 	}
+	_, missing := new(box.Prober).Probe(context.Background(), os.Getenv("PATH"))
+	boxed := missing == ""
 	var matrix []string
 	for _, f := range forms {
 		t.Run(strings.NewReplacer(" ", "_", "/", "_").Replace(f.name), func(t *testing.T) {
@@ -124,8 +130,10 @@ func TestGuardPushMatrix(t *testing.T) {
 			matrix = append(matrix, fmt.Sprintf("%-52s %s", f.name, verdict))
 			t.Logf("%s → %s (exit %d)", push, verdict, code)
 			switch {
+			case f.toOther && boxed && verdict != "prevented":
+				t.Errorf("a push to a bare repository on this machine got out of the step sandbox (exit %d):\n%s", code, out)
 			case f.toOther:
-				// No guard of a command lot sees it (no sandbox): logged only.
+				// Outside the step sandbox no guard sees it: logged only.
 			case verdict == "reached-undetected":
 				t.Errorf("a push to the remote went unnoticed (exit %d):\n%s", code, out)
 			case verdict == "detected" && git(app, "rev-parse", "main") != base:
@@ -135,5 +143,5 @@ func TestGuardPushMatrix(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("push matrix, command lots (no sandbox):\n%s", strings.Join(matrix, "\n"))
+	t.Logf("push matrix, command lots (step sandbox %v):\n%s", boxed, strings.Join(matrix, "\n"))
 }

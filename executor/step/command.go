@@ -45,18 +45,16 @@ func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, even
 	if len(lot.Repos) > 0 {
 		tested, _ = l.git.Head(ctx, req.Dir)
 	}
-	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Shell: true, Checkout: true}, events)
-	pres, rerr := proc.Run(sctx, proc.Cmd{
-		Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: req.Dir,
-		Env:        l.stepEnv(req),
-		Marks:      stepMarks(req),
-		Supervisor: l.sup,
-		Limits:     stepLimits(req.Limits),
-		Stdout:     f, Stderr: f,
-		Started: func(pid int) {
-			send(events, Event{Kind: EventStarted, PID: pid})
-		},
-	})
+	cmd, boxed, berr := l.shellCmd(ctx, req, req.Dir, l.stepEnv(req))
+	if berr != nil {
+		return Result{Status: state.StepInterrupted, Cause: fmt.Sprintf("%s step: its sandbox: %v", kind, berr), Unstarted: true, HeadBefore: tested}
+	}
+	// The lead's checkouts are compared around a command that ran outside
+	// the sandbox only: in it, they are read-only.
+	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Shell: true, Checkout: !boxed}, events)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Started = func(pid int) { send(events, Event{Kind: EventStarted, PID: pid}) }
+	pres, rerr := proc.Run(sctx, cmd)
 	// The step's own last lines, for the lot's outcome: cadence's note
 	// below goes to the log only.
 	stepOut := f.tail.String()

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/executor/step/box"
 	"github.com/cadence-run/cadence/executor/step/guard"
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
@@ -30,6 +31,11 @@ type Local struct {
 	hosts sync.Map
 	// denyRead is LocalOptions.DenyRead.
 	denyRead []string
+	// prober says whether command steps can run in the OS sandbox here
+	// (shellCmd).
+	prober box.Prober
+	noBox  bool
+	home   string
 }
 
 // LocalOptions are what a Local runs with. Config is the wave file (the
@@ -45,6 +51,14 @@ type LocalOptions struct {
 	Slots      Slots
 	Env        []string
 	Supervisor *Supervisor
+	// NoSandbox runs every command step outside the step sandbox, as on
+	// a machine without one (the lead's checkouts compared around each):
+	// for runners whose worktrees are no git worktrees (a fake Git).
+	NoSandbox bool
+	// Home is the cadence home (layout.Wave.Home: slots, holds, the
+	// registry, the default worktrees folder): read-only in every step
+	// sandbox, whatever a lot's sandbox_writable names; "" for none.
+	Home string
 	// Guard is the wave's guard on this machine (nil: a new one over
 	// Git): the merge queue records cadence's own moves of the base in it,
 	// so the runner of a wave that integrates is given the queue's.
@@ -64,7 +78,7 @@ func NewLocal(o LocalOptions) *Local {
 	if g == nil {
 		g = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	}
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, guard: g, denyRead: o.DenyRead}
+	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox, home: o.Home, guard: g, denyRead: o.DenyRead}
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the

@@ -49,15 +49,13 @@ func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events
 		return Result{Status: state.StepInterrupted, Cause: cause, Unstarted: true}
 	}
 	head, _ := l.git.Head(ctx, dir)
-	watch := l.before(ctx, lot, guard.Options{Kind: "setup", Shell: true, Checkout: true}, events)
-	pres, rerr := proc.Run(sctx, proc.Cmd{
-		Path: "/bin/sh", Args: []string{"-c", req.Command}, Dir: dir,
-		Env:        l.stepEnv(req),
-		Marks:      stepMarks(req),
-		Supervisor: l.sup,
-		Limits:     stepLimits(req.Limits),
-		Stdout:     f, Stderr: f,
-	})
+	cmd, boxed, berr := l.shellCmd(ctx, req, dir, l.stepEnv(req))
+	if berr != nil {
+		return Result{Status: state.StepInterrupted, Cause: fmt.Sprintf("%s: its sandbox: %v", what, berr), Unstarted: true}
+	}
+	watch := l.before(ctx, lot, guard.Options{Kind: "setup", Shell: true, Checkout: !boxed}, events)
+	cmd.Stdout, cmd.Stderr = f, f
+	pres, rerr := proc.Run(sctx, cmd)
 	switch {
 	case rerr == nil && pres.Stopped && ctx.Err() == nil:
 		noteInLog(f, timeoutCause("the setup command", req.Timeout))

@@ -191,10 +191,20 @@ type Request struct {
 	LogLimit spec.Bytes
 	// Limits bound the step's whole process tree (the lot's limits).
 	Limits spec.Limits
-	// OutsideSandbox says the step runs outside an OS sandbox (a command,
-	// or a session whose sandbox this machine lacks or turns off): the
-	// lead's checkouts are compared around it.
+	// OutsideSandbox says the step runs outside an OS sandbox (a session
+	// whose sandbox this machine lacks or turns off), or may (a command):
+	// the lead's checkouts are compared around it. A command step the
+	// runner ran in its own step sandbox is not compared (NoSandbox).
 	OutsideSandbox bool
+	// NoSandbox says the wave file turns the OS sandbox of command steps
+	// off for this step (sandbox = false on the lot or on one of its
+	// repositories, spec.Lot.NoSandbox): its command, test gate or setup
+	// runs directly, the lead's checkouts compared around it.
+	NoSandbox bool
+	// Writable are the folders (absolute) the step may also write in the
+	// step sandbox (the lot's sandbox_writable, spec.Lot.StepWritable);
+	// cadence's own files and folders in them stay read-only.
+	Writable []string
 
 	// The fields below are a session's (Kind runs an agent).
 

@@ -15,6 +15,7 @@ import (
 	"github.com/cadence-run/cadence/executor"
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/executor/slots"
+	"github.com/cadence-run/cadence/executor/step/box"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/internal/flock"
 	"github.com/cadence-run/cadence/internal/layout"
@@ -64,6 +65,14 @@ func (e *env) machine(wave, file string) machine {
 func (m machine) LiveHolds() int {
 	n, _ := slots.LiveHolds(m.slotsDir, time.Now())
 	return n
+}
+
+// StepSandboxMissing implements planner.StepSandboxMachine: why the step
+// sandbox cannot run with this PATH (the one steps get), "" when it can
+// (box.Prober: bubblewrap found and able to make the box).
+func (m machine) StepSandboxMissing() string {
+	_, missing := new(box.Prober).Probe(m.ctx, m.getenv("PATH"))
+	return missing
 }
 
 // Limits implements planner.LimitsMachine: how this machine enforces the

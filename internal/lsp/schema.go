@@ -78,11 +78,13 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 		},
 		"repo": {
 			"path": anyString, "base": anyString, "test": anyString, "parallel": anyNumber, "changelog": anyString,
-			"merge_queue": anyBool, "test_timeout": anyString,
+			"merge_queue": anyBool, "test_timeout": anyString, "sandbox": anyBool,
+			"sandbox_writable": strList,
 		},
 		"lot": {
 			"repo": schema.Reference{OfScopeId: scopeRepo}, "title": anyString, "brief": anyString, "run": anyString,
-			"depends_on": refs(scopeLot), "also": refs(scopeRepo),
+			"depends_on": refs(scopeLot), "also": refs(scopeRepo), "sandbox": anyBool,
+			"sandbox_writable": strList,
 		},
 		"agent": {
 			"kind": enum(agentKinds...), "command": anyString, "sandbox": anyBool,

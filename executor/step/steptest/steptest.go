@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -238,8 +238,10 @@ func sessionBeginRefused(t *testing.T, f *fixture) {
 // timeout: a step past its timeout is timed out, soon, and nothing it
 // started is left running.
 func timeout(t *testing.T, f *fixture) {
-	pidFile := filepath.Join(f.wave.Dir, "child.pid")
-	req := f.request(state.StepRun, "sleep 60 & echo $! > "+pidFile+"; wait")
+	// The child is found by a word of its command line: its pid as the
+	// command sees it may be of a PID namespace of its own (a sandbox).
+	token := "steptest-timeout-" + filepath.Base(f.wave.Dir)
+	req := f.request(state.StepRun, "sh -c 'sleep 60' "+token+" & wait")
 	req.Timeout = 300 * time.Millisecond
 	began := time.Now()
 	res, _ := f.run(t, req)
@@ -249,20 +251,41 @@ func timeout(t *testing.T, f *fixture) {
 	if took := time.Since(began); took > 20*time.Second {
 		t.Errorf("the step took %s past its timeout", took)
 	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the command's child wrote no pid: %v", err)
+	for range 50 {
+		if running(token) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	gone(t, pid)
+	t.Errorf("the command's child (%s) is still running after the step ended", token)
+}
+
+// running counts the live processes whose command line has word as an
+// argument (/proc; zombies not counted).
+func running(word string) int {
+	n := 0
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), word) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && !strings.Contains(string(st), ") Z ") {
+			n++
+		}
+	}
+	return n
 }
 
 // guardedRef: a step that moves a guarded ref (the base) is an incident:
 // the ref is put back, the step fails with the incident as its cause.
 func guardedRef(t *testing.T, f *fixture) {
 	// Written as a file, past git's hooks (the guard refuses a step's
-	// update-ref of a guarded ref): only the check after the step sees it.
-	res, _ := f.run(t, f.request(state.StepRun, `git commit -q --allow-empty -m "a: x" && git rev-parse HEAD > "$(git rev-parse --git-common-dir)/refs/heads/main"`))
+	// update-ref of a guarded ref), outside the step sandbox (which
+	// refuses the write): only the check after the step sees it.
+	req := f.request(state.StepRun, `git commit -q --allow-empty -m "a: x" && git rev-parse HEAD > "$(git rev-parse --git-common-dir)/refs/heads/main"`)
+	req.NoSandbox = true
+	res, _ := f.run(t, req)
 	if res.Status != state.StepFailed || !strings.HasPrefix(res.Cause, guard.IncidentCause) || len(res.Incidents) == 0 {
 		t.Errorf("status %s, cause %q, incidents %q: want failed on an incident", res.Status, res.Cause, res.Incidents)
 	}

@@ -1,0 +1,265 @@
+// Package box confines a command step (a command lot's run, a test gate,
+// a worktree's setup) in an OS sandbox that cadence configures itself with
+// bubblewrap (docs/integration.md, Guards): the whole file system
+// read-only, but for the lot's worktrees and what git needs to commit on
+// the lot's own branch there (the worktree's git dir, the repository's
+// objects, the folder of the lot's branch and of its reflog, the other
+// refs in them bound read-only on top); a private /tmp; /dev and /proc of
+// its own; its own user and PID namespaces (no capability, no nested user
+// namespace); the network as it is. What the step's tools need under
+// /tmp on the host (the repositories, the step's folder, HOME, the PATH
+// folders) stays visible, read-only.
+//
+// The box is a command line: Args returns bwrap's arguments, which the
+// caller runs through internal/proc under the step supervisor, so that
+// the supervisor's limits, cgroup, marks and subreaper hold bwrap and all
+// it runs (a process of the box cannot leave the supervisor's tree; when
+// the box's first process ends, the kernel ends every other process of
+// its PID namespace).
+package box
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Spec is one step's box.
+type Spec struct {
+	// Worktrees are the lot's worktrees (absolute folders), writable with
+	// what git needs to commit on Branch in each (GitPaths).
+	Worktrees []string
+	// Branch is the lot's branch in each worktree, without refs/heads/
+	// ("" for none: the git paths of its ref are not made writable).
+	Branch string
+	// Writable are other folders the step may write (the sandbox's build
+	// cache); each must exist.
+	Writable []string
+	// Visible are files and folders that must stay visible, read-only,
+	// even when they are under /tmp (which the box replaces with its own):
+	// the lot's repositories, the step's folder, HOME, the PATH folders.
+	// Those that do not exist are left out.
+	Visible []string
+	// Protected are files and folders inside Writable ones (or inside
+	// the worktrees' git paths) that stay read-only, bound on top: each
+	// must exist. A worktree or git path inside one is writable again.
+	Protected []string
+	// Dir is the step's working folder.
+	Dir string
+}
+
+// privateTmp is the folder each box gets empty and of its own.
+const privateTmp = "/tmp"
+
+// base are the arguments of every box, before its own binds: the
+// namespaces, no capability, the read-only root, a fresh /dev, /proc and
+// /tmp. The probe (Missing) runs the same.
+var base = []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--disable-userns", "--cap-drop", "ALL",
+	"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm", "--tmpfs", privateTmp}
+
+// Args returns bwrap's arguments that run argv in the box s. The binds
+// come in an order that makes each one hold: the visible folders under
+// /tmp first (parents first), then the writable folders and the read-only
+// protections together, each after every folder that holds it, so the
+// deeper one wins (cadence's files in a writable folder are read-only, a
+// lot's worktree and git paths in a protected folder writable); a path
+// both writable and protected is read-only.
+// An error says which worktree's git folders could not be read.
+func Args(s Spec, argv []string) ([]string, error) {
+	var rw, protect []string
+	for _, wt := range s.Worktrees {
+		g, err := GitPaths(wt, s.Branch)
+		if err != nil {
+			return nil, err
+		}
+		rw = append(rw, g.Writable...)
+		protect = append(protect, g.Protected...)
+	}
+	for _, w := range s.Writable {
+		rw = append(rw, real(w))
+	}
+	for _, p := range s.Protected {
+		protect = append(protect, real(p))
+	}
+	var visible []string
+	for _, v := range s.Visible {
+		if r := real(v); r != "" && under(r, privateTmp) {
+			if _, err := os.Lstat(r); err == nil {
+				visible = append(visible, r)
+			}
+		}
+	}
+	args := slices.Clone(base)
+	for _, v := range sortedPaths(visible) {
+		args = append(args, "--ro-bind", v, v)
+	}
+	for _, b := range nested(rw, protect) {
+		if b.readOnly {
+			// -try: a protected entry may go between Args and the box's
+			// start (a lot's branch deleted, a state file replaced); the
+			// box then starts without it.
+			args = append(args, "--ro-bind-try", b.path, b.path)
+		} else {
+			args = append(args, "--bind", b.path, b.path)
+		}
+	}
+	if s.Dir != "" {
+		args = append(args, "--chdir", real(s.Dir))
+	}
+	return append(append(args, "--"), argv...), nil
+}
+
+// real is p with its symbolic links resolved (p itself when it cannot
+// be), absolute and clean.
+func real(p string) string {
+	if p == "" {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		p = a
+	}
+	return filepath.Clean(p)
+}
+
+// under says p is dir or inside it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// bind is one bind of a box: a host path at the same place, read-only or
+// not.
+type bind struct {
+	path     string
+	readOnly bool
+}
+
+// nested are the writable paths rw and the read-only ones ro as binds in
+// the order they must be made: a parent before what is inside it, and at
+// one path the read-only bind last; "" entries and repeats left out.
+func nested(rw, ro []string) []bind {
+	var out []bind
+	for _, p := range rw {
+		if p != "" {
+			out = append(out, bind{p, false})
+		}
+	}
+	for _, p := range ro {
+		if p != "" {
+			out = append(out, bind{p, true})
+		}
+	}
+	slices.SortFunc(out, func(a, b bind) int {
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		switch {
+		case a.readOnly == b.readOnly:
+			return 0
+		case a.readOnly:
+			return 1
+		}
+		return -1
+	})
+	return slices.Compact(out)
+}
+
+// sortedPaths is ps sorted (a parent before what is inside it) without
+// repeats.
+func sortedPaths(ps []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(ps)))
+}
+
+// GitFolders are what the box makes writable for git in one worktree, and
+// what it binds read-only on top of them.
+type GitFolders struct {
+	Writable  []string
+	Protected []string
+}
+
+// GitPaths finds, from the worktree wt's .git file, what a commit on
+// branch in wt writes: wt itself; its git dir (<common>/worktrees/<name>:
+// HEAD, index, its reflog); the repository's objects; the folder of the
+// branch's ref and of its reflog (git writes <ref>.lock there and renames
+// it onto the ref). The other entries of those two folders (the other
+// lots' branches of the wave and their reflogs, not their passing .lock
+// files) are Protected. The two
+// folders are made when missing (git would make them on the first
+// commit). The rest of the git dir (config, hooks, packed-refs, other
+// refs, cadence's guard) stays read-only.
+func GitPaths(wt, branch string) (GitFolders, error) {
+	wt = real(wt)
+	gitDir, common, err := gitDirs(wt)
+	if err != nil {
+		return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
+	}
+	g := GitFolders{Writable: []string{wt, gitDir, filepath.Join(common, "objects")}}
+	if branch == "" || gitDir == common {
+		return g, nil
+	}
+	for _, top := range []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "logs", "refs", "heads")} {
+		ref := filepath.Join(top, filepath.FromSlash(branch))
+		dir := filepath.Dir(ref)
+		if !under(dir, top) {
+			return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: branch %q is not a branch name", wt, branch)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
+		}
+		g.Writable = append(g.Writable, dir)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
+		}
+		own := filepath.Base(ref)
+		for _, e := range entries {
+			// Another lot's <ref>.lock lives only while git updates its
+			// ref: it is not bound (the box's start would fail when it
+			// goes first), so a step could make or remove one and fail
+			// that lot's next commit, nothing more.
+			if n := e.Name(); n != own && n != own+".lock" && !strings.HasSuffix(n, ".lock") {
+				g.Protected = append(g.Protected, filepath.Join(dir, n))
+			}
+		}
+	}
+	return g, nil
+}
+
+// gitDirs reads the worktree wt's git dir (the "gitdir: " line of its
+// .git file, or its .git folder) and the repository's common dir (the
+// git dir's commondir file, else the git dir itself).
+func gitDirs(wt string) (gitDir, common string, err error) {
+	dotgit := filepath.Join(wt, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return "", "", err
+	}
+	if fi.IsDir() {
+		return dotgit, dotgit, nil
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return "", "", err
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || line == "" {
+		return "", "", fmt.Errorf("%s is not a git file (no gitdir: line)", dotgit)
+	}
+	if !filepath.IsAbs(line) {
+		line = filepath.Join(wt, line)
+	}
+	gitDir = real(line)
+	common = gitDir
+	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gitDir, cd)
+		}
+		common = real(cd)
+	}
+	return gitDir, common, nil
+}
