@@ -126,7 +126,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 		return fail(err.Error())
 	}
 	schemaFile := logPrefix + ".schema.json"
-	if err := os.WriteFile(schemaFile, b, 0o644); err != nil {
+	if err := os.WriteFile(schemaFile, b, 0o600); err != nil {
 		return run{out: writeFailed(err, 0), thread: thread, total: prev}
 	}
 	env := append(append(append([]string{}, h.Env...), s.Env...), agent.MarkEnv(s)...)

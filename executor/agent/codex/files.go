@@ -30,10 +30,10 @@ func openFiles(prefix string, limit int64, stop func()) (*files, error) {
 	}
 	f := &files{}
 	var err error
-	if f.out, err = os.Create(prefix + ".json"); err != nil {
+	if f.out, err = os.OpenFile(prefix+".json", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
 		return nil, err
 	}
-	if f.err, err = os.Create(prefix + ".err"); err != nil {
+	if f.err, err = os.OpenFile(prefix+".err", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
 		f.out.Close()
 		return nil, err
 	}
