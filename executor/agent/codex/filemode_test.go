@@ -15,12 +15,11 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// TestFindingR2428SchemaFileMode reproduces a finding of review r2428:
-// docs/running.md promises that every file cadence writes under the
-// wave's work folder .cadence/ is 0600 "whatever the umask", but the
-// Codex adapter writes the step's strict report schema beside the step's
-// logs (<logPrefix>.schema.json) with mode 0644.
-func TestFindingR2428SchemaFileMode(t *testing.T) {
+// TestSessionFilesPrivate: every file the Codex adapter writes beside the
+// step's logs (the stream, stderr, the strict report schema) is 0600
+// whatever the umask, as docs/running.md promises for everything under
+// the wave's work folder .cadence/.
+func TestSessionFilesPrivate(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	dir := t.TempDir()
