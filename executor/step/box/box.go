@@ -198,6 +198,20 @@ func GitPaths(wt, branch string) (GitFolders, error) {
 		return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
 	}
 	g := GitFolders{Writable: []string{wt, gitDir, filepath.Join(common, "objects")}}
+	if gitDir != common {
+		// The links between the worktree and its repository stay as
+		// they are (the agent sandbox denies them too): a step that
+		// pointed the worktree's .git file, or its git dir's commondir
+		// or gitdir, elsewhere would make every git process cadence
+		// runs in the worktree afterwards, outside the box, work on
+		// another repository or branch (your checkout's).
+		for _, f := range []string{filepath.Join(wt, ".git"), filepath.Join(gitDir, "commondir"),
+			filepath.Join(gitDir, "gitdir"), filepath.Join(gitDir, "config.worktree")} {
+			if _, err := os.Lstat(f); err == nil {
+				g.Protected = append(g.Protected, f)
+			}
+		}
+	}
 	if branch == "" || gitDir == common {
 		return g, nil
 	}
