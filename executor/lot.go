@@ -24,7 +24,7 @@ type lotRun struct {
 	noChange bool
 	// held, once set, is why the lot stops at its next step boundary,
 	// interrupted (a change of the lead's checkout during its step:
-	// checkoutguard.go).
+	// executor/step/guard/checkout.go).
 	held string
 	// dirs are the worktrees of the lot's repositories (own and also).
 	dirs map[*spec.Repo]string

@@ -97,7 +97,7 @@ func (s *queueSide) Test(ctx context.Context, lot string, repo mergequeue.Repo) 
 		return mergequeue.GateRun{Status: mergequeue.GateInterrupted, Cause: o.Detail}, nil
 	}
 	if lr.held != "" {
-		// The gate changed the lead's checkout (checkoutguard.go).
+		// The gate changed the lead's checkout (executor/step/guard/checkout.go).
 		return mergequeue.GateRun{Status: mergequeue.GateHeld, Cause: lr.held}, nil
 	}
 	if !green {
