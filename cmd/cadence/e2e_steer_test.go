@@ -27,7 +27,10 @@ func e2eAnswerLive(t *testing.T) {
 		"a-review0":      {review("conform")},
 	}, waveOpts{More: fmt.Sprintf(`
 lot "keep" {
-  run = "while [ ! -f %s ]; do sleep 0.05; done"
+  run     = "while [ ! -f %s ]; do sleep 0.05; done"
+  # the release file is in the test's folder, which the step sandbox's
+  # private /tmp does not show
+  sandbox = false
 }
 `, release)})
 	p := e.start(e.applyArgs()...)
