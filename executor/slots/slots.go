@@ -122,6 +122,9 @@ type Pool struct {
 	// watching is watchHolds, which Close waits for: it reads the holds
 	// file (under its lock file), and must not do so after Close.
 	watching sync.WaitGroup
+	// grabbing is the grabbers; Close does not wait for them (one may be
+	// blocked in flock(2)): each exits once it has the lock and gave it back.
+	grabbing sync.WaitGroup
 
 	mu      sync.Mutex
 	cond    sync.Cond // signals changes of waiters, busy and closed
@@ -203,7 +206,7 @@ func open(dir string, size int, now func() time.Time, poll time.Duration) (*Pool
 	p.cond.L = &p.mu
 	p.refresh()
 	for i := range size {
-		go p.grabber(i)
+		p.grabbing.Go(func() { p.grabber(i) })
 	}
 	p.watching.Add(1)
 	go func() {

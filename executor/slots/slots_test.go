@@ -325,6 +325,8 @@ func TestAcquireCancel(t *testing.T) {
 	// freed, gives it back and exits: no slot and no goroutine leak.
 	held.Release()
 	other.Close()
+	p.grabbing.Wait()
+	other.grabbing.Wait()
 	waitGoroutines(t, base)
 	infos, err := Inspect(dir)
 	if err != nil {
