@@ -54,7 +54,10 @@ func (l *Local) runCommand(ctx context.Context, req Request, lot guard.Lot, even
 	watch := l.before(ctx, lot, guard.Options{Kind: string(kind), Shell: true, Checkout: !boxed}, events)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Started = func(pid int) { send(events, Event{Kind: EventStarted, PID: pid}) }
-	pres, rerr := proc.Run(sctx, cmd)
+	pres, rerr := runShell(sctx, cmd, boxed, f, func() (proc.Cmd, error) {
+		c, _, err := l.shellCmd(ctx, req, req.Dir, l.stepEnv(req))
+		return c, err
+	})
 	// The step's own last lines, for the lot's outcome: cadence's note
 	// below goes to the log only.
 	stepOut := f.tail.String()

@@ -3,6 +3,7 @@ package step
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,12 +54,53 @@ func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []str
 	if err := l.writable(&s, req.Writable); err != nil {
 		return c, false, err
 	}
+	s.Status = true
 	args, err := box.Args(s, append([]string{"/bin/sh", "-c"}, req.Command))
 	if err != nil {
 		return c, false, err
 	}
 	c.Path, c.Args, c.Env = bwrap, args, append(append([]string{}, env...), cacheEnv...)
 	return c, true, nil
+}
+
+// boxStarts is how many times runShell starts a box whose own setup
+// failed before it gives up on the step.
+const boxStarts = 3
+
+// runShell runs cmd, a process shellCmd made (boxed: in bwrap). A box
+// gets bwrap's status pipe (box.Status) as its first extra file. A box
+// whose own setup failed never ran the command — a path it binds went
+// away between shellCmd's look and bwrap's mount (another lot's branch
+// deleted meanwhile) — and is made again by again (which looks anew)
+// and started, up to boxStarts times in all, with a note in log each
+// time. When none started, the error wraps box.ErrNotStarted: the step
+// is interrupted, never failed by what its command did not do.
+func runShell(ctx context.Context, cmd proc.Cmd, boxed bool, log io.Writer, again func() (proc.Cmd, error)) (proc.Result, error) {
+	if !boxed {
+		return proc.Run(ctx, cmd)
+	}
+	for try := 1; ; try++ {
+		st, err := box.NewStatus()
+		if err != nil {
+			return proc.Result{ExitCode: -1}, err
+		}
+		cmd.ExtraFiles = []*os.File{st.Writer()}
+		res, rerr := proc.Run(ctx, cmd)
+		started := st.Started()
+		if rerr != nil || started || res.Stopped || res.Signal != 0 || res.LimitHit != "" || res.ExitCode == 0 {
+			return res, rerr
+		}
+		if try == boxStarts {
+			return res, fmt.Errorf("%w, %d times (bwrap's words are in the step's log)", box.ErrNotStarted, boxStarts)
+		}
+		noteInLog(log, fmt.Sprintf("the step's sandbox (bwrap) did not start (its words above); starting it again (%d of %d)", try+1, boxStarts))
+		next, err := again()
+		if err != nil {
+			return res, fmt.Errorf("%w: %v", box.ErrNotStarted, err)
+		}
+		next.Stdout, next.Stderr, next.Started, next.Stdin = cmd.Stdout, cmd.Stderr, cmd.Started, cmd.Stdin
+		cmd = next
+	}
 }
 
 // waveFolder makes dir, the wave's folder a lot without a repository

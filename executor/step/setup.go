@@ -55,7 +55,10 @@ func (l *Local) runSetup(ctx context.Context, req Request, lot guard.Lot, events
 	}
 	watch := l.before(ctx, lot, guard.Options{Kind: "setup", Shell: true, Checkout: !boxed}, events)
 	cmd.Stdout, cmd.Stderr = f, f
-	pres, rerr := proc.Run(sctx, cmd)
+	pres, rerr := runShell(sctx, cmd, boxed, f, func() (proc.Cmd, error) {
+		c, _, err := l.shellCmd(ctx, req, dir, l.stepEnv(req))
+		return c, err
+	})
 	switch {
 	case rerr == nil && pres.Stopped && ctx.Err() == nil:
 		noteInLog(f, timeoutCause("the setup command", req.Timeout))

@@ -24,6 +24,7 @@ func runDirect(ctx context.Context, c Cmd, log hclog.Logger) (Result, error) {
 		cmd.Env = []string{}
 	}
 	cmd.Stdin = c.Stdin
+	cmd.ExtraFiles = c.ExtraFiles
 	var out outputs
 	defer out.closeAll()
 	var err error

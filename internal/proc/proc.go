@@ -63,6 +63,11 @@ type Cmd struct {
 	// lasts as long as the step's tree). Without a supervisor cadence
 	// holds them, as the caller does anyway.
 	Hold []*os.File
+	// ExtraFiles are open files the step's program gets as fd 3, 4, …
+	// (exec.Cmd's ExtraFiles), through the supervisor when there is one,
+	// which closes its own copies once the program runs. The caller keeps
+	// and closes its copies.
+	ExtraFiles []*os.File
 	// Marks are environment entries ("KEY=value", also in Env) that every
 	// process of the step carries (cadence's CADENCE_WAVE_ID and
 	// CADENCE_LOT). When the supervisor is killed before it reports (a

@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -123,5 +124,45 @@ func testAlive(t *testing.T) {
 	}
 	if Alive(os.Getpid()) && os.Getpid() != syscall.Getpgrp() {
 		t.Error("a process that does not lead its group counts as a step")
+	}
+}
+
+// TestExtraFiles checks that the step gets Cmd.ExtraFiles as fd 3, 4, …
+// and that no process but the step's keeps them: the pipe's reader sees
+// its end once the step is gone.
+func TestExtraFiles(t *testing.T) { bothWays(t, testExtraFiles) }
+
+func testExtraFiles(t *testing.T) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	held, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var out bytes.Buffer
+	res, err := run(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo three >&3; echo four >&4; echo five >&5 || echo none"},
+		ExtraFiles: []*os.File{w1, w2}, Hold: []*os.File{held}, Stdout: &out, Stderr: io.Discard})
+	w1.Close()
+	w2.Close()
+	if err != nil || res.ExitCode != 0 || out.String() != "none\n" {
+		t.Fatalf("res %+v err %v out %q (fd 5, a held file's in the supervisor, must not be the step's)", res, err, out.String())
+	}
+	for _, c := range []struct {
+		r    *os.File
+		want string
+	}{{r1, "three\n"}, {r2, "four\n"}} {
+		got, err := io.ReadAll(io.LimitReader(c.r, 1<<10)) // EOF: no copy left open
+		if err != nil || string(got) != c.want {
+			t.Errorf("extra file: %q, %v; want %q", got, err, c.want)
+		}
 	}
 }

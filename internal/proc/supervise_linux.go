@@ -19,7 +19,7 @@ const (
 )
 
 // File descriptors the supervisor gets from Run: the status pipe, then the
-// held files (Cmd.Hold).
+// held files (Cmd.Hold), then the step's extra files (Cmd.ExtraFiles).
 const (
 	statusFD = 3
 	holdFD   = 4
@@ -38,7 +38,8 @@ const killTick = 10 * time.Millisecond
 //
 // args are, as Run passes them: the pid of the cadence that started it,
 // the grace period (a time.Duration), the number of held files, the
-// program (a path, looked up by cadence already) and its arguments. env
+// number of the step's extra files (given to the step as fd 3, 4, …), the
+// encoded limits, the program (a path, looked up by cadence already) and its arguments. env
 // is the step's whole environment; the working folder is the step's.
 // sigs relays SupervisorSignals: the caller subscribes before calling, so
 // that none of them finds its default action.
@@ -68,15 +69,16 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 			fmt.Fprintf(status, format+"\n", a...)
 		}
 	}
-	if len(args) < 5 {
+	if len(args) < 6 {
 		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": missing arguments (it is cadence's own)")
 		return 2
 	}
 	ppid, err1 := strconv.Atoi(args[0])
 	grace, err2 := time.ParseDuration(args[1])
 	nhold, err3 := strconv.Atoi(args[2])
-	limits, err4 := decodeLimits(args[3])
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || nhold < 0 {
+	nextra, err5 := strconv.Atoi(args[3])
+	limits, err4 := decodeLimits(args[4])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || nhold < 0 || nextra < 0 {
 		fmt.Fprintln(os.Stderr, "cadence: "+SupervisorCommand+": bad arguments (it is cadence's own)")
 		return 2
 	}
@@ -84,6 +86,14 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 	syscall.CloseOnExec(statusFD)
 	for i := range nhold {
 		syscall.CloseOnExec(holdFD + i)
+	}
+	// The step's extra files: the step's fd 3, 4, … (ForkExec dups them
+	// there), and not the supervisor's once the step runs.
+	files := []uintptr{0, 1, 2}
+	for i := range nextra {
+		fd := holdFD + nhold + i
+		syscall.CloseOnExec(fd)
+		files = append(files, uintptr(fd))
 	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		report("error cannot become a subreaper: %v", e)
@@ -98,7 +108,7 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 		report("error cadence is gone")
 		return 1
 	}
-	path, argv := args[4], args[4:]
+	path, argv := args[5], args[5:]
 	cg, warnings := makeStepCgroup(limits)
 	for _, w := range warnings {
 		report("warn %s", w)
@@ -119,7 +129,7 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 		report("error cannot apply the step's limits: %v", err)
 		return 1
 	}
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: files, Sys: sys})
 	cg.leave()
 	if err != nil {
 		cg.remove()
@@ -127,6 +137,9 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 		return 1
 	}
 	report("pid %d", pid)
+	for _, fd := range files[3:] {
+		_ = syscall.Close(int(fd))
+	}
 	ws := superviseTree(pid, grace, sigs, cg)
 	code, sig := ws.ExitStatus(), 0
 	if ws.Signaled() {

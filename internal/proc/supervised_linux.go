@@ -50,7 +50,7 @@ func startLocked(cmd *exec.Cmd) error {
 // supervisor is started in a session of its own (setsid), out of reach of
 // the terminal's signals and without a controlling terminal, which no
 // process of the step can then get (only a session leader can), with the step's folder and environment, the status
-// pipe as fd 3 and c.Hold after it. Started gets the step's pid, the
+// pipe as fd 3, c.Hold after it and c.ExtraFiles after those. Started gets the step's pid, the
 // leader of the step's process group.
 func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (Result, error) {
 	// The program is looked up as exec.Command does, in cadence's PATH.
@@ -72,14 +72,14 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 	defer sr.Close()
 	cmd := exec.Command(s.Exe)
 	cmd.Args = append([]string{s.Argv0, SupervisorCommand, strconv.Itoa(os.Getpid()), grace.String(),
-		strconv.Itoa(len(c.Hold)), c.Limits.encode(), look.Path}, c.Args...)
+		strconv.Itoa(len(c.Hold)), strconv.Itoa(len(c.ExtraFiles)), c.Limits.encode(), look.Path}, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
 	cmd.Stdin = c.Stdin
-	cmd.ExtraFiles = append([]*os.File{sw}, c.Hold...)
+	cmd.ExtraFiles = append(append([]*os.File{sw}, c.Hold...), c.ExtraFiles...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var out outputs
 	defer out.closeAll()

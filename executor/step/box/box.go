@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -48,6 +49,9 @@ type Spec struct {
 	Protected []string
 	// Dir is the step's working folder.
 	Dir string
+	// Status has bwrap write its JSON status to fd StatusFD (Status),
+	// which tells a box that did not start from a command that failed.
+	Status bool
 }
 
 // privateTmp is the folder each box gets empty and of its own.
@@ -92,6 +96,9 @@ func Args(s Spec, argv []string) ([]string, error) {
 		}
 	}
 	args := slices.Clone(base)
+	if s.Status {
+		args = append(args, "--json-status-fd", strconv.Itoa(StatusFD))
+	}
 	for _, v := range sortedPaths(visible) {
 		args = append(args, "--ro-bind", v, v)
 	}

@@ -2,6 +2,7 @@ package box_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,5 +54,45 @@ func TestBoxStartsWhenOtherRefsGo(t *testing.T) {
 	}
 	if got := gittest.Git(t, repo, "log", "-1", "--format=%s", "cadence/w/a"); got != "a: mine" {
 		t.Errorf("lot a's branch holds %q", got)
+	}
+}
+
+// TestStatusTellsASetupFailure: bwrap's status says whether the command
+// ran — a box whose setup failed (a bound folder missing) did not, a
+// command that failed did.
+func TestStatusTellsASetupFailure(t *testing.T) {
+	bwrap, missing := new(box.Prober).Probe(context.Background(), os.Getenv("PATH"))
+	if missing != "" {
+		t.Skipf("no step sandbox here: %s", missing)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name     string
+		writable []string
+		want     bool
+	}{
+		{"setup failed", []string{filepath.Join(dir, "gone")}, false},
+		{"command failed", nil, true},
+	} {
+		args, err := box.Args(box.Spec{Dir: dir, Visible: []string{dir}, Writable: c.writable, Status: true}, []string{"/bin/sh", "-c", "exit 1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := box.NewStatus()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, bwrap, args...)
+		cmd.ExtraFiles = []*os.File{st.Writer()}
+		err = cmd.Run()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("%s: %v, want exit 1", c.name, err)
+		}
+		if got := st.Started(); got != c.want {
+			t.Errorf("%s: Started = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
