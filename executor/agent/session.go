@@ -81,6 +81,10 @@ type Session struct {
 	// gone (proc.Cmd.Hold), so the machine's session cap holds even while
 	// a killed cadence's sessions are being reaped.
 	SlotLock *os.File
+	// Browser, when set, gives the session a browser on a running
+	// application (the UX review step); an adapter that cannot says so
+	// in Outcome.Browser.Cause and runs the session without one.
+	Browser *Browser
 }
 
 // Outcome is how a session ended.
@@ -129,6 +133,9 @@ type Outcome struct {
 	// session with its processes at once and its status is interrupted;
 	// the caller stops the wave (a machine error, never retried).
 	WriteErr error
+	// Browser is the evidence of the session's browser (Session.Browser
+	// set), nil otherwise.
+	Browser *BrowserEvidence
 }
 
 // APIFailure classes the API error a session ended with, as its adapter
