@@ -49,6 +49,9 @@ type Spec struct {
 	Protected []string
 	// Dir is the step's working folder.
 	Dir string
+	// TmpSize bounds the box's private /tmp, in bytes (0:
+	// DefaultTmpSize).
+	TmpSize int64
 	// Status has bwrap write its JSON status to fd StatusFD (Status),
 	// which tells a box that did not start from a command that failed.
 	Status bool
@@ -57,11 +60,20 @@ type Spec struct {
 // privateTmp is the folder each box gets empty and of its own.
 const privateTmp = "/tmp"
 
-// base are the arguments of every box, before its own binds: the
-// namespaces, no capability, the read-only root, a fresh /dev, /proc and
-// /tmp. The probe (Missing) runs the same.
+// DefaultTmpSize bounds, in bytes, what a box's private /tmp holds (a
+// tmpfs: its pages are the machine's memory); a write beyond it fails
+// with ENOSPC. A step that needs more writes in its worktree or a
+// sandbox_writable folder. /dev/shm holds at most shmSize.
+const (
+	DefaultTmpSize = 1 << 30
+	shmSize        = 256 << 20
+)
+
+// base are the arguments of every box, before its own binds and its
+// /tmp: the namespaces, no capability, the read-only root, a fresh /dev,
+// /proc and a bounded /dev/shm. The probe (Missing) runs the same.
 var base = []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--disable-userns", "--cap-drop", "ALL",
-	"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm", "--tmpfs", privateTmp}
+	"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", strconv.Itoa(shmSize), "--tmpfs", "/dev/shm"}
 
 // Args returns bwrap's arguments that run argv in the box s. The binds
 // come in an order that makes each one hold: the visible folders under
@@ -96,6 +108,11 @@ func Args(s Spec, argv []string) ([]string, error) {
 		}
 	}
 	args := slices.Clone(base)
+	tmp := s.TmpSize
+	if tmp <= 0 {
+		tmp = DefaultTmpSize
+	}
+	args = append(args, "--size", strconv.FormatInt(tmp, 10), "--tmpfs", privateTmp)
 	if s.Status {
 		args = append(args, "--json-status-fd", strconv.Itoa(StatusFD))
 	}
