@@ -227,3 +227,64 @@ func TestBrowserSession(t *testing.T) {
 		t.Errorf("left running after the session:\n%s", strings.Join(alive, "\n"))
 	}
 }
+
+// TestBrowserMissingPieces: a session whose browser cannot be had still
+// ends with its report (ok), and its evidence is not verified, with the
+// cause: chromium not found (the session runs without a browser), or a
+// server that exits at once (the CLI reports it failed, not connected).
+func TestBrowserMissingPieces(t *testing.T) {
+	cli := fakeapi.FindCLI(t)
+	server, chromium := fakeapi.FindBrowser(t)
+	srv := fakeapi.Start(t, nil)
+	app := uxApp(t)
+	dead := filepath.Join(fakeBin(t, map[string]string{"dead-mcp": "echo no server here >&2; exit 1"}), "dead-mcp")
+	for _, tc := range []struct {
+		name  string
+		setup agent.BrowserSetup
+		cause string
+	}{
+		{"no chromium", agent.BrowserSetup{Server: server, Chromium: "/nonexistent/chromium"}, "the browser (/nonexistent/chromium) not found; install them"},
+		{"server fails", agent.BrowserSetup{Server: dead, Chromium: chromium}, "the browser server (Playwright MCP) did not connect: failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New().WithBrowser(tc.setup)
+			s := uxSession(t, srv, cli, app.URL+"/", fakeapi.UXReview("looked", map[string]any{"severity": "minor", "text": "pale"}))
+			out, _, alive := runWatched(t, context.Background(), a, s, agent.Host{Command: cli, Env: fakeapi.CLIEnv(t, srv)})
+			if out.Status != state.StepOK || out.Report == nil {
+				t.Fatalf("status %s (%s), report %+v: the CLI ends with the report", out.Status, out.Cause, out.Report)
+			}
+			if out.Browser == nil || out.Browser.Verified() || !strings.Contains(out.Browser.Cause, tc.cause) {
+				t.Errorf("evidence %+v, want not verified: %s", out.Browser, tc.cause)
+			}
+			if st := gittest.Git(t, s.Dir, "status", "--porcelain", "--ignored"); st != "" {
+				t.Errorf("the worktree changed:\n%s", st)
+			}
+			if len(alive) > 0 {
+				t.Errorf("left running:\n%s", strings.Join(alive, "\n"))
+			}
+		})
+	}
+}
+
+// TestBrowserSessionTimeout: a UX session that hangs after its screenshot
+// is ended at its timeout with its whole tree: no chromium left.
+func TestBrowserSessionTimeout(t *testing.T) {
+	cli := fakeapi.FindCLI(t)
+	server, chromium := fakeapi.FindBrowser(t)
+	srv := fakeapi.Start(t, nil)
+	app := uxApp(t)
+	a := New().WithBrowser(agent.BrowserSetup{Server: server, Chromium: chromium})
+	sc := fakeapi.UXReview("never")[:2]
+	s := uxSession(t, srv, cli, app.URL+"/", append(sc, fakeapi.Hang()))
+	s.Timeout = 20 * time.Second
+	out, all, alive := runWatched(t, context.Background(), a, s, agent.Host{Command: cli, Env: fakeapi.CLIEnv(t, srv), Grace: 2 * time.Second})
+	if out.Status == state.StepOK {
+		t.Fatalf("a hanging session ended ok")
+	}
+	if !hasChromium(all) {
+		t.Errorf("no chromium seen in the session's tree: %q", all)
+	}
+	if len(alive) > 0 {
+		t.Errorf("left running after the timeout:\n%s", strings.Join(alive, "\n"))
+	}
+}
