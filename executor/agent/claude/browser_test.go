@@ -288,3 +288,76 @@ func TestBrowserSessionTimeout(t *testing.T) {
 		t.Errorf("left running after the timeout:\n%s", strings.Join(alive, "\n"))
 	}
 }
+
+// TestBrowserSessionCost measures a UX session against the same review
+// without a browser (CADENCE_MEASURE=1 only; docs/ux.md, Install and cost):
+// wall time and the peak of the summed RSS of the session's tree.
+func TestBrowserSessionCost(t *testing.T) {
+	if os.Getenv("CADENCE_MEASURE") != "1" {
+		t.Skip("a measurement: CADENCE_MEASURE=1")
+	}
+	cli := fakeapi.FindCLI(t)
+	server, chromium := fakeapi.FindBrowser(t)
+	srv := fakeapi.Start(t, nil)
+	app := uxApp(t)
+	for _, browser := range []bool{false, true, false, true} {
+		a := New().WithBrowser(agent.BrowserSetup{Server: server, Chromium: chromium})
+		sc := fakeapi.UXReview("ok")
+		if !browser {
+			sc = sc[2:]
+		}
+		s := uxSession(t, srv, cli, app.URL+"/", sc)
+		if !browser {
+			s.Browser = nil
+		}
+		var peak int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		s.Started = func(pid int) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					w := &browserProcs{seen: map[int]procID{}}
+					w.walk(pid)
+					var sum int64
+					for p := range w.seen {
+						sum += rssKB(p)
+					}
+					peak = max(peak, sum+rssKB(pid))
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}()
+		}
+		start := time.Now()
+		out := a.Run(context.Background(), s, agent.Host{Command: cli, Env: fakeapi.CLIEnv(t, srv)})
+		el := time.Since(start)
+		close(stop)
+		wg.Wait()
+		var nav, shot time.Duration
+		reqs := srv.RequestsForSession(s.SessionID)
+		if browser && len(reqs) >= 3 {
+			nav = reqs[1].Time.Sub(reqs[0].Time.Add(reqs[0].Duration))
+			shot = reqs[2].Time.Sub(reqs[1].Time.Add(reqs[1].Duration))
+		}
+		t.Logf("browser=%v status=%s verified=%v wall=%s peakRSS=%d MiB navigate=%s screenshot=%s", browser, out.Status, out.Browser.Verified(), el.Round(10*time.Millisecond), peak/1024, nav.Round(10*time.Millisecond), shot.Round(10*time.Millisecond))
+	}
+}
+
+func rssKB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
