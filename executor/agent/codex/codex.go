@@ -88,12 +88,17 @@ type run struct {
 
 // Run implements agent.Adapter: one run, and one formatting retry
 // (`exec resume`, FormatRetryPrompt) when the turn completed without a
-// report that fits the step's schema. A write step is never run again.
-func (a *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.Outcome {
+// report that fits the step's schema. A write step is never run again. A
+// session asked for a browser (s.Browser) runs without one: cadence gives
+// Codex none (its evidence says so, agent.NoBrowserCause).
+func (a *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) (out agent.Outcome) {
+	if s.Browser != nil {
+		defer func() { out.Browser = &agent.BrowserEvidence{Cause: agent.NoBrowserCause(Kind)} }()
+	}
 	set := settingsOf(s.Agent)
 	model := modelOf(s, set)
 	first := a.once(ctx, s, h, set, model, s.Brief, "", Usage{}, s.LogPrefix)
-	out := first.out
+	out = first.out
 	if ctx.Err() == nil && out.Status == state.StepFailed && out.Cause == agent.CauseNoReport && first.thread != "" {
 		retry := a.once(ctx, s, h, set, model, FormatRetryPrompt, first.thread, first.total, s.LogPrefix+".format-retry")
 		r := retry.out
