@@ -269,7 +269,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	files, err := openSessionFiles(logPrefix, s.LogLimit, cancel)
+	files, err := agent.OpenSessionFiles(logPrefix, s.LogLimit, cancel)
 	if err != nil {
 		return writeFailed(err, 0)
 	}
@@ -286,7 +286,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watch.consume(pr, files.stdout())
+		watch.consume(pr, files.Stdout())
 	}()
 	var hold []*os.File
 	if s.SlotLock != nil {
@@ -297,11 +297,11 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: workDir(s), Env: env, Stdin: strings.NewReader(prompt),
-		Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Supervisor: h.Supervisor, Started: s.Started, Hold: hold, Limits: s.Limits})
+		Stdout: pw, Stderr: files.Stderr(), Grace: h.Grace, Supervisor: h.Supervisor, Started: s.Started, Hold: hold, Limits: s.Limits})
 	pw.Close()
 	wg.Wait()
 	r.KillLeftovers(s.SessionID)
-	werr, cut := files.close(), files.cut()
+	werr, cut := files.Close(), files.Cut()
 	if werr != nil {
 		// A file could not be written: the session was ended (cancel).
 		out := writeFailed(werr, cut)
@@ -311,7 +311,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	if rerr != nil {
 		return fail(rerr)
 	}
-	errText := errTail(logPrefix, s.LogLimit)
+	errText := agent.ErrTail(logPrefix, s.LogLimit)
 	fired, extended := timeout()
 	out = Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step, ReportSchema: s.ReportSchema,
 		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock(),

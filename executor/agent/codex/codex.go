@@ -149,7 +149,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	files, err := openFiles(logPrefix, s.LogLimit, cancel)
+	files, err := agent.OpenSessionFiles(logPrefix, s.LogLimit, cancel)
 	if err != nil {
 		return run{out: writeFailed(err, 0), thread: thread, total: prev}
 	}
@@ -164,7 +164,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.consume(pr, files.stdout())
+		w.consume(pr, files.Stdout())
 		io.Copy(io.Discard, pr)
 	}()
 	var hold []*os.File
@@ -172,7 +172,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 		hold = append(hold, s.SlotLock)
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: Args(s, set, model, schemaFile, thread), Dir: s.Dir, Env: env,
-		Stdin: strings.NewReader(prompt), Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Supervisor: h.Supervisor,
+		Stdin: strings.NewReader(prompt), Stdout: pw, Stderr: files.Stderr(), Grace: h.Grace, Supervisor: h.Supervisor,
 		Started: s.Started, Hold: hold, Limits: s.Limits})
 	pw.Close()
 	wg.Wait()
@@ -189,7 +189,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	case ro.HasTotal:
 		total = ro.Total // stopped mid-turn: the rollout has every response's count
 	}
-	werr, cut := files.close(), files.cut()
+	werr, cut := files.Close(), files.Cut()
 	var out agent.Outcome
 	switch {
 	case werr != nil:
@@ -198,7 +198,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 		out = agent.Outcome{Status: state.StepFailed, Cause: rerr.Error()}
 	default:
 		fired, extended := timeout()
-		out = Classify(Ended{Proc: res, Stream: st, Rollout: ro, Stderr: errTail(logPrefix, s.LogLimit),
+		out = Classify(Ended{Proc: res, Stream: st, Rollout: ro, Stderr: string(agent.ErrTail(logPrefix, s.LogLimit)),
 			ReportSchema: s.ReportSchema, Step: s.Step, Cancelled: ctx.Err() != nil, TimedOut: fired,
 			Timeout: s.Timeout, Extensions: extended, Now: h.Clock()})
 		out.OutputCut = cut

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cadence-run/cadence/internal/gitdirs"
 )
 
 // Spec is one step's box.
@@ -217,7 +219,7 @@ type GitFolders struct {
 // refs, cadence's guard) stays read-only.
 func GitPaths(wt, branch string) (GitFolders, error) {
 	wt = real(wt)
-	gitDir, common, err := gitDirs(wt)
+	gitDir, common, err := gitdirs.Read(wt)
 	if err != nil {
 		return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
 	}
@@ -265,39 +267,4 @@ func GitPaths(wt, branch string) (GitFolders, error) {
 		}
 	}
 	return g, nil
-}
-
-// gitDirs reads the worktree wt's git dir (the "gitdir: " line of its
-// .git file, or its .git folder) and the repository's common dir (the
-// git dir's commondir file, else the git dir itself).
-func gitDirs(wt string) (gitDir, common string, err error) {
-	dotgit := filepath.Join(wt, ".git")
-	fi, err := os.Lstat(dotgit)
-	if err != nil {
-		return "", "", err
-	}
-	if fi.IsDir() {
-		return dotgit, dotgit, nil
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
-		return "", "", err
-	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok || line == "" {
-		return "", "", fmt.Errorf("%s is not a git file (no gitdir: line)", dotgit)
-	}
-	if !filepath.IsAbs(line) {
-		line = filepath.Join(wt, line)
-	}
-	gitDir = real(line)
-	common = gitDir
-	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		cd := strings.TrimSpace(string(c))
-		if !filepath.IsAbs(cd) {
-			cd = filepath.Join(gitDir, cd)
-		}
-		common = real(cd)
-	}
-	return gitDir, common, nil
 }
