@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // DefaultListen is the engine's address when Options.Listen is empty.
@@ -25,7 +26,7 @@ const readyTimeout = 10 * time.Second
 // Options configure an engine.
 type Options struct {
 	// Listen is host:port (DefaultListen when empty); port -1 picks a free
-	// port (tests). A host other than loopback needs TLS.
+	// port (tests), and so does 0. A host other than loopback needs TLS.
 	Listen string
 	// StoreDir is the folder of JetStream's file store (required).
 	StoreDir string
@@ -69,6 +70,9 @@ func Start(opts Options) (*Engine, error) {
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < -1 || port > 65535 {
 		return nil, fmt.Errorf("engine: listen address %q: bad port %q", listen, portText)
+	}
+	if port == 0 {
+		port = -1 // any free port, as net.Listen
 	}
 	if opts.TLS.enabled() && (opts.TLS.Cert == "" || opts.TLS.Key == "") {
 		return nil, errors.New("engine: TLS needs both a certificate and a key")
@@ -116,6 +120,16 @@ func Start(opts Options) (*Engine, error) {
 
 // URL is the address clients connect to (nats://host:port, or tls://).
 func (e *Engine) URL() string { return e.srv.ClientURL() }
+
+// Connect opens a client connection to the engine inside this process
+// (no socket: it needs neither the listen address nor TLS).
+func (e *Engine) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	nc, err := nats.Connect("", append(opts, nats.InProcessServer(e.srv))...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: connect in process: %w", err)
+	}
+	return nc, nil
+}
 
 // Shutdown stops the server and returns once it stopped; the store stays.
 func (e *Engine) Shutdown() {
