@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,4 +125,3 @@ func waitFor(t testing.TB, within time.Duration, cond func() bool) {
 	}
 }
 
-var _ = sync.Mutex{}
