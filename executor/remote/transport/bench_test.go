@@ -16,6 +16,13 @@ import (
 // reported once, the base bundle's making. `go test
 // ./executor/remote/transport -run '^$' -bench LotRoundTrip -benchtime 10x`.
 func BenchmarkLotRoundTrip(b *testing.B) {
+	b.Run("base fetched", func(b *testing.B) { lotRoundTrip(b, "") })
+	b.Run("base cached", func(b *testing.B) { lotRoundTrip(b, filepath.Join(b.TempDir(), "bases")) })
+}
+
+// lotRoundTrip is BenchmarkLotRoundTrip with the worker's BaseCache at
+// cache ("": none).
+func lotRoundTrip(b *testing.B, cache string) {
 	src, err := gittest.Try(".", "rev-parse", "--show-toplevel")
 	if err != nil {
 		b.Skipf("not in a git repository: %v", err)
@@ -25,13 +32,13 @@ func BenchmarkLotRoundTrip(b *testing.B) {
 	base := gittest.Git(b, repo, "rev-parse", "HEAD")
 	tr := newTransport(b)
 	ctx := testCtx(b)
-	cache := filepath.Join(b.TempDir(), "cache")
 	start := time.Now()
-	baseBundle, err := tr.BaseBundle(ctx, repo, base, cache)
+	baseBundle, err := tr.BaseBundle(ctx, repo, base, filepath.Join(b.TempDir(), "cache"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	baseMS, baseBytes := time.Since(start).Milliseconds(), size(b, baseBundle)
+	tr.BaseCache = cache
 	var lotBytes, resBytes int64
 	var phases [4]time.Duration // LotBundle, Checkout, ResultBundle, Accept
 	b.ResetTimer()

@@ -15,7 +15,15 @@ import (
 // head with the very same commits, and the worker's repository has no
 // remote, no hook and nowhere to push to.
 func TestRoundTrip(t *testing.T) {
-	tr := newTransport(t)
+	t.Run("base fetched", func(t *testing.T) { roundTrip(t, newTransport(t)) })
+	t.Run("base cached", func(t *testing.T) {
+		tr := newTransport(t)
+		tr.BaseCache = filepath.Join(t.TempDir(), "bases")
+		roundTrip(t, tr)
+	})
+}
+
+func roundTrip(t *testing.T, tr *Transport) {
 	ctx := testCtx(t)
 	l := newLead(t)
 	w := sendTo(t, tr, l)
@@ -33,6 +41,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if got := gittest.Git(t, w.dir, "remote"); got != "" {
 		t.Fatalf("worker has remotes: %q", got)
+	}
+	if out, err := gittest.Try(w.dir, "fsck", "--no-dangling"); err != nil {
+		t.Fatalf("git fsck of the worker's repository: %v\n%s", err, out)
 	}
 	if out, err := gittest.Try(w.dir, "push"); err == nil {
 		t.Fatalf("git push in the worker's repository succeeded: %s", out)
@@ -186,5 +197,39 @@ func TestBaseBundleCached(t *testing.T) {
 	}
 	if want := []string{l.base + ".bundle", l.base + ".lock"}; strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("cache holds %v, want %v", names, want)
+	}
+}
+
+// TestBaseCache checks out two lots of one base with a BaseCache: the
+// base is indexed once into the cache, and each checkout holds its own
+// copy of its pack files, so writing into one reaches neither the cache
+// nor the other.
+func TestBaseCache(t *testing.T) {
+	tr := newTransport(t)
+	tr.BaseCache = filepath.Join(t.TempDir(), "bases")
+	l := newLead(t)
+	w1 := sendTo(t, tr, l)
+	w2 := sendTo(t, tr, l)
+	entries, err := os.ReadDir(tr.BaseCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Name() != l.base+".git" || entries[1].Name() != l.base+".lock" {
+		t.Fatalf("the cache holds %v", entries)
+	}
+	cached, err := filepath.Glob(filepath.Join(tr.BaseCache, l.base+".git", "objects", "pack", "*.pack"))
+	if err != nil || len(cached) != 1 {
+		t.Fatalf("cached packs %v, %v", cached, err)
+	}
+	for _, w := range []worker{w1, w2} {
+		copied := filepath.Join(w.dir, ".git", "objects", "pack", filepath.Base(cached[0]))
+		a, err1 := os.Stat(copied)
+		b, err2 := os.Stat(cached[0])
+		if err1 != nil || err2 != nil || os.SameFile(a, b) {
+			t.Fatalf("%s is not a copy of the cache's pack: %v %v", copied, err1, err2)
+		}
+		if got := gittest.Git(t, w.dir, "rev-parse", BaseRefPrefix+l.base); got != l.base {
+			t.Fatalf("base ref at %s", got)
+		}
 	}
 }

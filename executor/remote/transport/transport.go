@@ -17,6 +17,10 @@ type Transport struct {
 	// Repos runs git (gitint: bounded, no hooks, the environment it was
 	// made with) and reads HEAD from the files when they say.
 	Repos *gitint.Repos
+	// BaseCache is a folder of the worker's where Checkout keeps the
+	// objects of each base commit it was sent, indexed once
+	// (baseobjects.go); "": every Checkout indexes its base bundle.
+	BaseCache string
 }
 
 // New returns a Transport whose git starts from the environment environ

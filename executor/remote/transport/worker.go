@@ -75,8 +75,8 @@ func (t *Transport) Checkout(ctx context.Context, dir, base, lot, branch string)
 	if _, err := t.git(ctx, dir, "config", "--local", "core.hooksPath", hooks); err != nil {
 		return "", err
 	}
-	if err := t.fetch(ctx, dir, base, baseRef.Name+":"+baseRef.Name); err != nil {
-		return "", fmt.Errorf("fetch the base bundle: %w", err)
+	if err := t.baseInto(ctx, dir, base, baseRef); err != nil {
+		return "", fmt.Errorf("the base bundle: %w", err)
 	}
 	sent := SentRefPrefix + branch
 	if err := t.fetch(ctx, dir, lot, lotRef.Name+":"+sent); err != nil {
