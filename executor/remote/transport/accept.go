@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,9 +72,10 @@ func (r *Refused) Error() string {
 // bytes; its header and `git bundle list-heads` name exactly one ref,
 // refs/heads/<branch>; its prerequisites are commits of the lead's
 // repository (`git bundle verify`) in the history of sentHead; the branch
-// is at sentHead and the worktree clean on it (untracked files count). It
-// is then fetched into the quarantine ref refs/cadence/incoming/<branch>
-// with transfer.fsckObjects; its head must descend from sentHead; the
+// is at sentHead and the worktree clean on it (untracked files count);
+// its objects pass git's checks (strictObjects, in a scratch repository
+// beside the bundle). It is then fetched into the quarantine ref
+// refs/cadence/incoming/<branch>; its head must descend from sentHead; the
 // branch is fast-forwarded to it (`git merge --ff-only` in the worktree,
 // which brings its files along, or `update-ref` with sentHead as the
 // expected old value), never forced. A result the worktree's untracked or
@@ -160,8 +162,11 @@ func (t *Transport) Accept(ctx context.Context, repoDir, worktree, bundle, branc
 	if head == sentHead {
 		return sentHead, nil // nothing was committed remotely
 	}
+	if err := t.strictObjects(ctx, repoDir, path, h.Size); err != nil {
+		return refuse(ReasonCorrupt, "%v", err)
+	}
 	incoming := IncomingRefPrefix + branch
-	if err := t.fetch(ctx, repoDir, path, "+"+ref+":"+incoming, "-c", "transfer.fsckObjects=true"); err != nil {
+	if err := t.fetch(ctx, repoDir, path, "+"+ref+":"+incoming, "-c", "fetch.fsckObjects=true"); err != nil {
 		t.dropIncoming(ctx, repoDir, incoming)
 		return refuse(ReasonCorrupt, "git fetch: %v", err)
 	}
@@ -194,6 +199,50 @@ func (t *Transport) Accept(ctx context.Context, repoDir, worktree, bundle, branc
 		return "", fmt.Errorf("fast-forward %s in %s: %w", branch, worktree, err)
 	}
 	return head, nil
+}
+
+// strictObjects checks the objects of the pack of the bundle at path
+// (from byte offset packAt) as the lead's repository would receive them
+// from a push with fsckObjects (`git index-pack --strict --fix-thin`:
+// every object well formed, no tree entry such as ".git"), in a scratch
+// repository beside the bundle that borrows the lead's objects
+// (objects/info/alternates) and is removed after: the lead's repository
+// gets nothing of a pack that fails. git fetch checks the objects of a
+// bundle itself only from git 2.46 (fetch.fsckObjects), which is why the
+// check is made here too.
+func (t *Transport) strictObjects(ctx context.Context, repoDir, path string, packAt int64) error {
+	common, err := t.git(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".accept-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	scratch := filepath.Join(tmp, "check.git")
+	if _, err := t.git(ctx, tmp, "init", "-q", "--bare", "--template=", scratch); err != nil {
+		return err
+	}
+	alt := filepath.Join(scratch, "objects", "info", "alternates")
+	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(alt, []byte(filepath.Join(common, "objects")+"\n"), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(packAt, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := t.Repos.RunInput(ctx, scratch, f, "index-pack", "--strict", "--fix-thin", "--stdin"); err != nil {
+		return fmt.Errorf("its objects fail git's checks: %w", err)
+	}
+	return nil
 }
 
 // worktreeReady says why the worktree at dir cannot take a fast-forward

@@ -39,6 +39,9 @@ type header struct {
 	Capabilities  []string
 	Prerequisites []string
 	Refs          []Ref
+	// Size is the header's length in bytes, its blank line included:
+	// where the pack begins.
+	Size int64
 }
 
 // readHeader reads the header of the bundle file at path: at most
@@ -57,8 +60,10 @@ func readHeader(path string) (header, error) {
 // say which line is wrong; a header cut before its blank line is one.
 func parseHeader(r io.Reader) (header, error) {
 	br := bufio.NewReader(r)
+	var h header
 	line := func() (string, error) {
 		s, err := br.ReadString('\n')
+		h.Size += int64(len(s))
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return "", errors.New("the header ends before its blank line")
@@ -67,7 +72,6 @@ func parseHeader(r io.Reader) (header, error) {
 		}
 		return strings.TrimSuffix(s, "\n"), nil
 	}
-	var h header
 	sig, err := line()
 	if err != nil {
 		return h, err

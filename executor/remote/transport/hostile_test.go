@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,6 +69,13 @@ func TestAcceptRefusesHostile(t *testing.T) {
 			gittest.Commit(t, other, "on the moved base", map[string]string{"src/e.txt": "e\n"})
 			return bundle(t, other, "refs/heads/"+testBranch, "^"+main), max
 		}, ReasonPrerequisites},
+		{"corrupt: a tree entry .GIT (git's fsck refuses it)", func(t *testing.T, l lead, w worker) (string, int64) {
+			blob := gittest.Git(t, w.dir, "hash-object", "-w", "README.md")
+			tree := treeOf(t, w.dir, "100644 blob "+blob+"\t.GIT\n")
+			c := gittest.Git(t, w.dir, "commit-tree", "-p", "HEAD", "-m", "hostile", tree)
+			gittest.Git(t, w.dir, "update-ref", "refs/heads/"+testBranch, c)
+			return bundle(t, w.dir, "refs/heads/"+testBranch, "^"+w.head), max
+		}, ReasonCorrupt},
 		{"corrupt: not a bundle", func(t *testing.T, l lead, w worker) (string, int64) {
 			p := filepath.Join(t.TempDir(), "result.bundle")
 			if err := os.WriteFile(p, []byte("PK\x03\x04 not a bundle at all\n\n"), 0o644); err != nil {
@@ -213,4 +221,18 @@ func write(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// treeOf writes a tree of the `git mktree` entries of in and returns it.
+func treeOf(t *testing.T, dir, in string) string {
+	t.Helper()
+	cmd := exec.Command("git", "mktree")
+	cmd.Dir = dir
+	cmd.Env = gittest.Env()
+	cmd.Stdin = strings.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git mktree: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -41,6 +41,7 @@ func TestParseHeader(t *testing.T) {
 			}
 			continue
 		}
+		c.want.Size = int64(strings.Index(c.in, "\n\n") + 2)
 		if err != nil || !reflect.DeepEqual(h, c.want) {
 			t.Errorf("parseHeader(%q) = %+v, %v; want %+v", c.in, h, err, c.want)
 		}
@@ -58,6 +59,9 @@ func FuzzParseHeader(f *testing.F) {
 		h, err := parseHeader(bytes.NewReader(in))
 		if err != nil {
 			return
+		}
+		if h.Size < 2 || h.Size > int64(len(in)) || string(in[h.Size-2:h.Size]) != "\n\n" {
+			t.Fatalf("header size %d of %q", h.Size, in)
 		}
 		if h.Version != 2 && h.Version != 3 {
 			t.Fatalf("version %d", h.Version)
@@ -81,6 +85,7 @@ func FuzzParseHeader(f *testing.F) {
 		}
 		w.WriteString("\n")
 		again, err := parseHeader(strings.NewReader(w.String()))
+		h.Size = int64(w.Len())
 		if err != nil || !reflect.DeepEqual(again, h) {
 			t.Fatalf("written again %q: %+v, %v; first %+v", w.String(), again, err, h)
 		}
