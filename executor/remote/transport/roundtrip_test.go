@@ -233,3 +233,57 @@ func TestBaseCache(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckoutRefuses refuses a folder that is not empty (left as it is)
+// and bundles that are not what they are given as (nothing left behind),
+// and a result bundle without a cap.
+func TestCheckoutRefuses(t *testing.T) {
+	tr := newTransport(t)
+	ctx := testCtx(t)
+	l := newLead(t)
+	base, err := tr.BaseBundle(ctx, l.repo, l.base, filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lot := filepath.Join(t.TempDir(), "lot.bundle")
+	if err := tr.LotBundle(ctx, l.repo, testBranch, l.base, lot); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(t.TempDir(), "full")
+	write(t, filepath.Join(full, "mine.txt"), "mine\n")
+	if _, err := tr.Checkout(ctx, full, base, lot, testBranch); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("Checkout into a folder with files: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(full, "mine.txt")); err != nil || string(b) != "mine\n" {
+		t.Fatalf("the folder's file: %q %v", b, err)
+	}
+	l2 := newLead(t)
+	gittest.Commit(t, l2.repo, "another history", map[string]string{"x.txt": "x\n"})
+	gittest.Git(t, l2.wt, "rebase", "-q", "main")
+	otherLot := filepath.Join(t.TempDir(), "other.bundle")
+	if err := tr.LotBundle(ctx, l2.repo, testBranch, gittest.Git(t, l2.repo, "rev-parse", "main"), otherLot); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string][2]string{
+		"lot as base":                {lot, lot},
+		"base as lot":                {base, base},
+		"other branch":               {base, lot},
+		"lot of another repository": {base, otherLot},
+	} {
+		dir := filepath.Join(t.TempDir(), "work")
+		branch := testBranch
+		if name == "other branch" {
+			branch = "cadence/w/other"
+		}
+		if _, err := tr.Checkout(ctx, dir, c[0], c[1], branch); err == nil {
+			t.Fatalf("%s: Checkout succeeded", name)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s: Checkout left %s: %v", name, dir, err)
+		}
+	}
+	w := sendTo(t, tr, l)
+	if err := tr.ResultBundle(ctx, w.dir, testBranch, w.head, filepath.Join(t.TempDir(), "r.bundle"), 0); err == nil {
+		t.Fatal("ResultBundle without a cap succeeded")
+	}
+}

@@ -32,11 +32,14 @@ var ErrNotDescendant = errors.New("the branch does not descend from the commit s
 // core.hooksPath names an empty folder of the git dir), configuration of
 // the lead's (bundles carry none; the repository's config is git init's
 // plus core.hooksPath).
-func (t *Transport) Checkout(ctx context.Context, dir, base, lot, branch string) (string, error) {
+//
+// On an error, what Checkout made at dir is removed (dir included): a
+// half-made repository is nobody's work.
+func (t *Transport) Checkout(ctx context.Context, dir, base, lot, branch string) (head string, err error) {
 	if err := t.checkBranch(ctx, branch); err != nil {
 		return "", err
 	}
-	base, err := bundleFile(base)
+	base, err = bundleFile(base)
 	if err != nil {
 		return "", err
 	}
@@ -58,13 +61,18 @@ func (t *Transport) Checkout(ctx context.Context, dir, base, lot, branch string)
 	if lotRef.Name != "refs/heads/"+branch {
 		return "", fmt.Errorf("%s is not the bundle of %s: it names %s", lot, branch, lotRef.Name)
 	}
-	if err := emptyDir(dir); err != nil {
-		return "", err
-	}
 	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
+	if err := emptyDir(dir); err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	if _, err := t.git(ctx, dir, "init", "-q", "--template=", dir); err != nil {
 		return "", err
 	}
@@ -94,8 +102,12 @@ func (t *Transport) Checkout(ctx context.Context, dir, base, lot, branch string)
 // ^<sentHead>`, or the empty bundle (the package doc) when there are
 // none. A branch that does not descend from sentHead is an error wrapping
 // ErrNotDescendant and writes nothing (the lead would refuse it); a
-// bundle above max bytes (max > 0) is not written: a *TooLarge.
+// bundle above max bytes (max > 0, the cap the lead's Accept applies) is
+// not written: a *TooLarge.
 func (t *Transport) ResultBundle(ctx context.Context, dir, branch, sentHead, out string, max int64) error {
+	if max <= 0 {
+		return fmt.Errorf("result bundle cap %d: want a positive number of bytes", max)
+	}
 	ok, err := t.isAncestor(ctx, dir, sentHead, "refs/heads/"+branch)
 	if err != nil {
 		return err
