@@ -265,9 +265,9 @@ func TestCheckoutRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string][2]string{
-		"lot as base":                {lot, lot},
-		"base as lot":                {base, base},
-		"other branch":               {base, lot},
+		"lot as base":               {lot, lot},
+		"base as lot":               {base, base},
+		"other branch":              {base, lot},
 		"lot of another repository": {base, otherLot},
 	} {
 		dir := filepath.Join(t.TempDir(), "work")
