@@ -64,7 +64,8 @@ func (r *Refused) Error() string {
 // Accept applies the result bundle at bundle (a file the caller received
 // and keeps under the lot's log folder; Accept never moves or removes it)
 // to the lot's branch of the lead's repository at repoDir and its
-// worktree at worktree ("" when the branch is checked out nowhere), and
+// worktree at worktree ("" when the branch is checked out nowhere: a
+// branch checked out in a worktree Accept is not given is refused), and
 // returns the branch's new head. sentHead is the lot's head that was sent
 // (Checkout's head); max caps the bundle in bytes.
 //
@@ -85,120 +86,154 @@ func (r *Refused) Error() string {
 // Any of these failing is a *Refused; errors of git itself (the lead's
 // repository unreadable) are wrapped git errors.
 func (t *Transport) Accept(ctx context.Context, repoDir, worktree, bundle, branch, sentHead string, max int64) (string, error) {
-	refuse := func(r Reason, format string, args ...any) (string, error) {
-		return "", &Refused{Reason: r, Detail: fmt.Sprintf(format, args...), Bundle: bundle}
-	}
 	if err := t.checkBranch(ctx, branch); err != nil {
 		return "", err
 	}
 	if !isOID(sentHead) {
 		return "", fmt.Errorf("sent head %q: not a full object id", sentHead)
 	}
-	ref := "refs/heads/" + branch
 	path, err := filepath.Abs(bundle)
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Lstat(path)
+	head, err := t.accept(ctx, repoDir, worktree, path, "refs/heads/"+branch, sentHead, max)
+	if r, ok := err.(*Refused); ok {
+		r.Bundle = bundle
+	}
+	return head, err
+}
+
+// accept is Accept of the bundle at path (absolute) to ref.
+func (t *Transport) accept(ctx context.Context, repoDir, worktree, path, ref, sentHead string, max int64) (string, error) {
+	h, err := t.verifyBundle(ctx, repoDir, path, ref, sentHead, max)
 	if err != nil {
-		return "", fmt.Errorf("result bundle: %w", err)
+		return "", err
 	}
-	if !fi.Mode().IsRegular() {
-		return refuse(ReasonCorrupt, "not a regular file (%s)", fi.Mode().Type())
-	}
-	if fi.Size() > max {
-		return refuse(ReasonOversize, "%d bytes, above the cap of %d", fi.Size(), max)
-	}
-	h, err := readHeader(path)
-	if err != nil {
-		return refuse(ReasonCorrupt, "%v", err)
-	}
-	if names := refNames(h.Refs); len(names) != 1 || names[0] != ref {
-		return refuse(ReasonRefs, "it names %s; only %s is accepted", strings.Join(names, ", "), ref)
-	}
-	out, err := t.git(ctx, repoDir, "bundle", "list-heads", path)
-	if err != nil {
-		return refuse(ReasonCorrupt, "git bundle list-heads: %v", err)
-	}
-	listed, err := parseListHeads(out)
-	if err != nil || !slices.Equal(listed, h.Refs) {
-		return refuse(ReasonCorrupt, "git bundle list-heads says %q, its header %v", out, h.Refs)
+	if err := t.leadReady(ctx, repoDir, worktree, ref, sentHead); err != nil {
+		return "", err
 	}
 	head := h.Refs[0].OID
-	if len(h.Prerequisites) > maxPrerequisites {
-		return refuse(ReasonPrerequisites, "%d prerequisites, above %d", len(h.Prerequisites), maxPrerequisites)
-	}
-	for _, p := range h.Prerequisites {
-		if _, err := t.commit(ctx, repoDir, p); err != nil {
-			return refuse(ReasonPrerequisites, "it needs %s, which is no commit of %s", p, repoDir)
-		}
-	}
-	if _, err := t.git(ctx, repoDir, "bundle", "verify", "-q", path); err != nil {
-		return refuse(ReasonCorrupt, "git bundle verify: %v", err)
-	}
-	for _, p := range h.Prerequisites {
-		ok, err := t.isAncestor(ctx, repoDir, p, sentHead)
-		if err != nil {
-			return "", err
-		}
-		if !ok {
-			return refuse(ReasonPrerequisites, "it needs %s, which is not in the history of %.12s", p, sentHead)
-		}
-	}
-	at, err := t.commit(ctx, repoDir, ref)
-	if err != nil {
-		return "", fmt.Errorf("branch %s of %s: %w", branch, repoDir, err)
-	}
-	if at != sentHead {
-		return refuse(ReasonBranchMoved, "%s is at %.12s on the lead, not at %.12s, the commit sent", branch, at, sentHead)
-	}
-	if worktree != "" {
-		if why, err := t.worktreeReady(ctx, worktree, ref, sentHead); err != nil {
-			return "", err
-		} else if why != "" {
-			return refuse(ReasonWorktree, "%s", why)
-		}
-	}
 	if head == sentHead {
 		return sentHead, nil // nothing was committed remotely
 	}
 	if err := t.strictObjects(ctx, repoDir, path, h.Size); err != nil {
-		return refuse(ReasonCorrupt, "%v", err)
+		return "", refusal(ReasonCorrupt, "%v", err)
 	}
-	incoming := IncomingRefPrefix + branch
-	if err := t.fetch(ctx, repoDir, path, "+"+ref+":"+incoming, "-c", "fetch.fsckObjects=true"); err != nil {
-		t.dropIncoming(ctx, repoDir, incoming)
-		return refuse(ReasonCorrupt, "git fetch: %v", err)
-	}
+	incoming := IncomingRefPrefix + strings.TrimPrefix(ref, "refs/heads/")
 	defer t.dropIncoming(ctx, repoDir, incoming)
-	got, err := t.commit(ctx, repoDir, incoming)
-	if err != nil || got != head {
-		return refuse(ReasonCorrupt, "fetched %.12s, its header names %.12s", got, head)
+	if err := t.fetch(ctx, repoDir, path, "+"+ref+":"+incoming, "-c", "fetch.fsckObjects=true"); err != nil {
+		return "", refusal(ReasonCorrupt, "git fetch: %v", err)
 	}
-	ok, err := t.isAncestor(ctx, repoDir, sentHead, head)
-	if err != nil {
+	if got, err := t.commit(ctx, repoDir, incoming); err != nil || got != head {
+		return "", refusal(ReasonCorrupt, "fetched %.12s, its header names %.12s", got, head)
+	}
+	if ok, err := t.isAncestor(ctx, repoDir, sentHead, head); err != nil {
 		return "", err
-	}
-	if !ok {
-		return refuse(ReasonNotDescendant, "%.12s does not descend from %.12s, the commit sent", head, sentHead)
+	} else if !ok {
+		return "", refusal(ReasonNotDescendant, "%.12s does not descend from %.12s, the commit sent", head, sentHead)
 	}
 	if worktree == "" {
 		if _, err := t.git(ctx, repoDir, "update-ref", "-m", "cadence: remote result", ref, head, sentHead); err != nil {
-			return "", fmt.Errorf("fast-forward %s: %w", branch, err)
+			return "", fmt.Errorf("fast-forward %s: %w", ref, err)
 		}
 		return head, nil
 	}
 	if why, err := t.inTheWay(ctx, worktree, sentHead, head); err != nil {
 		return "", err
 	} else if why != "" {
-		return refuse(ReasonWorktree, "%s", why)
+		return "", refusal(ReasonWorktree, "%s", why)
 	}
 	// Once begun, the fast-forward of the worktree runs to its end (git
 	// does not update a checkout atomically), as gitint.Repos.Advance's.
 	if _, err := t.git(context.WithoutCancel(ctx), worktree, "merge", "--ff-only", "--quiet", head); err != nil {
-		return "", fmt.Errorf("fast-forward %s in %s: %w", branch, worktree, err)
+		return "", fmt.Errorf("fast-forward %s in %s: %w", ref, worktree, err)
 	}
 	return head, nil
+}
+
+// verifyBundle reads and checks the bundle at path before anything of it
+// is fetched (Accept's first checks) and returns its header: a *Refused
+// when it fails one.
+func (t *Transport) verifyBundle(ctx context.Context, repoDir, path, ref, sentHead string, max int64) (header, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return header{}, fmt.Errorf("result bundle: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return header{}, refusal(ReasonCorrupt, "not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > max {
+		return header{}, refusal(ReasonOversize, "%d bytes, above the cap of %d", fi.Size(), max)
+	}
+	h, err := readHeader(path)
+	if err != nil {
+		return h, refusal(ReasonCorrupt, "%v", err)
+	}
+	if names := refNames(h.Refs); len(names) != 1 || names[0] != ref {
+		return h, refusal(ReasonRefs, "it names %s; only %s is accepted", strings.Join(names, ", "), ref)
+	}
+	out, err := t.git(ctx, repoDir, "bundle", "list-heads", path)
+	if err != nil {
+		return h, refusal(ReasonCorrupt, "git bundle list-heads: %v", err)
+	}
+	if listed, err := parseListHeads(out); err != nil || !slices.Equal(listed, h.Refs) {
+		return h, refusal(ReasonCorrupt, "git bundle list-heads says %q, its header %v", out, h.Refs)
+	}
+	if len(h.Prerequisites) > maxPrerequisites {
+		return h, refusal(ReasonPrerequisites, "%d prerequisites, above %d", len(h.Prerequisites), maxPrerequisites)
+	}
+	for _, p := range h.Prerequisites {
+		if _, err := t.commit(ctx, repoDir, p); err != nil {
+			return h, refusal(ReasonPrerequisites, "it needs %s, which is no commit of %s", p, repoDir)
+		}
+	}
+	if _, err := t.git(ctx, repoDir, "bundle", "verify", "-q", path); err != nil {
+		return h, refusal(ReasonCorrupt, "git bundle verify: %v", err)
+	}
+	for _, p := range h.Prerequisites {
+		if ok, err := t.isAncestor(ctx, repoDir, p, sentHead); err != nil {
+			return h, err
+		} else if !ok {
+			return h, refusal(ReasonPrerequisites, "it needs %s, which is not in the history of %.12s", p, sentHead)
+		}
+	}
+	return h, nil
+}
+
+// leadReady checks that ref of the repository at repoDir is at sentHead
+// and that the worktree at worktree has it checked out, clean (worktree
+// "": that no worktree has it checked out): a *Refused when not.
+func (t *Transport) leadReady(ctx context.Context, repoDir, worktree, ref, sentHead string) error {
+	at, err := t.commit(ctx, repoDir, ref)
+	if err != nil {
+		return fmt.Errorf("%s of %s: %w", ref, repoDir, err)
+	}
+	if at != sentHead {
+		return refusal(ReasonBranchMoved, "%s is at %.12s on the lead, not at %.12s, the commit sent", ref, at, sentHead)
+	}
+	if worktree != "" {
+		why, err := t.worktreeReady(ctx, worktree, ref, sentHead)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return refusal(ReasonWorktree, "%s", why)
+		}
+		return nil
+	}
+	wt, err := t.checkedOutIn(ctx, repoDir, ref)
+	if err != nil {
+		return err
+	}
+	if wt != "" {
+		return refusal(ReasonWorktree, "%s is checked out in %s, which Accept was not given", ref, wt)
+	}
+	return nil
+}
+
+// refusal is a *Refused whose Bundle Accept fills in.
+func refusal(r Reason, format string, args ...any) error {
+	return &Refused{Reason: r, Detail: fmt.Sprintf(format, args...)}
 }
 
 // strictObjects checks the objects of the pack of the bundle at path
@@ -261,6 +296,24 @@ func (t *Transport) worktreeReady(ctx context.Context, dir, ref, sentHead string
 		return fmt.Sprintf("%s is at %.12s, not at %.12s, the commit sent", dir, c.oid, sentHead), nil
 	case len(c.paths) > 0:
 		return fmt.Sprintf("%s has uncommitted changes or untracked files, left as they are: %s", dir, strings.Join(firstN(c.paths, 20), ", ")), nil
+	}
+	return "", nil
+}
+
+// checkedOutIn returns the worktree of the repository at repoDir that
+// has ref checked out (`git worktree list --porcelain`), "" when none.
+func (t *Transport) checkedOutIn(ctx context.Context, repoDir, ref string) (string, error) {
+	out, err := t.git(ctx, repoDir, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return "", err
+	}
+	var path string
+	for _, f := range strings.Split(out, "\x00") {
+		if p, ok := strings.CutPrefix(f, "worktree "); ok {
+			path = p
+		} else if f == "branch "+ref {
+			return path, nil
+		}
 	}
 	return "", nil
 }

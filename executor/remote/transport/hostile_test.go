@@ -236,3 +236,35 @@ func treeOf(t *testing.T, dir, in string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestAcceptWithoutWorktree moves a branch checked out nowhere by
+// update-ref, and refuses to move one checked out in a worktree it was
+// not given (whose files would then disagree with its branch).
+func TestAcceptWithoutWorktree(t *testing.T) {
+	tr := newTransport(t)
+	ctx := testCtx(t)
+	l := newLead(t)
+	w := sendTo(t, tr, l)
+	head := gittest.Commit(t, w.dir, "lot: second", map[string]string{"src/c.txt": "c\n"})
+	res := filepath.Join(t.TempDir(), "result.bundle")
+	if err := tr.ResultBundle(ctx, w.dir, testBranch, w.head, res, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	before := gittest.Snapshot(t, l.repo, l.wt)
+	_, err := tr.Accept(ctx, l.repo, "", res, testBranch, l.sent, 1<<20)
+	var r *Refused
+	if !errors.As(err, &r) || r.Reason != ReasonWorktree || !strings.Contains(r.Detail, l.wt) {
+		t.Fatalf("Accept without the worktree that has the branch: %v", err)
+	}
+	if after := gittest.Snapshot(t, l.repo, l.wt); after != before {
+		t.Fatalf("the lead changed:\n%s\n---\n%s", before, after)
+	}
+	gittest.Git(t, l.repo, "worktree", "remove", l.wt)
+	got, err := tr.Accept(ctx, l.repo, "", res, testBranch, l.sent, 1<<20)
+	if err != nil || got != head {
+		t.Fatalf("Accept = %s, %v; want %s", got, err, head)
+	}
+	if b := gittest.Git(t, l.repo, "rev-parse", "refs/heads/"+testBranch); b != head {
+		t.Fatalf("branch at %s, want %s", b, head)
+	}
+}
