@@ -83,7 +83,9 @@ func (r *Refused) Error() string {
 // ignored files stand in the way of is refused too, so nothing is
 // overwritten.
 //
-// Any of these failing is a *Refused; errors of git itself (the lead's
+// A result already accepted (the branch at its head, the worktree clean
+// on it) is accepted again: its head is returned, nothing changes. Any of
+// these checks failing is a *Refused; errors of git itself (the lead's
 // repository unreadable) are wrapped git errors.
 func (t *Transport) Accept(ctx context.Context, repoDir, worktree, bundle, branch, sentHead string, max int64) (string, error) {
 	if err := t.checkBranch(ctx, branch); err != nil {
@@ -109,10 +111,13 @@ func (t *Transport) accept(ctx context.Context, repoDir, worktree, path, ref, se
 	if err != nil {
 		return "", err
 	}
+	head := h.Refs[0].OID
+	if head != sentHead && t.accepted(ctx, repoDir, worktree, ref, head) {
+		return head, nil
+	}
 	if err := t.leadReady(ctx, repoDir, worktree, ref, sentHead); err != nil {
 		return "", err
 	}
-	head := h.Refs[0].OID
 	if head == sentHead {
 		return sentHead, nil // nothing was committed remotely
 	}
@@ -229,6 +234,21 @@ func (t *Transport) leadReady(ctx context.Context, repoDir, worktree, ref, sentH
 		return refusal(ReasonWorktree, "%s is checked out in %s, which Accept was not given", ref, wt)
 	}
 	return nil
+}
+
+// accepted says whether this result was accepted already: ref is at
+// head, and the worktree (if any) has it checked out at head, clean. A
+// second Accept of one result (its caller stopped before recording the
+// first) then returns head again instead of a refusal.
+func (t *Transport) accepted(ctx context.Context, repoDir, worktree, ref, head string) bool {
+	if at, err := t.commit(ctx, repoDir, ref); err != nil || at != head {
+		return false
+	}
+	if worktree == "" {
+		return true
+	}
+	why, err := t.worktreeReady(ctx, worktree, ref, head)
+	return err == nil && why == ""
 }
 
 // refusal is a *Refused whose Bundle Accept fills in.

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,15 @@ func roundTrip(t *testing.T, tr *Transport) {
 	}
 	if refs := gittest.Git(t, l.repo, "for-each-ref", "refs/cadence/"); refs != "" {
 		t.Fatalf("refs left in the lead's repository: %s", refs)
+	}
+	// the same result again (the caller stopped before recording it):
+	// the same head, nothing changes
+	before := gittest.Snapshot(t, l.repo, l.wt)
+	if again, err := tr.Accept(ctx, l.repo, l.wt, res, testBranch, l.sent, 1<<20); err != nil || again != head {
+		t.Fatalf("Accept again = %s, %v; want %s", again, err, head)
+	}
+	if after := gittest.Snapshot(t, l.repo, l.wt); after != before {
+		t.Fatalf("the lead changed:\n%s\n---\n%s", before, after)
 	}
 }
 
@@ -285,5 +295,69 @@ func TestCheckoutRefuses(t *testing.T) {
 	w := sendTo(t, tr, l)
 	if err := tr.ResultBundle(ctx, w.dir, testBranch, w.head, filepath.Join(t.TempDir(), "r.bundle"), 0); err == nil {
 		t.Fatal("ResultBundle without a cap succeeded")
+	}
+}
+
+// TestAcceptConcurrentLots accepts the results of two lots of one
+// repository at once: both branches and worktrees end at their heads.
+func TestAcceptConcurrentLots(t *testing.T) {
+	tr := newTransport(t)
+	ctx := testCtx(t)
+	l := newLead(t)
+	l2 := l
+	l2.wt = filepath.Join(t.TempDir(), "wt2")
+	const branch2 = "cadence/w/lot2"
+	gittest.Git(t, l.repo, "worktree", "add", "-q", "-b", branch2, l2.wt, l.base)
+	l2.sent = gittest.Commit(t, l2.wt, "lot2: first", map[string]string{"src/two.txt": "2\n"})
+	type lotCase struct {
+		l      lead
+		branch string
+		res    string
+		head   string
+	}
+	var lots []lotCase
+	for _, c := range []struct {
+		l      lead
+		branch string
+	}{{l, testBranch}, {l2, branch2}} {
+		base, err := tr.BaseBundle(ctx, c.l.repo, c.l.base, filepath.Join(t.TempDir(), "cache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lot := filepath.Join(t.TempDir(), "lot.bundle")
+		if err := tr.LotBundle(ctx, c.l.repo, c.branch, c.l.base, lot); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "work")
+		sent, err := tr.Checkout(ctx, dir, base, lot, c.branch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := gittest.Commit(t, dir, "remote", map[string]string{"src/r-" + filepath.Base(c.branch) + ".txt": "r\n"})
+		res := filepath.Join(t.TempDir(), "result.bundle")
+		if err := tr.ResultBundle(ctx, dir, c.branch, sent, res, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		lots = append(lots, lotCase{c.l, c.branch, res, head})
+	}
+	errs := make(chan error, len(lots))
+	for _, c := range lots {
+		go func() {
+			got, err := tr.Accept(ctx, c.l.repo, c.l.wt, c.res, c.branch, c.l.sent, 1<<20)
+			if err == nil && got != c.head {
+				err = fmt.Errorf("%s: Accept = %s, want %s", c.branch, got, c.head)
+			}
+			errs <- err
+		}()
+	}
+	for range lots {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range lots {
+		if h := gittest.Git(t, c.l.wt, "rev-parse", "HEAD"); h != c.head {
+			t.Fatalf("%s: worktree at %s, want %s", c.branch, h, c.head)
+		}
 	}
 }
