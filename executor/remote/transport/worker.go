@@ -120,7 +120,9 @@ func (t *Transport) ResultBundle(ctx context.Context, dir, branch, sentHead, out
 }
 
 // Checkpoint is ResultBundle: the bundle a worker uploads whenever HEAD
-// moves (Head), so that a lost worker's successor resumes from it.
+// moves (Head), so that a lost worker's successor resumes from it. The
+// lead accepts a checkpoint as a result (Accept); the lot's next
+// LotBundle then carries its commits.
 func (t *Transport) Checkpoint(ctx context.Context, dir, branch, sentHead, out string, max int64) error {
 	return t.ResultBundle(ctx, dir, branch, sentHead, out, max)
 }
