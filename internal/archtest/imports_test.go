@@ -35,6 +35,10 @@ var forbidden = map[string][]string{
 	// JSON: it knows neither the step runner nor the orchestrator
 	"executor/remote/queue/...":  {"executor", "executor/step/...", "executor/mergequeue/...", "gitint/...", "internal/proc/...", "internal/cli/..."},
 	"executor/remote/engine/...": {"executor", "executor/step/...", "executor/mergequeue/...", "gitint/...", "internal/proc/...", "internal/cli/..."},
+	// the repository transport of remote steps is git on bundle files
+	// only: it knows neither the orchestrator, a step runner nor the queue
+	// that moves its files (docs/remote.md, "Repository transport")
+	"executor/remote/transport/...": {"executor", "executor/step/...", "executor/mergequeue/...", "executor/agent/...", "internal/cli/..."},
 	// agent adapters see sessions, never the orchestrator, the planner or
 	// git: spec's agent blocks reach them through agent.Registry, and the
 	// executor's step through agent.Session (the conformance suite,
