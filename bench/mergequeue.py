@@ -18,7 +18,8 @@ integrate (the earliest start of an integrate step) to the last lot
 integrated (the latest end of an ok integrate step); the wall time of the
 apply; the gate's runs (own test steps and integration gates). The figure is
 the ratio of the medians of the window, queue / alone. Environment: MQ_LOTS
-(8), MQ_GATE (2 s), MQ_RUNS (3), QUICK=1 (one run of 4 lots, gate 0.2 s: the
+(8), MQ_GATE (2 s), MQ_RUNS (3), MQ_PARALLEL (4: the repository's
+`parallel` and `-jobs`; 1 makes every lot fast-forward), QUICK=1 (one run of 4 lots, gate 0.2 s: the
 smoke).
 """
 import datetime
@@ -30,7 +31,7 @@ import time
 
 import gitfloor
 
-PARALLEL = 4
+PARALLEL = int(os.environ.get("MQ_PARALLEL", "4"))
 
 
 def settings():
