@@ -45,10 +45,15 @@ def settings():
 
 
 def write_wave(d, side, s):
-    gate_log = os.path.join(d, "gate.log")
+    # The gate's log is in a folder the step sandbox may write
+    # (sandbox_writable): the wave's folder is read-only in the box.
+    gates = os.path.join(d, "gates")
+    os.makedirs(gates, exist_ok=True)
+    gate_log = os.path.join(gates, "gate.log")
     attr = "  merge_queue = false\n" if side == "alone" else ""
     with open(os.path.join(d, "wave.hcl"), "w") as f:
         f.write(f'wave "mq" {{}}\n\nrepo "r" {{\n  path     = "repo"\n  parallel = {PARALLEL}\n'
+                f'  sandbox_writable = ["{gates}"]\n'
                 f'  test     = "sleep {s["gate"]}; echo run >> {gate_log}"\n{attr}}}\n')
         for i in range(1, s["lots"] + 1):
             f.write(f'\nlot "l{i}" {{\n  repo = repo.r\n  run  = "echo {i} > f{i}; git add f{i}; git commit -qm l{i}"\n}}\n')
