@@ -33,6 +33,7 @@ func runApply(e *env, args []string) ExitCode {
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
 	f.BoolVar(&f.upgrade, "upgrade", false, "go on with a wave started by another cadence: record this cadence's version and the agent CLI's in the state (without it, apply refuses)")
+	f.executorFlag()
 	f.DurationVar(&e.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 5m) for the wave's lock or a repository's lock held by another cadence, instead of refusing (0: refuse at once)")
 	if code := refusePlanOnly(e, args, f.isBool); code >= 0 {
 		return code
@@ -132,6 +133,10 @@ func runApply(e *env, args []string) ExitCode {
 			return ExitApplyRefused
 		}
 	}
+	if p.Executor != nil && !remoteRunnerBuilt {
+		fmt.Fprintf(e.stderr, "cadence apply: refused: the wave's executor %q block sends steps to remote workers, which this cadence cannot do yet: run it here with apply -executor local (docs/remote.md)\n", p.Executor.Kind)
+		return ExitApplyRefused
+	}
 	if refusals := p.Refusals(); len(refusals) > 0 {
 		for _, r := range refusals {
 			fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", r.Message)
@@ -168,6 +173,10 @@ func runApply(e *env, args []string) ExitCode {
 	}
 	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, locked, append([][]byte{steerKey}, keyList(leftKey)...))
 }
+
+// remoteRunnerBuilt says apply can run a wave's executor block; until it
+// can, such a wave is refused rather than run here unasked.
+const remoteRunnerBuilt = false
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
 // is done, 1 when some lot needs the lead.
