@@ -107,7 +107,10 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 	}
 	key := RunKey(req, head)
 	wreq, dirRepo := wireRequest(req, lot.Env.Vars)
-	work := Work{Request: wreq, DirRepo: dirRepo}
+	work := Work{Request: wreq, DirRepo: dirRepo, Command: lot.Run != ""}
+	if a := r.o.Config.Agent(req.Agent); a != nil {
+		work.AgentKind = a.Kind
+	}
 	dir := filepath.Join(r.o.Cache, "runs", key)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return queue.Job{}, Work{}, err

@@ -30,6 +30,10 @@ type Work struct {
 	DirRepo string `json:"dir_repo"`
 	// Repos are the lot's repositories, own first, in Request.Repos order.
 	Repos []WorkRepo `json:"repos"`
+	// AgentKind is the kind of the step's agent (spec.Agent.Kind; ""
+	// for a command); Command says the lot is a command lot.
+	AgentKind string `json:"agent_kind,omitempty"`
+	Command   bool   `json:"command,omitempty"`
 }
 
 // WorkRepo is one repository of a job: the names of its base bundle and

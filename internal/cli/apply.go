@@ -249,6 +249,12 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	if e.lockTimeout > 0 {
 		host = waitingHost{SystemHost: executor.SystemHost{Git: g.Git}, ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
+	steps, closeEngine, err := e.remoteSteps(ctx, w.cfg, p, env)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence apply: refused: %v\n", err)
+		return ExitApplyRefused
+	}
+	defer closeEngine()
 	apiBackoff, _ := e.apiBackoff()     // checked before the confirmation
 	_, minFree, _ := e.freeThresholds() // checked by the plan
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
@@ -265,6 +271,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		// run's: cleared (executor/steer.go).
 		Since:     locked,
 		SteerKeys: steerKeys,
+		Steps:     steps,
 	})
 	out.stopLive()
 	var setupErr *executor.SetupError
