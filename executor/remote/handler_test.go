@@ -94,4 +94,3 @@ func TestWorkerRunsSessionAndGate(t *testing.T) {
 		t.Errorf("run folders left on the worker: %v", left)
 	}
 }
-
