@@ -133,10 +133,6 @@ func runApply(e *env, args []string) ExitCode {
 			return ExitApplyRefused
 		}
 	}
-	if p.Executor != nil && !remoteRunnerBuilt {
-		fmt.Fprintf(e.stderr, "cadence apply: refused: the wave's executor %q block sends steps to remote workers, which this cadence cannot do yet: run it here with apply -executor local (docs/remote.md)\n", p.Executor.Kind)
-		return ExitApplyRefused
-	}
 	if refusals := p.Refusals(); len(refusals) > 0 {
 		for _, r := range refusals {
 			fmt.Fprintf(e.stderr, "cadence apply: refused: %s\n", r.Message)
@@ -173,10 +169,6 @@ func runApply(e *env, args []string) ExitCode {
 	}
 	return e.execute(w, p, f, lay.Named(w.cfg.Wave.Name).WithWorktrees(w.cfg.Wave.Worktrees).Abs(), quotaUntil, locked, append([][]byte{steerKey}, keyList(leftKey)...))
 }
-
-// remoteRunnerBuilt says apply can run a wave's executor block; until it
-// can, such a wave is refused rather than run here unasked.
-const remoteRunnerBuilt = false
 
 // exitFor is the exit code of a plan with nothing to run: 0 when every lot
 // is done, 1 when some lot needs the lead.
