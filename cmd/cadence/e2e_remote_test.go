@@ -16,6 +16,7 @@ import (
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/internal/testutil"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -167,4 +168,118 @@ func TestE2ERemoteLikeLocal(t *testing.T) {
 		t.Errorf("lot a %s: %s", l.Status, l.Cause)
 	}
 
+}
+
+// remoteExecutor is the executor block of a wave on the engine at url.
+func remoteExecutor(url string) string {
+	return "\nexecutor \"nats\" {\n  url   = \"" + url + "\"\n  queue = \"team\"\n  lease = \"2s\"\n}\n"
+}
+
+// goneWithin waits up to d for no live process to carry the session's
+// mark; it says what is left otherwise.
+func goneWithin(d time.Duration, session string) []string {
+	var left []string
+	testutil.Eventually(d, func() bool {
+		left = marked("CADENCE_SESSION=" + session)
+		return len(left) == 0
+	})
+	return left
+}
+
+// TestE2ERemoteSIGINT: SIGINT of the apply while lot a's session runs on
+// a worker cancels the run there: the worker ends the session's process
+// tree within a bounded wait, apply exits interrupted, and the lot is
+// interrupted (the next apply resumes it).
+func TestE2ERemoteSIGINT(t *testing.T) {
+	needSandbox(t)
+	url := startEngine(t)
+	scripts := remoteScripts()
+	scripts["a-implement0"] = fakeapi.Script{fakeapi.Bash("sleep 120"), writeDone("slept")}
+	e := newE2E(t, scripts, waveOpts{More: remoteExecutor(url)})
+	e.startWorker(url, "w1")
+	p, session := e.startUntilTurn("a-implement0", 1)
+	if !testutil.Eventually(30*time.Second, func() bool { return len(marked("CADENCE_SESSION="+session)) > 0 }) {
+		t.Fatal("the session never ran on the worker")
+	}
+	p.signal(syscall.SIGINT)
+	r := p.wait()
+	if r.code != 130 && r.code != 4 && r.code != 1 {
+		t.Errorf("apply exited %d after SIGINT", r.code)
+	}
+	if r.took > 90*time.Second {
+		t.Errorf("apply took %s to stop after SIGINT", r.took)
+	}
+	if left := goneWithin(30*time.Second, session); len(left) > 0 {
+		t.Errorf("the remote session's processes are left:\n%s", strings.Join(left, "\n"))
+	}
+	if l := e.lot(e.state(), "a"); l.Status == state.LotDone {
+		t.Errorf("lot a done after SIGINT")
+	}
+}
+
+// checkpointed waits up to d for a checkpoint bundle in the queue's bundle
+// store of the engine at url.
+func checkpointed(t *testing.T, url string, d time.Duration) bool {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	return testutil.Eventually(d, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		os, err := js.ObjectStore(ctx, "CADENCE_team_bundles")
+		if err != nil {
+			return false
+		}
+		infos, _ := os.List(ctx)
+		for _, i := range infos {
+			if strings.HasSuffix(i.Name, ".checkpoint") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestE2ERemoteWorkerKilled: kill -9 of the worker whose session has
+// committed once (a checkpoint uploaded) and then waits: the dead
+// worker's session tree is gone, the step is delivered again to the other
+// worker, which resumes from the checkpoint and commits the rest; the
+// lot's main holds each commit once, none lost.
+func TestE2ERemoteWorkerKilled(t *testing.T) {
+	needSandbox(t)
+	url := startEngine(t)
+	scripts := remoteScripts()
+	scripts["a-implement0"] = fakeapi.Script{commit("f.txt", "f"), fakeapi.Bash("sleep 120"), writeDone("never")}
+	scripts["a-implement0~2"] = fakeapi.Script{commit("g.txt", "g"), writeDone("added g.txt")}
+	e := newE2E(t, scripts, waveOpts{More: remoteExecutor(url)})
+	w1 := e.startWorker(url, "w1")
+	p, session := e.startUntilTurn("a-implement0", 2)
+	if !checkpointed(t, url, time.Minute) {
+		t.Fatal("no checkpoint of the first commit")
+	}
+	e.startWorker(url, "w2")
+	if err := w1.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if left := goneWithin(30*time.Second, session); len(left) > 0 {
+		t.Errorf("the killed worker's session is left:\n%s", strings.Join(left, "\n"))
+	}
+	r := p.wait()
+	r.wantCode(t, 0)
+	if got, want := e.git(e.repo, "log", "--format=%s", "main"), "a: add g.txt (a)\na: add f.txt (a)\ninit"; got != want {
+		t.Errorf("main:\n%s\nwant:\n%s", got, want)
+	}
+	st := e.state()
+	var workers []string
+	for _, s := range e.lot(st, "a").Steps {
+		if s.Kind == state.StepImplement && s.Remote != nil {
+			workers = append(workers, s.Remote.Worker)
+		}
+	}
+	if len(workers) == 0 || workers[len(workers)-1] != "w2" {
+		t.Errorf("implement ran on %v, want w2 last", workers)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cadence-run/cadence/executor/remote/queue"
 	"github.com/cadence-run/cadence/executor/remote/transport"
 	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/internal/ids"
 	"github.com/cadence-run/cadence/spec"
 )
 
@@ -96,6 +97,11 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 		return queue.Result{}, err
 	}
 	req.Log = filepath.Join(dir, "logs", keyToken(string(req.Kind))+".log")
+	if req.SessionID != "" {
+		// Each delivery is a fresh session: a lost delivery's session
+		// (its transcript on the dead worker) is never continued.
+		req.SessionID = ids.UUID()
+	}
 	ev := &collected{p: p}
 	stop := o.checkpoints(ctx, req.Branch, w, clones, p)
 	res, err := o.NewLocal(cfg).RunStep(ctx, req, ev)
