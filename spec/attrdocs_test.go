@@ -24,6 +24,7 @@ var readmeSections = []struct{ heading, block string }{
 	{"## `repo ", "repo"},
 	{"## `lot ", "lot"},
 	{"## `variable ", "variable"},
+	{"## `executor ", "executor"},
 }
 
 var (

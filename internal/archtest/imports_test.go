@@ -35,6 +35,9 @@ var forbidden = map[string][]string{
 	// JSON: it knows neither the step runner nor the orchestrator
 	"executor/remote/queue/...":  {"executor", "executor/step/...", "executor/mergequeue/...", "gitint/...", "internal/proc/...", "internal/cli/..."},
 	"executor/remote/engine/...": {"executor", "executor/step/...", "executor/mergequeue/...", "gitint/...", "internal/proc/...", "internal/cli/..."},
+	// the remote step runner is a step runner: below the orchestrator,
+	// which the CLI's runner factory gives it to (docs/remote.md)
+	"executor/remote": {"executor", "executor/mergequeue/...", "internal/cli/..."},
 	// the repository transport of remote steps is git on bundle files
 	// only: it knows neither the orchestrator, a step runner nor the queue
 	// that moves its files (docs/remote.md, "Repository transport")
