@@ -124,4 +124,3 @@ func waitFor(t testing.TB, within time.Duration, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
