@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/remote/engine"
 	"github.com/cadence-run/cadence/executor/remote/queue"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -65,6 +66,7 @@ func runEngine(e *env, args []string) ExitCode {
 	fs.StringVar(&tls.Key, "tls-key", "", "TLS key (PEM)")
 	fs.StringVar(&tls.CA, "tls-ca", "", "CA (PEM) whose client certificates are required")
 	config := fs.String("config", "", "a nats-server configuration file: accounts, users, permissions")
+	auth := fs.String("auth", "", "a folder of nkey seed files: lead.nk and worker-QUEUE.nk per -queue, made when missing;\nthe engine then accepts only these users, each with its role's permissions")
 	pos, code := fs.parse(e, args)
 	if code >= 0 {
 		return code
@@ -91,18 +93,34 @@ func runEngine(e *env, args []string) ExitCode {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
-	eng, err := engine.Start(engine.Options{Listen: *listen, StoreDir: *store, TLS: tls, ConfigFile: *config})
+	var users []engine.User
+	var self []nats.Option
+	var err error
+	if *auth != "" {
+		if len(specs) == 0 {
+			fmt.Fprintln(e.stderr, "cadence engine: -auth needs the queues (-queue) its users may reach")
+			return ExitUsage
+		}
+		if users, self, err = engineUsers(*auth, specs); err != nil {
+			fmt.Fprintf(e.stderr, "cadence engine: %v\n", err)
+			return ExitError
+		}
+	}
+	eng, err := engine.Start(engine.Options{Listen: *listen, StoreDir: *store, TLS: tls, ConfigFile: *config, Users: users})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence engine: %v\n", err)
 		return ExitError
 	}
 	defer eng.Shutdown()
-	if err := createQueues(ctx, eng, specs, *maxDeliver); err != nil {
+	if err := createQueues(ctx, eng, self, specs, *maxDeliver); err != nil {
 		fmt.Fprintf(e.stderr, "cadence engine: %v\n", err)
 		return ExitError
 	}
 	for _, q := range specs {
 		fmt.Fprintf(e.stdout, "queue %s: cap %d, lease %s, max deliver %d\n", q.name, q.cap, q.lease, *maxDeliver)
+	}
+	if *auth != "" {
+		fmt.Fprintf(e.stdout, "users: lead %s, workers %s\n", filepath.Join(*auth, leadSeed), filepath.Join(*auth, workerSeed("QUEUE")))
 	}
 	fmt.Fprintf(e.stdout, "engine ready on %s (store %s)\n", eng.URL(), *store)
 	<-ctx.Done()
@@ -110,13 +128,48 @@ func runEngine(e *env, args []string) ExitCode {
 	return ExitOK
 }
 
+// Seed files of -auth DIR (docs/remote.md, "Security").
+const leadSeed = "lead.nk"
+
+func workerSeed(queue string) string { return "worker-" + queue + ".nk" }
+
+// engineUsers are the engine's users from the seed files in dir, made when
+// missing: the lead of every queue of specs and a worker per queue; self
+// authenticates the engine's own in-process client as the lead.
+func engineUsers(dir string, specs []queueSpec) ([]engine.User, []nats.Option, error) {
+	lead, err := engine.SeedFile(filepath.Join(dir, leadSeed))
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	for _, q := range specs {
+		names = append(names, q.name)
+	}
+	p := queue.LeadPermissions(names, engine.InboxPrefix(lead))
+	users := []engine.User{{Name: "lead", NKey: lead, Publish: p.Publish, Subscribe: p.Subscribe}}
+	for _, q := range specs {
+		w, err := engine.SeedFile(filepath.Join(dir, workerSeed(q.name)))
+		if err != nil {
+			return nil, nil, err
+		}
+		p := queue.WorkerPermissions(q.name, engine.InboxPrefix(w))
+		users = append(users, engine.User{Name: "worker of queue " + q.name, NKey: w, Publish: p.Publish, Subscribe: p.Subscribe})
+	}
+	self, err := engine.ClientOptions(filepath.Join(dir, leadSeed))
+	if err != nil {
+		return nil, nil, err
+	}
+	return users, self, nil
+}
+
 // createQueues creates the queues on eng, through an in-process client
-// connection of its own (closed before it returns).
-func createQueues(ctx context.Context, eng *engine.Engine, specs []queueSpec, maxDeliver int) error {
+// connection of its own (with the options self; closed before it
+// returns).
+func createQueues(ctx context.Context, eng *engine.Engine, self []nats.Option, specs []queueSpec, maxDeliver int) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	nc, err := eng.Connect()
+	nc, err := eng.Connect(self...)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/remote"
+	"github.com/cadence-run/cadence/executor/remote/engine"
 	"github.com/cadence-run/cadence/executor/remote/queue"
 	"github.com/cadence-run/cadence/executor/remote/transport"
 	"github.com/cadence-run/cadence/executor/step"
@@ -25,11 +26,15 @@ const engineWait = 10 * time.Second
 func openQueue(ctx context.Context, url, creds, name string) (*nats.Conn, *queue.Queue, error) {
 	opts := []nats.Option{nats.Name("cadence"), nats.Timeout(engineWait), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	if creds != "" {
-		opts = append(opts, nats.UserCredentials(creds))
+		auth, err := engine.ClientOptions(creds)
+		if err != nil {
+			return nil, nil, fmt.Errorf("engine %s: %w", url, err)
+		}
+		opts = append(opts, auth...)
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := engine.Dial(url, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine %s: %w", url, err)
+		return nil, nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -38,6 +38,9 @@ type Options struct {
 	// accounts, users and their permissions (nats-server's own format);
 	// Listen, StoreDir and TLS above override what it says of them.
 	ConfigFile string
+	// Users, when set, are the only clients the engine accepts, each with
+	// its permissions (docs/remote.md, "Security"); not with ConfigFile.
+	Users []User
 }
 
 // TLSFiles are PEM file paths.
@@ -80,7 +83,15 @@ func Start(opts Options) (*Engine, error) {
 	if !Loopback(host) && !opts.TLS.enabled() {
 		return nil, fmt.Errorf("engine: listen address %q is not loopback: give a TLS certificate and key (the engine holds source code and briefs)", listen)
 	}
+	if opts.ConfigFile != "" && len(opts.Users) > 0 {
+		return nil, errors.New("engine: users come from the configuration file or from the engine's auth folder, not both")
+	}
 	sopts := &server.Options{}
+	if len(opts.Users) > 0 {
+		if sopts.Nkeys, err = nkeyUsers(opts.Users); err != nil {
+			return nil, err
+		}
+	}
 	if opts.ConfigFile != "" {
 		if sopts, err = server.ProcessConfigFile(opts.ConfigFile); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
@@ -122,7 +133,8 @@ func Start(opts Options) (*Engine, error) {
 func (e *Engine) URL() string { return e.srv.ClientURL() }
 
 // Connect opens a client connection to the engine inside this process
-// (no socket: it needs neither the listen address nor TLS).
+// (no socket: it needs neither the listen address nor TLS); an engine
+// with Users needs opts that authenticate as one of them (ClientOptions).
 func (e *Engine) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	nc, err := nats.Connect("", append(opts, nats.InProcessServer(e.srv))...)
 	if err != nil {
