@@ -72,9 +72,9 @@ func startEngine(t *testing.T) string {
 }
 
 // startWorker starts `cadence worker` as a process of its own, with its
-// own CADENCE_HOME, in its own process group; it is stopped (SIGTERM,
-// then its group killed) when the test ends.
-func (e *e2e) startWorker(url, id string) *cadenceProc {
+// own CADENCE_HOME, in its own process group, with more flags; it is
+// stopped (SIGTERM, then its group killed) when the test ends.
+func (e *e2e) startWorker(url, id string, more ...string) *cadenceProc {
 	e.t.Helper()
 	env := append([]string(nil), e.env...)
 	for i, kv := range env {
@@ -83,7 +83,7 @@ func (e *e2e) startWorker(url, id string) *cadenceProc {
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e2eRunTimeout)
-	args := []string{"worker", "-engine", url, "-queue", "team", "-slots", "1", "-id", id}
+	args := append([]string{"worker", "-engine", url, "-queue", "team", "-slots", "1", "-id", id}, more...)
 	cmd := exec.CommandContext(ctx, "cadence", args...)
 	cmd.Dir, cmd.Env = e.t.TempDir(), env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
