@@ -74,3 +74,34 @@ func TestE2ERemoteAuthTLS(t *testing.T) {
 		t.Errorf("lib's main: %s", got)
 	}
 }
+
+// TestE2ERemoteAgentSettings: the lead's agent block travels with the job:
+// a lot whose agent sets append_system_prompt and whose model is not the
+// default runs on a worker, and the session's requests to the API carry
+// both.
+func TestE2ERemoteAgentSettings(t *testing.T) {
+	needSandbox(t)
+	url := startEngine(t)
+	e := newE2E(t, remoteScripts(), waveOpts{
+		Agent: "  append_system_prompt = \"REMOTE-SETTING-Q7\"",
+		Lot:   "  model = \"claude-sonnet-5-5\"",
+		More:  remoteExecutor(url),
+	})
+	e.startWorker(url, "w1")
+	e.apply().wantCode(t, 0)
+	turns := e.turns("a-implement0")
+	if len(turns) == 0 {
+		t.Fatal("no request of a's implement session")
+	}
+	for _, r := range turns {
+		if r.Model != "claude-sonnet-5-5" {
+			t.Errorf("request model %q, want claude-sonnet-5-5", r.Model)
+		}
+		if !r.Contains("REMOTE-SETTING-Q7") {
+			t.Errorf("request without the agent's append_system_prompt")
+		}
+	}
+	if l := e.lot(e.state(), "a"); l.Status != state.LotDone || l.Steps[0].Remote == nil {
+		t.Errorf("lot a %s (%s), first step remote %v", l.Status, l.Cause, l.Steps[0].Remote)
+	}
+}

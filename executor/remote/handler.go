@@ -89,7 +89,11 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 		}
 	}
 	file := filepath.Join(dir, "wave.hcl")
-	if err := os.WriteFile(file, waveFile(req, w, clones), 0o644); err != nil {
+	wave, err := waveFile(req, w, clones)
+	if err != nil {
+		return queue.Result{}, fmt.Errorf("job %s: %w", job.RunKey, err)
+	}
+	if err := os.WriteFile(file, wave, 0o644); err != nil {
 		return queue.Result{}, err
 	}
 	cfg, err := o.Load(file)
@@ -222,12 +226,17 @@ func (o WorkerOptions) checkpoints(ctx context.Context, branch string, w Work, c
 }
 
 // waveFile is the wave a run's local step runner reads: the wave's name,
-// the step's agent (of its kind, with the worker's own settings), each
+// the step's agent (the block the job carries, else its kind with the
+// worker's defaults), each
 // repository at its clone with the base branch of the clone, and the lot.
-func waveFile(req step.Request, w Work, clones []string) []byte {
+func waveFile(req step.Request, w Work, clones []string) ([]byte, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "wave %s {}\n", hclString(req.Wave))
-	if req.Agent != "" && req.Agent != spec.BuiltinAgent {
+	if w.Agent != nil && w.Agent.Name == req.Agent && !w.Command {
+		if err := agentBlock(&b, w.Agent); err != nil {
+			return nil, err
+		}
+	} else if req.Agent != "" && req.Agent != spec.BuiltinAgent {
 		kind := w.AgentKind
 		if kind == "" {
 			kind = spec.AgentKindClaude
@@ -254,7 +263,7 @@ func waveFile(req step.Request, w Work, clones []string) []byte {
 		}
 	}
 	b.WriteString("}\n")
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
 
 // hclString quotes s as an HCL string with no template sequence.

@@ -110,6 +110,11 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 	work := Work{Request: wreq, DirRepo: dirRepo, Command: lot.Run != ""}
 	if a := r.o.Config.Agent(req.Agent); a != nil {
 		work.AgentKind = a.Kind
+		if !work.Command {
+			if work.Agent, err = wireAgent(a); err != nil {
+				return queue.Job{}, Work{}, err
+			}
+		}
 	}
 	dir := filepath.Join(r.o.Cache, "runs", key)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

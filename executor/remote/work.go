@@ -34,6 +34,9 @@ type Work struct {
 	// for a command); Command says the lot is a command lot.
 	AgentKind string `json:"agent_kind,omitempty"`
 	Command   bool   `json:"command,omitempty"`
+	// Agent is the step's agent block (nil: the built-in agent, or a
+	// lead that did not send it: the worker's defaults of AgentKind).
+	Agent *WorkAgent `json:"agent,omitempty"`
 }
 
 // WorkRepo is one repository of a job: the names of its base bundle and

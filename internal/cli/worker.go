@@ -21,7 +21,7 @@ import (
 // machine's session slots, until SIGINT, SIGTERM or SIGHUP (docs/remote.md,
 // Worker).
 func runWorker(e *env, args []string) ExitCode {
-	fs := newFlags(e, "worker", "", "Pull the steps of a queue from the engine and run them here with the local step runner\n(the same guards, step sandbox and supervisor as apply), until SIGINT, SIGTERM or SIGHUP.\nAgent settings and API keys are this machine's own environment's, never the job's.")
+	fs := newFlags(e, "worker", "", "Pull the steps of a queue from the engine and run them here with the local step runner\n(the same guards, step sandbox and supervisor as apply), until SIGINT, SIGTERM or SIGHUP.\nThe agent CLI and API keys are this machine's own; the lead's agent settings come with the job.")
 	url := fs.String("engine", "", "the engine's URL: nats://HOST:PORT or tls://HOST:PORT (required)")
 	name := fs.String("queue", "", "the queue to serve (required)")
 	slots := fs.Int("slots", 1, "steps at once on this machine, taken from the machine's session slots")
