@@ -83,7 +83,9 @@ func (e *env) remoteSteps(ctx context.Context, cfg *spec.Config, p *planner.Plan
 	}
 	nc, q, err := openQueue(ctx, x.URL, x.Credentials, x.Queue)
 	if err != nil {
-		return nil, nil, err
+		// Refused before any lot starts: a wave whose steps cannot be
+		// sent runs none of them.
+		return nil, nil, fmt.Errorf("%w\n  start the engine, or run this wave on this machine: cadence apply -executor local", err)
 	}
 	cache := filepath.Join(e.cadenceHome(), "remote", cfg.Wave.Name)
 	return func(lo step.LocalOptions) step.Runner {
