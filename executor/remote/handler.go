@@ -115,10 +115,11 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 	}
 	out := queue.Result{Result: raw, Events: ev.list()}
 	for i, wr := range w.Repos {
-		if err := o.upload(context.WithoutCancel(ctx), clones[i], req.Branch, wr.Head, wr.Result); err != nil {
+		name := ResultName(wr, p.Delivery())
+		if err := o.upload(context.WithoutCancel(ctx), clones[i], req.Branch, wr.Head, name); err != nil {
 			return queue.Result{}, fmt.Errorf("%s: %w", wr.Name, err)
 		}
-		out.Bundles = append(out.Bundles, wr.Result)
+		out.Bundles = append(out.Bundles, name)
 	}
 	return out, nil
 }

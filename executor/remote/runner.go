@@ -263,6 +263,8 @@ func (r *Runner) take(ctx context.Context, req step.Request, work Work, res queu
 	out.ReportPath, out.Logged = "", false
 	ctx = context.WithoutCancel(ctx)
 	for i, wr := range work.Repos {
+		// only the bundle of the delivery that wrote the result
+		wr.Result = ResultName(wr, res.Delivery)
 		if i >= len(req.Repos) || !contains(res.Bundles, wr.Result) {
 			continue
 		}
