@@ -97,6 +97,10 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 		return queue.Result{}, err
 	}
 	req.Log = filepath.Join(dir, "logs", keyToken(string(req.Kind))+".log")
+	// The run's processes are marked as the run's, not the lead's wave:
+	// an apply of the wave on this machine ends what an earlier apply of
+	// it left running (found by the wave's mark), never a worker's step.
+	req.WaveID = RunMark(job.RunKey)
 	if req.SessionID != "" {
 		// Each delivery is a fresh session: a lost delivery's session
 		// (its transcript on the dead worker) is never continued.

@@ -121,3 +121,7 @@ func wireRequest(req step.Request, lotEnv map[string]string) (step.Request, stri
 func ResultName(wr WorkRepo, delivery uint64) string {
 	return wr.Result + ".d" + strconv.FormatUint(delivery, 10)
 }
+
+// RunMark is the wave id (agent.WaveMark) of a run's processes on its
+// worker: the run's own, never the lead's wave id.
+func RunMark(runKey string) string { return "remote." + runKey }
