@@ -117,3 +117,40 @@ lot "b" {
 		}
 	}
 }
+
+// TestE2ERemoteLeadKilledAfterAccept: the lead dies (a failpoint) right
+// after it accepted lot a's implement result into the lot's branch and
+// before it recorded the step's end. The next apply re-attaches to the
+// run the state names (its head has moved, its run key has not): it takes
+// the same result again, unchanged, and runs no second session; main holds
+// the commit once.
+func TestE2ERemoteLeadKilledAfterAccept(t *testing.T) {
+	needSandbox(t)
+	url := startEngine(t)
+	e := newE2E(t, remoteScripts(), waveOpts{More: remoteExecutor(url)})
+	e.startWorker(url, "w1")
+	env := e.env
+	e.env = append(append([]string(nil), env...), "CADENCE_FAILPOINT=remote-accepted")
+	p := e.start(e.applyArgs()...)
+	e.env = env
+	<-p.done
+	if !strings.Contains(e.git(e.repo, "log", "--format=%s", "cadence/w/a"), "a: add f.txt (a)") {
+		t.Fatalf("the failpoint did not stop the lead after the accept:\n%s", p.out.String())
+	}
+	if l := e.lot(e.state(), "a"); len(l.Steps) == 0 || l.Steps[len(l.Steps)-1].Status != state.StepRunning {
+		t.Fatalf("lot a after the failpoint: %s", steps(l))
+	}
+	r := e.apply()
+	r.wantCode(t, 0)
+	if n := e.sessionsOf("a-implement0"); n != 1 {
+		t.Errorf("a-implement0 ran in %d sessions, want 1", n)
+	}
+	if got, want := e.git(e.repo, "log", "--format=%s", "main"), "a: add f.txt (a)\ninit"; got != want {
+		t.Errorf("main:\n%s\nwant:\n%s", got, want)
+	}
+	l := e.lot(e.state(), "a")
+	if l.Status != state.LotDone {
+		t.Errorf("lot a %s: %s", l.Status, l.Cause)
+	}
+	t.Logf("lot a: %s", steps(l))
+}
