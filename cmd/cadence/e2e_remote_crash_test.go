@@ -154,3 +154,37 @@ func TestE2ERemoteLeadKilledAfterAccept(t *testing.T) {
 	}
 	t.Logf("lot a: %s", steps(l))
 }
+
+// TestE2ERemoteDropNow: `cadence drop -now a` while lot a's session runs
+// on a worker: the run is canceled there (its cancel key) and the
+// session's process tree ends within a bounded wait; the lot is dropped
+// as a local one is (its step interrupted), and apply ends needing the
+// lead.
+func TestE2ERemoteDropNow(t *testing.T) {
+	needSandbox(t)
+	url := startEngine(t)
+	scripts := remoteScripts()
+	scripts["a-implement0"] = fakeapi.Script{fakeapi.Bash("sleep 120"), writeDone("slept")}
+	e := newE2E(t, scripts, waveOpts{More: remoteExecutor(url)})
+	e.startWorker(url, "w1")
+	p, session := e.startUntilTurn("a-implement0", 1)
+	if !testutil.Eventually(30*time.Second, func() bool { return len(marked("CADENCE_SESSION="+session)) > 0 }) {
+		t.Fatal("the session never ran on the worker")
+	}
+	begun := time.Now()
+	d := e.cadence("drop", e.wave, "a", "-now")
+	d.wantCode(t, 0)
+	if left := goneWithin(30*time.Second, session); len(left) > 0 {
+		t.Errorf("the remote session's processes are left:\n%s", strings.Join(left, "\n"))
+	}
+	t.Logf("the remote session was gone %s after drop -now began", time.Since(begun).Round(100*time.Millisecond))
+	r := p.wait()
+	r.wantCode(t, 1)
+	l := e.lot(e.state(), "a")
+	if l.Status != state.LotHandedBack || !strings.Contains(l.Cause, "dropped") {
+		t.Errorf("lot a %s (%s): %s", l.Status, steps(l), l.Cause)
+	}
+	if impl := stepsOf(l, state.StepImplement); len(impl) != 1 || impl[0].Status != state.StepInterrupted {
+		t.Errorf("lot a's steps: %s, want one implement, interrupted", steps(l))
+	}
+}
