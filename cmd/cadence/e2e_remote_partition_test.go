@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-run/cadence/executor/remote/engine"
+	"github.com/cadence-run/cadence/executor/remote/engine/enginetest"
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/internal/testutil"
@@ -147,6 +149,58 @@ func TestE2ERemotePartitionedWorker(t *testing.T) {
 	impl := stepsOf(l, state.StepImplement)
 	if len(impl) == 0 || impl[len(impl)-1].Remote == nil || impl[len(impl)-1].Remote.Worker != "w2" {
 		t.Errorf("implement steps %+v: want the last on w2", impl)
+	}
+	t.Logf("lot a: %s", steps(l))
+}
+
+// TestE2ERemoteEngineRestart: the engine is stopped while lot a's session
+// runs on worker w1 (after its first commit was checkpointed), and
+// started again 4s later (longer than the 2s lease) on the same port and
+// store. Meanwhile the worker's renewals fail: its step lives on until a
+// lease passed since the last renewal, then it fences itself (its tree
+// ended); the lead's await and the worker retry, bounded, until the
+// engine is back. Then the job is delivered again, resumed from the
+// checkpoint, and the wave completes: each commit on main once.
+func TestE2ERemoteEngineRestart(t *testing.T) {
+	needSandbox(t)
+	store := t.TempDir()
+	eng := enginetest.StartStore(t, store)
+	engineURL := eng.URL()
+	createTeam(t, engineURL)
+	scripts := remoteScripts()
+	scripts["a-implement0"] = fakeapi.Script{commit("f.txt", "f"), fakeapi.Bash("sleep 120"), writeDone("never")}
+	scripts["a-implement0~2"] = fakeapi.Script{commit("g.txt", "g"), writeDone("added g.txt")}
+	e := newE2E(t, scripts, waveOpts{More: remoteExecutor(engineURL)})
+	e.startWorker(engineURL, "w1")
+	p, session := e.startUntilTurn("a-implement0", 2)
+	if !checkpointed(t, engineURL, time.Minute) {
+		t.Fatal("no checkpoint of the first commit")
+	}
+	eng.Shutdown()
+	stopped := time.Now()
+	time.Sleep(time.Second)
+	if len(marked("CADENCE_SESSION="+session)) == 0 {
+		t.Errorf("the session was killed within a second of the engine stopping (lease 2s)")
+	}
+	if left := goneWithin(15*time.Second, session); len(left) > 0 {
+		t.Errorf("the fenced session is left:\n%s", strings.Join(left, "\n"))
+	}
+	t.Logf("the session was gone %s after the engine stopped", time.Since(stopped).Round(100*time.Millisecond))
+	time.Sleep(4*time.Second - time.Since(stopped))
+	u, _ := url.Parse(engineURL)
+	again, err := engine.Start(engine.Options{Listen: u.Host, StoreDir: store})
+	if err != nil {
+		t.Fatalf("restart the engine: %v", err)
+	}
+	t.Cleanup(again.Shutdown)
+	r := p.wait()
+	r.wantCode(t, 0)
+	if got, want := e.git(e.repo, "log", "--format=%s", "main"), "a: add g.txt (a)\na: add f.txt (a)\ninit"; got != want {
+		t.Errorf("main:\n%s\nwant:\n%s", got, want)
+	}
+	l := e.lot(e.state(), "a")
+	if l.Status != state.LotDone {
+		t.Errorf("lot a %s: %s", l.Status, l.Cause)
 	}
 	t.Logf("lot a: %s", steps(l))
 }
