@@ -331,6 +331,10 @@ func (r *Runner) accept(ctx context.Context, req step.Request, rp step.Repo, wr 
 	file := filepath.Join(keep, wr.Result+".bundle")
 	var buf bytes.Buffer
 	if err := r.o.Queue.GetBundle(ctx, wr.Result, &buf, r.o.MaxBundle); err != nil {
+		if errors.Is(err, queue.ErrTooBig) {
+			// refused before it is read: nothing of it to keep
+			return &transport.Refused{Reason: transport.ReasonOversize, Detail: err.Error(), Bundle: "the engine's store (not fetched)"}
+		}
 		return err
 	}
 	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {

@@ -339,3 +339,40 @@ func TestRemoteLateBundleOfFencedDelivery(t *testing.T) {
 
 // testResultName is the name a delivery puts its result bundle under.
 func testResultName(wr WorkRepo, p *queue.Progress) string { return ResultName(wr, p.Delivery()) }
+
+// TestRemoteOversizeResultIsIncident: a worker's result bundle over the
+// lead's bound is refused before it is read: an incident that holds the
+// lot (not an interrupted step the next apply would take again), the
+// lot's branch unchanged.
+func TestRemoteOversizeResultIsIncident(t *testing.T) {
+	f := newFixture(t, `"sessions"`)
+	f.r.o.MaxBundle = 200 << 10
+	lotBefore := gittest.Git(t, f.repo, "rev-parse", branch)
+	f.serve(t, func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
+		w, clone := f.checkout(t, c, job)
+		big := make([]byte, 300<<10) // incompressible: xorshift from a fixed seed
+		x := uint64(88172645463325252)
+		for i := range big {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			big[i] = byte(x)
+		}
+		gittest.Commit(t, clone, "a: big", map[string]string{"big.bin": string(big)})
+		out := filepath.Join(t.TempDir(), "big.bundle")
+		gittest.Git(t, clone, "bundle", "create", "-q", out, "refs/heads/"+branch, "^"+w.Repos[0].Head)
+		f.putResult(t, c, w, out)
+		res, _ := json.Marshal(step.Result{Status: state.StepOK})
+		return queue.Result{Result: res, Bundles: []string{ResultName(w.Repos[0], p.Delivery())}}, nil
+	})
+	res, err := f.r.RunStep(ctx(t), request(f, state.StepImplement), &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incident == "" || res.Held == "" || res.Status != state.StepFailed || !strings.Contains(res.Cause, "oversize") {
+		t.Fatalf("result %+v: want an oversize incident", res)
+	}
+	if gittest.Git(t, f.repo, "rev-parse", branch) != lotBefore {
+		t.Error("an oversize bundle moved the lot's branch")
+	}
+}
