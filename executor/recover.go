@@ -38,7 +38,7 @@ func (r *runner) recover(n *node) error {
 					l.Steps[i].Usage, l.Steps[i].CostMicros, l.Steps[i].CostEstimated = spent.Usage, spent.CostMicros, spent.CostEstimated
 				}
 				l.Steps[i].Status = state.StepInterrupted
-				l.Steps[i].Cause = "cadence stopped while the step ran"
+				l.Steps[i].Cause = stoppedCause
 				t := r.now().UTC()
 				l.Steps[i].Ended = &t
 				l.Status, l.Cause = state.LotInterrupted, fmt.Sprintf("cadence stopped while its %s step ran", l.Steps[i].Kind)
@@ -54,6 +54,10 @@ func (r *runner) recover(n *node) error {
 	}
 	return r.addRecounted(n, spent)
 }
+
+// stoppedCause is the cause of a step that was running when cadence
+// stopped (recover).
+const stoppedCause = "cadence stopped while the step ran"
 
 // replace resets a lot for -replace (see recover).
 func (r *runner) replace(n *node) error {

@@ -104,7 +104,26 @@ func (lr *lotRun) guardLot() guard.Lot {
 func (lr *lotRun) request(kind state.StepKind, pass int) step.Request {
 	return step.Request{Lot: lr.stepLot(), Kind: kind, Pass: pass, Dir: lr.dir,
 		LogLimit: lr.n.lot.LogLimit, Limits: lr.n.lot.Limits, OutsideSandbox: lr.guardsCheckout(kind),
-		NoSandbox: lr.n.lot.StepSandboxOff() != "", Writable: lr.n.lot.StepWritable()}
+		NoSandbox: lr.n.lot.StepSandboxOff() != "", Writable: lr.n.lot.StepWritable(), Reattach: lr.reattach(kind, pass)}
+}
+
+// reattach is the run key of the lot's last step when it is this kind and
+// pass, ran on a worker, and was running when cadence stopped (recover):
+// its run may still go on there, or its result wait in the engine
+// (step.Request.Reattach).
+func (lr *lotRun) reattach(kind state.StepKind, pass int) string {
+	var key string
+	lr.r.o.Store.View(func(st *state.State) {
+		l := st.Lots[lr.id]
+		if l == nil || len(l.Steps) == 0 {
+			return
+		}
+		s := l.Steps[len(l.Steps)-1]
+		if s.Kind == kind && s.Pass == pass && s.Status == state.StepInterrupted && s.Cause == stoppedCause && s.Remote != nil {
+			key = s.Remote.RunKey
+		}
+	})
+	return key
 }
 
 // ran is what the orchestrator learnt of a step while it ran: the index

@@ -99,7 +99,7 @@ func (b *builder) planExecutor(m Machine) {
 	}
 	msg := fmt.Sprintf("no live worker serves the queue %q: remote steps wait until one starts (cadence worker -engine URL -queue %s)", x.Queue, x.Queue)
 	if err != nil {
-		msg = fmt.Sprintf("the engine could not be asked about the queue %q: %v; remote steps wait until it answers and a worker serves the queue", x.Queue, err)
+		msg = fmt.Sprintf("the engine could not be asked about the queue %q: %v; apply refuses until it answers (-executor local runs the wave on this machine)", x.Queue, err)
 	}
 	b.warn(Warning{Kind: WarnNoWorker, Message: msg})
 }

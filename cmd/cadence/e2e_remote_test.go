@@ -54,7 +54,15 @@ lot "b" {
 func startEngine(t *testing.T) string {
 	t.Helper()
 	eng := enginetest.Start(t)
-	nc, err := eng.Connect()
+	createTeam(t, eng.URL())
+	return eng.URL()
+}
+
+// createTeam creates queue team (cap 2, lease 2s, 3 lost deliveries) on
+// the engine at url.
+func createTeam(t *testing.T, url string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +76,6 @@ func startEngine(t *testing.T) string {
 	if _, err := queue.CreateQueue(ctx, js, "team", 2, 2*time.Second, 3); err != nil {
 		t.Fatal(err)
 	}
-	return eng.URL()
 }
 
 // startWorker starts `cadence worker` as a process of its own, with its

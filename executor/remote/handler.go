@@ -101,6 +101,10 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 		return queue.Result{}, err
 	}
 	req.Log = filepath.Join(dir, "logs", keyToken(string(req.Kind))+".log")
+	// The run's processes are marked as the run's, not the lead's wave:
+	// an apply of the wave on this machine ends what an earlier apply of
+	// it left running (found by the wave's mark), never a worker's step.
+	req.WaveID = RunMark(job.RunKey)
 	if req.SessionID != "" {
 		// Each delivery is a fresh session: a lost delivery's session
 		// (its transcript on the dead worker) is never continued.
@@ -119,10 +123,11 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 	}
 	out := queue.Result{Result: raw, Events: ev.list()}
 	for i, wr := range w.Repos {
-		if err := o.upload(context.WithoutCancel(ctx), clones[i], req.Branch, wr.Head, wr.Result); err != nil {
+		name := ResultName(wr, p.Delivery())
+		if err := o.upload(context.WithoutCancel(ctx), clones[i], req.Branch, wr.Head, name); err != nil {
 			return queue.Result{}, fmt.Errorf("%s: %w", wr.Name, err)
 		}
-		out.Bundles = append(out.Bundles, wr.Result)
+		out.Bundles = append(out.Bundles, name)
 	}
 	return out, nil
 }

@@ -41,7 +41,15 @@ type Options struct {
 	Poll time.Duration
 	// CancelWait bounds the wait for a canceled step's result (0: 30s).
 	CancelWait time.Duration
+	// Failpoint, for tests only, is called with the name of each point
+	// the runner passes (FailAccepted); nil: none.
+	Failpoint func(name string)
 }
+
+// FailAccepted is a failpoint (Options.Failpoint, tests only): a result
+// bundle was accepted into the lot's branch and worktree, and the step's
+// result is not yet returned (nor recorded).
+const FailAccepted = "remote-accepted"
 
 // Runner is the coordinator's step.Runner for a wave with an executor
 // block. It is safe for concurrent use.
@@ -106,6 +114,10 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 		return queue.Job{}, Work{}, err
 	}
 	key := RunKey(req, head)
+	attach := r.attachable(ctx, req.Reattach)
+	if attach {
+		key = req.Reattach
+	}
 	wreq, dirRepo := wireRequest(req, lot.Env.Vars)
 	work := Work{Request: wreq, DirRepo: dirRepo, Command: lot.Run != ""}
 	if a := r.o.Config.Agent(req.Agent); a != nil {
@@ -130,6 +142,11 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 		h, err := r.o.Transport.Head(ctx, rp.Worktree)
 		if err != nil {
 			return queue.Job{}, Work{}, err
+		}
+		if attach {
+			// the run's own bundles are in the store already
+			work.Repos = append(work.Repos, WorkRepo{Name: rp.Name, Head: h, Result: key + ".result." + keyToken(rp.Name)})
+			continue
 		}
 		base := rp.Start
 		if base == "" {
@@ -158,7 +175,23 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 	if req.Timeout > 0 {
 		job.Deadline = time.Now().Add(req.Timeout)
 	}
+	if attach {
+		return job, work, nil
+	}
 	return job, work, r.o.Queue.Submit(ctx, job)
+}
+
+// attachable says whether the run key of a step an earlier apply left
+// (step.Request.Reattach) is known to the engine: a delivery claimed it,
+// so it runs, waits for its next delivery, or has its result. A run the
+// engine does not know (never delivered, or forgotten after a day) is
+// run afresh under the step's own key.
+func (r *Runner) attachable(ctx context.Context, key string) bool {
+	if key == "" {
+		return false
+	}
+	_, err := r.o.Queue.Live(ctx, key)
+	return err == nil
 }
 
 // sendBase puts the base bundle of commit once per runner.
@@ -268,6 +301,8 @@ func (r *Runner) take(ctx context.Context, req step.Request, work Work, res queu
 	out.ReportPath, out.Logged = "", false
 	ctx = context.WithoutCancel(ctx)
 	for i, wr := range work.Repos {
+		// only the bundle of the delivery that wrote the result
+		wr.Result = ResultName(wr, res.Delivery)
 		if i >= len(req.Repos) || !contains(res.Bundles, wr.Result) {
 			continue
 		}
@@ -301,6 +336,10 @@ func (r *Runner) accept(ctx context.Context, req step.Request, rp step.Repo, wr 
 	file := filepath.Join(keep, wr.Result+".bundle")
 	var buf bytes.Buffer
 	if err := r.o.Queue.GetBundle(ctx, wr.Result, &buf, r.o.MaxBundle); err != nil {
+		if errors.Is(err, queue.ErrTooBig) {
+			// refused before it is read: nothing of it to keep
+			return &transport.Refused{Reason: transport.ReasonOversize, Detail: err.Error(), Bundle: "the engine's store (not fetched)"}
+		}
 		return err
 	}
 	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
@@ -310,6 +349,9 @@ func (r *Runner) accept(ctx context.Context, req step.Request, rp step.Repo, wr 
 	var refused *transport.Refused
 	if err == nil || !errors.As(err, &refused) {
 		_ = os.Remove(file)
+	}
+	if err == nil && r.o.Failpoint != nil {
+		r.o.Failpoint(FailAccepted)
 	}
 	return err
 }

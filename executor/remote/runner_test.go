@@ -28,6 +28,7 @@ const branch = "cadence/w/a"
 // branch, a queue on an embedded engine, and the remote runner.
 type fixture struct {
 	repo, wt string
+	url      string // the engine's
 	q        *queue.Queue
 	tr       *transport.Transport
 	r        *Runner
@@ -73,7 +74,7 @@ func newFixture(t *testing.T, remote string) *fixture {
 	tr := transport.New(append(gittest.Env(), "HOME="+t.TempDir()))
 	local := &countingLocal{}
 	r := New(Options{Local: local, Config: cfg, Queue: q, Transport: tr, Cache: t.TempDir(), Poll: 50 * time.Millisecond, CancelWait: 20 * time.Second})
-	return &fixture{repo: repo, wt: wt, q: q, tr: tr, r: r, local: local}
+	return &fixture{repo: repo, wt: wt, url: e.URL(), q: q, tr: tr, r: r, local: local}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -123,7 +124,7 @@ func (f *fixture) putResult(t *testing.T, c context.Context, w Work, file string
 		return
 	}
 	defer fh.Close()
-	if err := f.q.PutBundle(c, w.Repos[0].Result, fh, DefaultMaxBundle); err != nil {
+	if err := f.q.PutBundle(c, ResultName(w.Repos[0], 1), fh, DefaultMaxBundle); err != nil {
 		t.Error(err)
 	}
 }
@@ -167,7 +168,7 @@ func TestRemoteSessionRoundTrip(t *testing.T) {
 		}
 		f.putResult(t, c, w, out)
 		res, _ := json.Marshal(step.Result{Status: state.StepOK, HeadAfter: head, Commits: []string{head + " a: the feature"}})
-		return queue.Result{Result: res, Bundles: []string{w.Repos[0].Result}}, nil
+		return queue.Result{Result: res, Bundles: []string{ResultName(w.Repos[0], 1)}}, nil
 	})
 	rec := &recorder{}
 	res, err := f.r.RunStep(ctx(t), request(f, state.StepImplement), rec)
@@ -212,7 +213,7 @@ func TestRemoteHostileResultRefused(t *testing.T) {
 		gittest.Git(t, clone, "bundle", "create", out, "refs/heads/main", "refs/heads/"+branch)
 		f.putResult(t, c, w, out)
 		res, _ := json.Marshal(step.Result{Status: state.StepOK})
-		return queue.Result{Result: res, Bundles: []string{w.Repos[0].Result}}, nil
+		return queue.Result{Result: res, Bundles: []string{ResultName(w.Repos[0], 1)}}, nil
 	})
 	req := request(f, state.StepImplement)
 	res, err := f.r.RunStep(ctx(t), req, &recorder{})
@@ -262,5 +263,116 @@ func TestRemoteCancel(t *testing.T) {
 	}
 	if d := time.Since(begun); d > 30*time.Second {
 		t.Errorf("the canceled step ended after %s", d)
+	}
+}
+
+// TestRemoteLateBundleOfFencedDelivery: a worker cut off from the engine
+// fences itself, the job is delivered again and run by another worker;
+// the fenced worker's result bundle, put late (its connection back) after
+// the new owner's, is never the one the lead takes: the lot's branch gets
+// the second delivery's commit only.
+func TestRemoteLateBundleOfFencedDelivery(t *testing.T) {
+	f := newFixture(t, `"sessions"`)
+	e := f.q // the lead's connection, which the late put goes through too
+	ncA, err := nats.Connect(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsA, _ := jetstream.New(ncA)
+	qA, err := queue.Open(ctx(t), jsA, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late, lateDone := make(chan struct{}), make(chan struct{})
+	bundleOf := func(c context.Context, job queue.Job, p *queue.Progress, msg string) (queue.Result, Work) {
+		w, clone := f.checkout(t, context.WithoutCancel(c), job)
+		head := gittest.Commit(t, clone, msg, map[string]string{"f.txt": msg + "\n"})
+		out := filepath.Join(t.TempDir(), "result.bundle")
+		if err := f.tr.ResultBundle(context.WithoutCancel(c), clone, branch, w.Repos[0].Head, out, DefaultMaxBundle); err != nil {
+			t.Error(err)
+		}
+		fh, _ := os.Open(out)
+		defer fh.Close()
+		name := testResultName(w.Repos[0], p)
+		if err := e.PutBundle(context.WithoutCancel(c), name, fh, DefaultMaxBundle); err != nil {
+			t.Error(err)
+		}
+		res, _ := json.Marshal(step.Result{Status: state.StepOK, HeadAfter: head})
+		return queue.Result{Result: res, Bundles: []string{name}}, w
+	}
+	startedA := make(chan struct{})
+	cA, cancelA := context.WithCancel(context.Background())
+	doneA := make(chan struct{})
+	go func() {
+		defer close(doneA)
+		_ = qA.Serve(cA, queue.WorkerOptions{ID: "cut-1", Slots: 1, Handler: func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
+			close(startedA)
+			<-c.Done() // fenced
+			<-late
+			defer close(lateDone)
+			r, _ := bundleOf(c, job, p, "a: stale")
+			return r, nil
+		}})
+	}()
+	t.Cleanup(func() { cancelA(); <-doneA })
+	go func() {
+		<-startedA
+		ncA.Close() // the partition
+		f.serve(t, func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
+			r, _ := bundleOf(c, job, p, "a: second")
+			close(late)
+			<-lateDone
+			return r, nil
+		})
+	}()
+	res, err := f.r.RunStep(ctx(t), request(f, state.StepImplement), &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != state.StepOK || res.Incident != "" {
+		t.Fatalf("result %+v", res)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, f.wt, "log", "--format=%s", "main.."+branch)); got != "a: second" {
+		t.Errorf("the lot's commits: %q, want the second delivery's only", got)
+	}
+}
+
+// testResultName is the name a delivery puts its result bundle under.
+func testResultName(wr WorkRepo, p *queue.Progress) string { return ResultName(wr, p.Delivery()) }
+
+// TestRemoteOversizeResultIsIncident: a worker's result bundle over the
+// lead's bound is refused before it is read: an incident that holds the
+// lot (not an interrupted step the next apply would take again), the
+// lot's branch unchanged.
+func TestRemoteOversizeResultIsIncident(t *testing.T) {
+	f := newFixture(t, `"sessions"`)
+	f.r.o.MaxBundle = 200 << 10
+	lotBefore := gittest.Git(t, f.repo, "rev-parse", branch)
+	f.serve(t, func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
+		w, clone := f.checkout(t, c, job)
+		big := make([]byte, 300<<10) // incompressible: xorshift from a fixed seed
+		x := uint64(88172645463325252)
+		for i := range big {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			big[i] = byte(x)
+		}
+		gittest.Commit(t, clone, "a: big", map[string]string{"big.bin": string(big)})
+		out := filepath.Join(t.TempDir(), "big.bundle")
+		gittest.Git(t, clone, "bundle", "create", "-q", out, "refs/heads/"+branch, "^"+w.Repos[0].Head)
+		f.putResult(t, c, w, out)
+		res, _ := json.Marshal(step.Result{Status: state.StepOK})
+		return queue.Result{Result: res, Bundles: []string{ResultName(w.Repos[0], p.Delivery())}}, nil
+	})
+	res, err := f.r.RunStep(ctx(t), request(f, state.StepImplement), &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incident == "" || res.Held == "" || res.Status != state.StepFailed || !strings.Contains(res.Cause, "oversize") {
+		t.Fatalf("result %+v: want an oversize incident", res)
+	}
+	if gittest.Git(t, f.repo, "rev-parse", branch) != lotBefore {
+		t.Error("an oversize bundle moved the lot's branch")
 	}
 }

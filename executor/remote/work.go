@@ -41,8 +41,8 @@ type Work struct {
 
 // WorkRepo is one repository of a job: the names of its base bundle and
 // lot bundle in the queue's bundle store, the lot's branch head that was
-// sent (the head a result must descend from), and the name the worker's
-// result bundle of it is stored under.
+// sent (the head a result must descend from), and the stem of the names
+// the workers' result bundles of it are stored under (ResultName).
 type WorkRepo struct {
 	Name   string `json:"name"`
 	Base   string `json:"base"`
@@ -116,3 +116,15 @@ func wireRequest(req step.Request, lotEnv map[string]string) (step.Request, stri
 	}
 	return out, dirRepo
 }
+
+// ResultName is the name of the result bundle of wr that delivery
+// (queue.Result.Delivery) stores: one per delivery, so that the bundle
+// the lead takes is the one of the delivery whose result it reads, never
+// a late upload of a fenced one.
+func ResultName(wr WorkRepo, delivery uint64) string {
+	return wr.Result + ".d" + strconv.FormatUint(delivery, 10)
+}
+
+// RunMark is the wave id (agent.WaveMark) of a run's processes on its
+// worker: the run's own, never the lead's wave id.
+func RunMark(runKey string) string { return "remote." + runKey }

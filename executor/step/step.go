@@ -232,6 +232,12 @@ type Request struct {
 	// at their start): a write session's first look at them reads no
 	// git status.
 	Pristine bool
+	// Reattach is the run key (state.RemoteStep.RunKey) of this step,
+	// the same kind and pass, that an earlier apply left running on a
+	// worker when cadence stopped: a remote runner awaits that run (or
+	// takes its result) instead of starting another; "" when there is
+	// none. step.Local ignores it.
+	Reattach string
 }
 
 // Result is how a step ended. The orchestrator records the step's end

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -88,10 +89,28 @@ func (e *env) remoteSteps(ctx context.Context, cfg *spec.Config, p *planner.Plan
 	}
 	nc, q, err := openQueue(ctx, x.URL, x.Credentials, x.Queue)
 	if err != nil {
-		return nil, nil, err
+		// Refused before any lot starts: a wave whose steps cannot be
+		// sent runs none of them.
+		return nil, nil, fmt.Errorf("%w\n  start the engine, or run this wave on this machine: cadence apply -executor local", err)
 	}
 	cache := filepath.Join(e.cadenceHome(), "remote", cfg.Wave.Name)
+	// Test only: CADENCE_FAILPOINT names a point of the remote runner
+	// (remote.FailAccepted) where cadence kills itself.
+	failpoint := e.getenv("CADENCE_FAILPOINT")
 	return func(lo step.LocalOptions) step.Runner {
-		return remote.New(remote.Options{Local: step.NewLocal(lo), Config: cfg, Queue: q, Transport: transport.New(env), Cache: cache})
+		return remote.New(remote.Options{Local: step.NewLocal(lo), Config: cfg, Queue: q, Transport: transport.New(env), Cache: cache,
+			Failpoint: func(name string) {
+				if name == failpoint {
+					killSelf()
+				}
+			}})
 	}, nc.Close, nil
+}
+
+// killSelf ends cadence's own process with SIGKILL (a failpoint, tests
+// only).
+func killSelf() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Kill() == nil {
+		time.Sleep(time.Minute) // the signal ends the process meanwhile
+	}
 }

@@ -30,7 +30,9 @@ func (q *Queue) Submit(ctx context.Context, job Job) error {
 }
 
 // Await returns runKey's result once a worker wrote it (at once when it is
-// there already: after a coordinator restart). It ends with ctx's error.
+// there already: after a coordinator restart). Every lease it also looks
+// for a run whose deliveries are spent (declareLost). It ends with ctx's
+// error.
 func (q *Queue) Await(ctx context.Context, runKey string) (Result, error) {
 	if !ValidRunKey(runKey) {
 		return Result{}, fmt.Errorf("queue %s: run key %q: not a valid key", q.name, runKey)
@@ -42,8 +44,13 @@ func (q *Queue) Await(ctx context.Context, runKey string) (Result, error) {
 		return Result{}, fmt.Errorf("queue %s: await %s: %w", q.name, runKey, err)
 	}
 	defer w.Stop()
+	tick := time.NewTicker(q.lease)
+	defer tick.Stop()
 	for {
 		select {
+		case <-tick.C:
+			q.declareLost(ctx, runKey)
+			continue
 		case <-ctx.Done():
 			return Result{}, fmt.Errorf("queue %s: await %s: %w", q.name, runKey, context.Cause(ctx))
 		case e, ok := <-w.Updates():
@@ -161,3 +168,44 @@ func (q *Queue) Live(ctx context.Context, runKey string) (Run, error) {
 	r.Live = r.State == Running && r.Age < q.lease
 	return r, nil
 }
+
+// lostAfter is how long a run's record of a delivery at or past
+// max_deliver stands still before the coordinator declares the job lost:
+// longer than the redelivery (a lease) and a takeover's wait (a lease and
+// a quarter) of the delivery that would write the lost result itself.
+func (q *Queue) lostAfter() time.Duration { return 2*q.lease + q.lease/2 }
+
+// declareLost writes the lost result of runKey when its deliveries are
+// spent and none wrote it: no result, and the owner's record, of a
+// delivery at or past max_deliver, stood still for lostAfter (the
+// delivery that writes the lost result died too, and the stream never
+// delivers the job again). It takes the run key by compare-and-set, so a
+// delivery that claims it first writes the result instead, and a dead
+// owner's late result is refused. Errors are left for the next look.
+func (q *Queue) declareLost(ctx context.Context, runKey string) {
+	ctx, cancel := context.WithTimeout(ctx, q.opTimeout())
+	defer cancel()
+	if _, err := q.results.Get(ctx, runKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return
+	}
+	e, err := q.runs.Get(ctx, runKey)
+	if err != nil {
+		return
+	}
+	var prev Owner
+	if json.Unmarshal(e.Value(), &prev) != nil || prev.Delivery < uint64(q.maxDeliver) || time.Since(e.Created()) < q.lostAfter() {
+		return
+	}
+	mine := Owner{Sequence: prev.Sequence, Delivery: prev.Delivery + 1, Worker: LostBy, State: Done, Tokens: prev.Tokens}
+	data, _ := json.Marshal(mine)
+	if _, err := q.runs.Update(ctx, runKey, data, e.Revision()); err != nil {
+		return // a delivery moved it: it writes the result
+	}
+	r := Result{RunKey: runKey, Sequence: prev.Sequence, Delivery: mine.Delivery, Worker: LostBy, Lost: q.maxDeliver, Tokens: prev.Tokens}
+	raw, _ := json.Marshal(r)
+	_, _ = q.results.Put(ctx, runKey, raw)
+}
+
+// LostBy is the worker of a lost result the coordinator wrote
+// (declareLost): no worker was left to write it.
+const LostBy = "coordinator"

@@ -96,6 +96,14 @@ func (d *delivery) claim(ctx context.Context) (claimOutcome, Owner, error) {
 		if err := json.Unmarshal(e.Value(), &prev); err != nil {
 			prev = Owner{} // unreadable: taken over like a dead owner
 		}
+		if d.number > uint64(d.q.maxDeliver) {
+			// the delivery that writes the lost result carries the last
+			// tokens reported, for a coordinator that writes it instead
+			// (declareLost)
+			m := mine
+			m.Tokens = prev.Tokens
+			data, _ = json.Marshal(m)
+		}
 		if prev.State == Running {
 			moved, err := d.watchOwner(ctx, e.Revision())
 			if err != nil {

@@ -189,3 +189,43 @@ func TestEngineRestartLosesNothing(t *testing.T) {
 		t.Errorf("queued job after restart = %+v", r)
 	}
 }
+
+// TestLostWriterDies: the delivery past max_deliver, which would write the
+// lost result, dies after its claim; the message is never delivered again,
+// and the coordinator's Await writes the lost result itself once the run's
+// record stood still. A live owner at max_deliver is never declared lost.
+func TestLostWriterDies(t *testing.T) {
+	_, q := newQueue(t, 2, 1)
+	ctx := testCtx(t, 30*time.Second)
+	d1 := &delivery{q: q, msg: stubMsg{}, runKey: "k", sequence: 1, number: 1, worker: "wA"}
+	if out, _, err := d1.claim(ctx); err != nil || out != claimed {
+		t.Fatalf("first claim = %v, %v", out, err)
+	}
+	if err := d1.renew(ctx, 77); err != nil {
+		t.Fatal(err)
+	}
+	// the live owner keeps its run
+	renewing, stop := context.WithCancel(ctx)
+	go func() {
+		for renewing.Err() == nil {
+			_ = d1.renew(renewing, 77)
+			time.Sleep(testLease / 3)
+		}
+	}()
+	if r, err := q.Await(testCtx(t, 4*testLease), "k"); err == nil {
+		t.Errorf("a live owner's run got the result %+v", r)
+	}
+	stop()
+	// wA dies; the last delivery claims and dies before it writes
+	d2 := &delivery{q: q, msg: stubMsg{}, runKey: "k", sequence: 1, number: 2, worker: "wB"}
+	if out, _, err := d2.claim(ctx); err != nil || out != claimed {
+		t.Fatalf("takeover = %v, %v", out, err)
+	}
+	r := await(t, q, "k", 8*testLease)
+	if r.Lost != 1 || r.LostMessage() != "worker lost 1 time" {
+		t.Errorf("result = %+v, want lost 1", r)
+	}
+	if err := d2.publish(ctx, Result{RunKey: "k", Worker: "wB", Lost: 1}); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("the dead delivery's late result: %v, want ErrNotOwner", err)
+	}
+}

@@ -192,7 +192,7 @@ func (q *Queue) run(ctx context.Context, opts WorkerOptions, d *delivery, job Jo
 	}
 	stop := context.AfterFunc(ctx, func() { hcancel(ErrStopped) })
 	defer stop()
-	p := &Progress{q: q, max: opts.MaxBundleBytes}
+	p := &Progress{q: q, max: opts.MaxBundleBytes, delivery: d.number}
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() { q.keepLease(done, d, p, hcancel) })
@@ -291,10 +291,16 @@ func (q *Queue) watchCancel(ctx context.Context, done <-chan struct{}, runKey st
 
 // Progress is what a handler reports while it runs.
 type Progress struct {
-	q      *Queue
-	max    int64
-	tokens atomic.Int64
+	q        *Queue
+	max      int64
+	delivery uint64
+	tokens   atomic.Int64
 }
+
+// Delivery is the number of the delivery the handler runs (1: the first;
+// Result.Delivery of its result): a handler names what it stores by it,
+// so that a fenced delivery's late upload never replaces its successor's.
+func (p *Progress) Delivery() uint64 { return p.delivery }
 
 // Tokens reports the tokens the step used so far (the owner's record
 // carries it from the next renewal: Live, and a lost result's estimate).
