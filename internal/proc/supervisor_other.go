@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -14,6 +15,11 @@ import (
 // supervisable is false off Linux: no parent-death signal, no subreaper.
 // Steps run directly in their own process group (docs/running.md, "Signals").
 const supervisable = false
+
+// SupervisorSignals are the signals the supervisor catches; off Linux
+// there is no supervisor (an empty list would mean every signal to
+// os/signal.Notify).
+var SupervisorSignals = []os.Signal{syscall.SIGCHLD}
 
 // Supervise is the supervisor's main; off Linux there is none, and it
 // returns 2 saying so.
