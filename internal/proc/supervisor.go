@@ -1,9 +1,12 @@
 package proc
 
-// SupervisorCommand is the hidden subcommand under which the cadence binary
-// runs as a step's supervisor: internal/cli hands its arguments to
-// Supervise. It is not meant for users and is not listed in the help.
-const SupervisorCommand = "__supervise"
+// SupervisorCommand is the hidden subcommand under which cadence-supervisor,
+// or the cadence binary, runs as a step's supervisor: its main hands the
+// arguments to Supervise. It is not meant for users and is not listed in
+// the help. Its number names the protocol between Run and Supervise (the
+// arguments and the channel's messages): it changes with them, so that a
+// cadence-supervisor of another version refuses to run, saying so.
+const SupervisorCommand = "__supervise2"
 
 // Supervisor is how Run starts a step's supervisor: the program Exe, run
 // with argv[0] set to Argv0 and the arguments SupervisorCommand …, which
