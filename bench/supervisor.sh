@@ -29,7 +29,7 @@ done
 echo "supervisor: building $base (a) and $(git -C "$root" rev-parse --short HEAD) (b, c)" >&2
 (cd "$work/base" && go build -o "$work/a/" ./cmd/cadence ./cmd/supbench)
 (cd "$work/head" && CGO_ENABLED=0 go build -o "$work/b/" ./cmd/cadence ./cmd/cadence-supervisor ./cmd/supbench)
-file "$work/a/cadence" "$work/b/cadence" "$work/b/cadence-supervisor" 2>/dev/null | sed 's/, BuildID.*//' >&2 || true
+file "$work/a/cadence" "$work/b/cadence" "$work/b/cadence-supervisor" 2>/dev/null | sed 's/, Go BuildID.*//' >&2 || true
 ls -l "$work/a/cadence" "$work/b/cadence" "$work/b/cadence-supervisor" | awk '{print $5, $NF}' >&2
 out="$work/results"
 : >"$out"
