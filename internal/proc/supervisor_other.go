@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// supervisable is false off Linux: no parent-death signal, no subreaper.
+// supervisable is false off Linux: no subreaper.
 // Steps run directly in their own process group (docs/running.md, "Signals").
 const supervisable = false
 
