@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install what the benchmarks need, when missing: ninja (Debian ninja-build),
-# go-task (go install, into bench/.tools/bin), and build cadence into bench/out.
+# go-task (go install, into bench/.tools/bin), and build cadence and
+# cadence-supervisor into bench/out.
 set -eu
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$bench")
@@ -29,8 +30,9 @@ if [ "${NEED_TASK:-1}" = 1 ] && [ ! -x "$bench/.tools/bin/task" ]; then
 	(cd "$bench/.tools" && GOBIN="$bench/.tools/bin" GOFLAGS= go install github.com/go-task/task/v3/cmd/task@latest)
 fi
 
-echo "setup: go build -o bench/out/cadence ./cmd/cadence" >&2
-(cd "$root" && go build -o "$bench/out/cadence" ./cmd/cadence)
+# The documented build: static, with the step supervisor beside cadence.
+echo "setup: CGO_ENABLED=0 go build -o bench/out/ ./cmd/cadence ./cmd/cadence-supervisor" >&2
+(cd "$root" && CGO_ENABLED=0 go build -o "$bench/out/" ./cmd/cadence ./cmd/cadence-supervisor)
 # The commit the binary was built from (the summary names it).
 (cd "$root" && c=$(git rev-parse --short HEAD) &&
 	if [ -n "$(git status --porcelain --untracked-files=no -- . ':!bench')" ]; then c="$c (uncommitted changes outside bench/)"; fi &&

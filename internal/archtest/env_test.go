@@ -24,8 +24,9 @@ var envReaders = map[string]map[string]bool{
 
 // envAllowed are the folders (with their subfolders) whose non-test code
 // may read the environment: the CLI, and test support that runs as a fake
-// agent or a test helper process.
-var envAllowed = []string{"internal/cli", "internal/fakeapi", "internal/testagent", "gitint/gittest", "bench"}
+// agent or a test helper process, and the supervisor's own main, which
+// hands its environment to the step (cmd/cadence-supervisor).
+var envAllowed = []string{"internal/cli", "cmd/cadence-supervisor", "internal/fakeapi", "internal/testagent", "gitint/gittest", "bench"}
 
 // envUses returns the environment reads and signal imports in a parsed
 // file, as "file:line: what".

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/cadence-run/cadence/internal/proc"
 )
@@ -17,13 +18,29 @@ func superviseMain(args []string) int {
 	return proc.Supervise(args, os.Environ(), ch)
 }
 
-// stepSupervisor is the supervisor of every step this process runs: the
-// cadence binary (os.Executable), run with the name cadence was run as
-// (under testscript that is the test binary, which dispatches on it). nil
-// when the binary cannot be found: steps then run without a supervisor.
+// supervisorProgram is the file name of the dedicated supervisor
+// (cmd/cadence-supervisor) that cadence looks for beside its own binary.
+const supervisorProgram = "cadence-supervisor"
+
+// stepSupervisor is the supervisor of every step this process runs:
+// cadence-supervisor when it is an executable file beside the cadence
+// binary (os.Executable, its links resolved), else the cadence binary
+// itself, run with the name cadence was run as (under testscript that is
+// the test binary, which dispatches on it). nil when the binary cannot be
+// found: steps then run without a supervisor.
 func stepSupervisor() *proc.Supervisor {
-	if exe, err := os.Executable(); err == nil && len(os.Args) > 0 {
-		return &proc.Supervisor{Exe: exe, Argv0: os.Args[0]}
+	exe, err := os.Executable()
+	if err != nil || len(os.Args) == 0 {
+		return nil
 	}
-	return nil
+	return supervisorFor(exe, os.Args[0])
+}
+
+// supervisorFor is stepSupervisor for the cadence binary exe run as argv0.
+func supervisorFor(exe, argv0 string) *proc.Supervisor {
+	small := filepath.Join(filepath.Dir(exe), supervisorProgram)
+	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return &proc.Supervisor{Exe: small, Argv0: supervisorProgram}
+	}
+	return &proc.Supervisor{Exe: exe, Argv0: argv0}
 }

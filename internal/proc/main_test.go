@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 			os.Exit(fakeCadence(os.Args[2:]))
 		case "tty-cadence":
 			os.Exit(ttyCadence(os.Args[2:]))
+		case "forge-report":
+			os.Exit(forgeReport(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

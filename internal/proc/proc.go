@@ -8,12 +8,14 @@
 // agent version probe all start their processes through Run.
 //
 // On Linux, when the caller names a supervisor (Cmd.Supervisor),
-// every step but the ones marked Direct runs under a small supervisor: the
-// cadence binary re-executed with the hidden subcommand SupervisorCommand,
-// which internal/cli hands to Supervise. The supervisor is a child
-// subreaper that gets a signal when cadence dies (PR_SET_PDEATHSIG), so
-// that nothing a step started outlives the step, or cadence: see
-// Supervise. EndMarked ends the processes an earlier cadence left, found
+// every step but the ones marked Direct runs under a small supervisor of
+// its own, started fresh for it: cmd/cadence-supervisor, or the cadence
+// binary re-executed, with the hidden subcommand SupervisorCommand, which
+// their main hands to Supervise. The supervisor is a child subreaper that
+// takes orders from cadence only over its socket (channel_linux.go) and
+// kills the step's tree when that socket's other end closes (cadence
+// died), so that nothing a step started outlives the step, or cadence:
+// see Supervise. EndMarked ends the processes an earlier cadence left, found
 // by the mark in their environment.
 //
 // At debug level Run logs every process it starts and ends (argv, folder,

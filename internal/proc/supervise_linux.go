@@ -8,18 +8,29 @@ import (
 	"time"
 )
 
-// supervisable is true on Linux: PR_SET_CHILD_SUBREAPER and
-// PR_SET_PDEATHSIG make the supervisor work.
+// SupervisorSignals are the signals the supervisor catches: SIGCHLD, and
+// every signal whose default action ends a process other than SIGKILL
+// (which nothing can catch). The caller of Supervise relays them
+// (os/signal.Notify) before calling it. SIGCHLD wakes it to reap; the
+// others are caught only so that none, sent by any process of the user,
+// ends the supervisor: its orders come from cadence over its channel,
+// never from a signal (docs/running.md, "Signals").
+var SupervisorSignals = []os.Signal{syscall.SIGCHLD,
+	syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGABRT,
+	syscall.SIGBUS, syscall.SIGFPE, syscall.SIGUSR1, syscall.SIGSEGV, syscall.SIGUSR2, syscall.SIGPIPE,
+	syscall.SIGALRM, syscall.SIGTERM, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM,
+	syscall.SIGPROF, syscall.SIGIO, syscall.SIGPWR, syscall.SIGSYS, syscall.SIGSTKFLT}
+
+// supervisable is true on Linux: PR_SET_CHILD_SUBREAPER makes the
+// supervisor work.
 const supervisable = true
 
 // prctl options (linux/prctl.h).
-const (
-	prSetPdeathsig      = 1
-	prSetChildSubreaper = 36
-)
+const prSetChildSubreaper = 36
 
-// File descriptors the supervisor gets from Run: the status pipe, then the
-// held files (Cmd.Hold), then the step's extra files (Cmd.ExtraFiles).
+// File descriptors the supervisor gets from Run: its end of the channel
+// (channel_linux.go), then the held files (Cmd.Hold), then the step's
+// extra files (Cmd.ExtraFiles).
 const (
 	statusFD = 3
 	holdFD   = 4
@@ -30,8 +41,8 @@ const (
 // signal).
 const killTick = 10 * time.Millisecond
 
-// Supervise is the supervisor's main, run by the cadence binary under the
-// hidden subcommand SupervisorCommand. Once the step ran and its end is
+// Supervise is the supervisor's main, run by cadence-supervisor or the
+// cadence binary under the hidden subcommand SupervisorCommand. Once the step ran and its end is
 // reported, it exits the process with 0 itself (the step's own exit is in
 // the report); it returns the supervisor's exit code only when it could
 // not start the step. The design follows Bazel's process-wrapper and tini.
@@ -46,24 +57,21 @@ const killTick = 10 * time.Millisecond
 //
 // The supervisor makes itself a child subreaper (PR_SET_CHILD_SUBREAPER:
 // every orphan of the step's tree, daemons that called setsid included,
-// is reparented to it) and asks for SIGUSR1 when its parent dies
-// (PR_SET_PDEATHSIG, set here in the supervisor and not through Go's
-// SysProcAttr.Pdeathsig; then getppid() is checked against the pid passed
-// in, in case cadence died before that). The parent-death signal comes
-// when the thread that forked the supervisor ends: Run forks from one
-// goroutine locked to its thread for good, which never ends before cadence.
+// is reparented to it). It takes orders only from cadence's end of the
+// channel on fd 3 (channel_linux.go), never from signals, which any
+// process of the user may send: "stop" sends SIGTERM to the step's group
+// and, after the grace period, SIGKILL to the whole tree; "kill", and the
+// end of the channel (cadence died: the kernel closed its end), kill the
+// whole tree at once. The signals it relays (sigs) only wake it to reap.
 //
-// It starts the step in a process group of its own and writes to fd 3
-// "pid N" once it runs, and "exit CODE SIGNAL" (CODE -1 and the signal
-// number when a signal ended it) when it has ended and every process of
-// its tree is gone; "error TEXT" when it cannot start it. A stop request
-// (SIGTERM, SIGINT, SIGHUP) sends SIGTERM to the step's group and, after
-// the grace period, SIGKILL to the whole tree; SIGUSR1 (cadence died, or
-// KillAll) kills the whole tree at once. When the step ends by itself,
-// what it left running is killed. The held files (fd 4…) stay open until
-// the supervisor exits, after the last process of the tree.
+// It starts the step in a process group of its own and sends "pid N" once
+// it runs, and "exit CODE SIGNAL" (CODE -1 and the signal number when a
+// signal ended it) when it has ended and every process of its tree is
+// gone; "error TEXT" when it cannot start it. When the step ends by
+// itself, what it left running is killed. The held files (fd 4…) stay
+// open until the supervisor exits, after the last process of the tree.
 func Supervise(args, env []string, sigs <-chan os.Signal) int {
-	status := os.NewFile(statusFD, "status")
+	status := os.NewFile(statusFD, "channel")
 	report := func(format string, a ...any) {
 		if status != nil {
 			fmt.Fprintf(status, format+"\n", a...)
@@ -99,15 +107,23 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 		report("error cannot become a subreaper: %v", e)
 		return 1
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(sigKillNow), 0); e != 0 {
-		report("error cannot ask for the parent-death signal: %v", e)
-		return 1
-	}
 	if os.Getppid() != ppid {
-		// cadence died before the parent-death signal was set.
 		report("error cadence is gone")
 		return 1
 	}
+	cmds := make(chan string, 4)
+	go func() {
+		// cadence's orders; its end closed (cadence died): kill.
+		forged := 0
+		for {
+			m, err := receiveFrom(ppid, &forged, readBlocking(statusFD))
+			if err != nil {
+				cmds <- cmdKill
+				return
+			}
+			cmds <- m
+		}
+	}()
 	path, argv := args[5], args[5:]
 	cg, warnings := makeStepCgroup(limits)
 	for _, w := range warnings {
@@ -140,7 +156,7 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 	for _, fd := range files[3:] {
 		_ = syscall.Close(int(fd))
 	}
-	ws := superviseTree(pid, grace, sigs, cg)
+	ws := superviseTree(pid, grace, sigs, cmds, cg)
 	code, sig := ws.ExitStatus(), 0
 	if ws.Signaled() {
 		code, sig = -1, int(ws.Signal())
@@ -166,13 +182,13 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 const limitPoll = 100 * time.Millisecond
 
 // superviseTree waits for the step pid and the rest of its tree, acting
-// on sigs as Supervise says, and returns the step's wait status once no
+// on cadence's orders cmds as Supervise says (sigs only wake it to reap), and returns the step's wait status once no
 // child is left. A tree that reaches a limit of its cgroup cg (nil for
 // none) is killed at once: a fork refused or a process killed for memory
 // leaves a tree that would otherwise run on crippled. So is a tree one of
 // whose processes left the cgroup (stepCgroup.escaped): its limits no
 // longer hold.
-func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cg *stepCgroup) syscall.WaitStatus {
+func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cmds <-chan string, cg *stepCgroup) syscall.WaitStatus {
 	var (
 		ws                syscall.WaitStatus
 		stepDone, killing bool
@@ -224,12 +240,12 @@ func superviseTree(pid int, grace time.Duration, sigs <-chan os.Signal, cg *step
 			tickC = tick.C
 		}
 		select {
-		case s := <-sigs:
-			switch s {
-			case syscall.SIGCHLD:
-			case sigKillNow:
+		case <-sigs:
+		case c := <-cmds:
+			switch c {
+			case cmdKill:
 				killing = true
-			default:
+			case cmdStop:
 				if graceC == nil && !killing {
 					_ = syscall.Kill(-pid, syscall.SIGTERM)
 					graceC = time.After(grace)

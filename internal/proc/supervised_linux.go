@@ -1,16 +1,13 @@
 package proc
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -22,35 +19,13 @@ import (
 // supervisor that hangs: never seen, but the step must end).
 const supervisorMargin = 5 * time.Second
 
-// forker starts processes from one goroutine locked to its OS thread for
-// good: the parent-death signal of a supervisor comes when the thread that
-// forked it ends (not the process), and Go ends threads of goroutines that
-// exit locked; this thread never ends before cadence.
-var forker struct {
-	once sync.Once
-	reqs chan func()
-}
-
-func startLocked(cmd *exec.Cmd) error {
-	forker.once.Do(func() {
-		forker.reqs = make(chan func())
-		go func() {
-			runtime.LockOSThread()
-			for f := range forker.reqs {
-				f()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	forker.reqs <- func() { done <- cmd.Start() }
-	return <-done
-}
-
 // runSupervised runs c under the supervisor s (see Supervise): the
 // supervisor is started in a session of its own (setsid), out of reach of
 // the terminal's signals and without a controlling terminal, which no
-// process of the step can then get (only a session leader can), with the step's folder and environment, the status
-// pipe as fd 3, c.Hold after it and c.ExtraFiles after those. Started gets the step's pid, the
+// process of the step can then get (only a session leader can), with the
+// step's folder and environment, its end of the channel (channel_linux.go)
+// as fd 3, c.Hold after it and c.ExtraFiles after those. Only messages
+// the supervisor itself sent are believed. Started gets the step's pid, the
 // leader of the step's process group.
 func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (Result, error) {
 	// The program is looked up as exec.Command does, in cadence's PATH.
@@ -65,7 +40,7 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	sr, sw, err := os.Pipe()
+	sr, sw, err := newChannel()
 	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
@@ -88,7 +63,7 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	start := time.Now()
-	err = startTracked(cmd, startLocked)
+	err = startTracked(cmd, func(cmd *exec.Cmd) error { return cmd.Start() })
 	sw.Close()
 	if err != nil {
 		if log.IsDebug() {
@@ -97,17 +72,23 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 		return Result{ExitCode: -1}, fmt.Errorf("start %s: supervisor: %w", c.Path, err)
 	}
 	out.started()
+	supPid := cmd.Process.Pid
 	lines := make(chan string, 4)
+	forged := 0
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(sr)
-		for sc.Scan() {
-			lines <- sc.Text()
+		read := readPolled(sr)
+		for {
+			m, err := receiveFrom(supPid, &forged, read)
+			if err != nil {
+				return
+			}
+			lines <- m
 		}
 	}()
 	waited := make(chan error, 1)
 	go func() { waited <- waitTracked(cmd) }()
-	supPid := cmd.Process.Pid
+	order := func(c string) { _, _ = sr.Write([]byte(c)) }
 
 	// The first line is the step's pid, or why it could not start, after
 	// what the supervisor warns of (limits it could not enforce).
@@ -134,7 +115,7 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 	}
 	logStart(log, c, pid)
 	live.add(pid, func() {
-		_ = syscall.Kill(supPid, sigKillNow)
+		order(cmdKill)
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	})
 	defer live.remove(pid)
@@ -146,7 +127,7 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 	case err = <-waited:
 	case <-ctx.Done():
 		stopped = true
-		err = stopSupervisor(supPid, pid, grace, waited)
+		err = stopSupervisor(supPid, pid, grace, order, waited)
 	}
 	out.drain(drainWait)
 	res := Result{ExitCode: -1, Stopped: stopped, Duration: time.Since(start)}
@@ -175,6 +156,9 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 			res.Signal = ws.Signal()
 		}
 	}
+	if forged > 0 {
+		log.Warn("step forged supervisor messages: ignored", "argv", argv(c), "messages", forged)
+	}
 	logEnd(log, c, pid, res)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
@@ -183,12 +167,12 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 	return res, nil
 }
 
-// stopSupervisor asks the supervisor supPid to stop its step (SIGTERM;
+// stopSupervisor orders the supervisor supPid to stop its step ("stop";
 // it applies the grace period itself), then, should it not have ended
-// after the grace and a margin, to kill the tree at once, and at last
-// kills it and the step's group.
-func stopSupervisor(supPid, pid int, grace time.Duration, waited <-chan error) error {
-	_ = syscall.Kill(supPid, syscall.SIGTERM)
+// after the grace and a margin, to kill the tree at once ("kill"), and at
+// last kills it and the step's group.
+func stopSupervisor(supPid, pid int, grace time.Duration, order func(string), waited <-chan error) error {
+	order(cmdStop)
 	t := time.NewTimer(grace + supervisorMargin)
 	defer t.Stop()
 	select {
@@ -196,7 +180,7 @@ func stopSupervisor(supPid, pid int, grace time.Duration, waited <-chan error) e
 		return err
 	case <-t.C:
 	}
-	_ = syscall.Kill(supPid, sigKillNow)
+	order(cmdKill)
 	t.Reset(supervisorMargin)
 	select {
 	case err := <-waited:

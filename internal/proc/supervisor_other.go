@@ -7,13 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 )
 
-// supervisable is false off Linux: no parent-death signal, no subreaper.
+// supervisable is false off Linux: no subreaper.
 // Steps run directly in their own process group (docs/running.md, "Signals").
 const supervisable = false
+
+// SupervisorSignals are the signals the supervisor catches; off Linux
+// there is no supervisor (an empty list would mean every signal to
+// os/signal.Notify).
+var SupervisorSignals = []os.Signal{syscall.SIGCHLD}
 
 // Supervise is the supervisor's main; off Linux there is none, and it
 // returns 2 saying so.
