@@ -41,7 +41,7 @@ var jsonSchemas = map[string]string{
 }
 
 // noJSON are the commands without a -json form (a usage error).
-var noJSON = map[string]bool{"help": true, "completion": true, "lsp": true}
+var noJSON = map[string]bool{"help": true, "completion": true, "lsp": true, "engine": true, "worker": true}
 
 // schemaLogEnv names the file where the testscripts' cadence appends each
 // -json output that does not validate (TestScripts fails the script when

@@ -71,6 +71,10 @@ func runEngine(e *env, args []string) ExitCode {
 	if code >= 0 {
 		return code
 	}
+	if fs.json {
+		fmt.Fprintln(e.stderr, "cadence engine: no -json: it serves until stopped and prints its log")
+		return ExitUsage
+	}
 	if len(pos) > 0 {
 		fmt.Fprintf(e.stderr, "cadence engine: takes no argument (got %q)\n", pos[0])
 		return ExitUsage

@@ -33,6 +33,10 @@ func runWorker(e *env, args []string) ExitCode {
 	if code >= 0 {
 		return code
 	}
+	if fs.json {
+		fmt.Fprintln(e.stderr, "cadence worker: no -json: it serves until stopped and prints its log")
+		return ExitUsage
+	}
 	switch {
 	case len(pos) > 0:
 		fmt.Fprintf(e.stderr, "cadence worker: takes no argument (got %q)\n", pos[0])
