@@ -164,6 +164,7 @@ func runPlan(e *env, args []string) ExitCode {
 	if f.badValues(e, diagOut) {
 		return usageErr
 	}
+	defer e.shortRunGC()()
 	files, skips, code := planArgs(e, pos, *format, *out)
 	if code == ExitUsage {
 		return usageErr
@@ -352,6 +353,7 @@ func runGraph(e *env, args []string) ExitCode {
 	if f.badValues(e, diagOut) {
 		return ExitUsage
 	}
+	defer e.shortRunGC()()
 	_, p := f.makePlan(e, file, nil, diagOut)
 	if p == nil {
 		return ExitError
