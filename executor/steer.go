@@ -315,7 +315,7 @@ func (r *runner) goOn(id string) string {
 	if notDone != "" {
 		return "its dependency " + notDone + " is not done"
 	}
-	n = &node{lot: lot, plan: *lp}
+	n = &node{lot: lot, plan: lp}
 	for _, m := range r.dependentsOf(id) {
 		if !m.started && m.blockedBy == "" {
 			n.dependents = append(n.dependents, m) // m.waiting counted it already
