@@ -711,8 +711,87 @@ def step_summary():
     print(text)
 
 
+def cpu_run(argv, cwd):
+    """Runs argv in cwd; returns (wall s, user+sys CPU s, max RSS KiB) from wait4."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"{argv} in {cwd}: wait status {status}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def step_planner():
+    """validate and plan -offline of layered waves of 1k/10k/50k lots (and
+    of CADENCE_BEFORE's binary when set), alternating; medians of RUNS."""
+    runs = int(os.environ.get("PLANNER_RUNS", "5"))
+    bins = [("cadence", CADENCE)] + ([("before", CADENCE_BEFORE)] if CADENCE_BEFORE else [])
+    res = []
+    for n in (1000, 10000, 50000):
+        d = os.path.join(OUT, "planner", f"layered-{n}")
+        gen("layered", n, d)
+        for cmd in (["validate", "wave.hcl"], ["plan", "-offline", "wave.hcl"]):
+            got = {name: [] for name, _ in bins}
+            for _ in range(runs):
+                for name, b in bins:
+                    got[name].append(cpu_run([b] + cmd, d))
+            for name, _ in bins:
+                wall = statistics.median(x[0] for x in got[name])
+                cpu = statistics.median(x[1] for x in got[name])
+                rss = statistics.median(x[2] for x in got[name])
+                row = {"binary": name, "n": n, "command": " ".join(cmd), "wall_s": wall, "cpu_s": cpu, "rss_kib": rss}
+                res.append(row)
+                log(f"planner {name:7} {n:6} {row['command']:22} wall {wall*1000:7.1f} ms  cpu {cpu*1000:7.1f} ms  rss {rss/1024:6.1f} MiB")
+    save("planner", {"results": res})
+
+
+def ctxt_switches(pid):
+    """The voluntary and involuntary context switches of every thread of pid."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            for line in open(f"/proc/{pid}/task/{t}/status"):
+                if "ctxt_switches" in line:
+                    total += int(line.split()[-1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def step_idle():
+    """cadence's context switches and CPU over 10 s while a `sleep 45` lot
+    runs (8 s after the start), for CADENCE and CADENCE_BEFORE."""
+    bins = [("cadence", CADENCE)] + ([("before", CADENCE_BEFORE)] if CADENCE_BEFORE else [])
+    res = []
+    for name, b in bins:
+        d = os.path.join(OUT, "idle", name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        with open(os.path.join(d, "wave.hcl"), "w") as f:
+            f.write('wave "idle" {}\nlot "s" {\n  run = "sleep 45"\n}\n')
+        p = subprocess.Popen([b, "apply", "-auto-approve", "wave.hcl"], cwd=d, env=ENV,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(8)
+            tick = os.sysconf("SC_CLK_TCK")
+            def cpu():
+                f = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                return (int(f[11]) + int(f[12])) / tick
+            cs0, cpu0 = ctxt_switches(p.pid), cpu()
+            time.sleep(10)
+            cs1, cpu1 = ctxt_switches(p.pid), cpu()
+        finally:
+            p.terminate()
+            p.wait(timeout=120)
+        row = {"binary": name, "ctxt_switches_per_s": (cs1 - cs0) / 10, "cpu_percent": (cpu1 - cpu0) * 10}
+        res.append(row)
+        log(f"idle {name:7} {row['ctxt_switches_per_s']:.1f} context switches/s, {row['cpu_percent']:.2f} % CPU while a sleep 45 lot runs")
+    save("idle", {"results": res})
+
+
 STEPS = {"verify": step_verify, "dags": step_dags, "tmpfs": step_tmpfs, "sched": step_sched, "gap": step_gap, "startup": step_startup,
-         "memory": step_memory, "handoff": step_handoff, "gitfloor": step_gitfloor,
+         "memory": step_memory, "planner": step_planner, "idle": step_idle, "handoff": step_handoff, "gitfloor": step_gitfloor,
          "gitprofile": step_gitprofile, "mergequeue": step_mergequeue, "summary": step_summary}
 
 

@@ -16,8 +16,10 @@ import (
 
 // node is a lot this run may start.
 type node struct {
-	lot        *spec.Lot
-	plan       planner.LotPlan
+	lot *spec.Lot
+	// plan is the lot's in the run's plan (Options.Plan.Lots): shared, not
+	// copied (a copy is most of a node's bytes); read only.
+	plan       *planner.LotPlan
 	waiting    int // dependencies not done yet
 	dependents []*node
 	started    bool
@@ -203,7 +205,8 @@ func (r *runner) build() error {
 	if err != nil {
 		return err
 	}
-	for _, lp := range r.o.Plan.Lots {
+	for i := range r.o.Plan.Lots {
+		lp := &r.o.Plan.Lots[i]
 		if !lp.Action.Pending() {
 			continue
 		}

@@ -112,7 +112,7 @@ func (w *intentWorld) settle(action planner.Action) (*runner, bool, *state.Lot) 
 	r := &runner{o: Options{Config: w.cfg, Store: w.store, Git: gitint.NewRepos(gittest.Env()),
 		Layout: layout.New(filepath.Join(w.dir, "wave.hcl"), "w", filepath.Join(w.dir, "home"))}, now: time.Now}
 	r.setUpSteps()
-	run, err := r.settleIntegration(&node{lot: w.cfg.Lot("a"), plan: planner.LotPlan{ID: "a", Action: action}})
+	run, err := r.settleIntegration(&node{lot: w.cfg.Lot("a"), plan: &planner.LotPlan{ID: "a", Action: action}})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func (r *runner) lotBranch(n *node) string {
 	switch {
 	case b != "":
 		return b
-	case n.plan.Branch != "":
+	case n.plan != nil && n.plan.Branch != "": // a node without a plan: the state's or the default
 		return n.plan.Branch
 	}
 	return planner.LotBranch(planner.Namespace(r.o.Config.Wave.Name), n.lot.ID)

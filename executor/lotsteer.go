@@ -42,7 +42,9 @@ func (n *node) startSteer(ctx context.Context) context.Context {
 	return lctx
 }
 
-// endSteer releases the lot's contexts once its goroutine ended.
+// endSteer releases the lot's contexts once its goroutine ended, and
+// forgets them (a node lives as long as the run: a kept context is
+// memory per lot).
 func (n *node) endSteer() {
 	s := &n.steer
 	s.mu.Lock()
@@ -50,6 +52,7 @@ func (n *node) endSteer() {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	s.cancel, s.wake, s.waitCtx = nil, nil, nil
 }
 
 // waitCtx is the context the lot's waits for a session or a slot use:

@@ -11,7 +11,7 @@ import (
 )
 
 func semNode(index, remaining int) *node {
-	return &node{lot: &spec.Lot{Index: index}, plan: planner.LotPlan{Remaining: time.Duration(remaining)}}
+	return &node{lot: &spec.Lot{Index: index}, plan: &planner.LotPlan{Remaining: time.Duration(remaining)}}
 }
 
 // TestPrioritySemAcquireDoneContext: a context already done takes no unit,

@@ -41,8 +41,11 @@ const FailSteerTaken = "steer-taken"
 // StopCause is the cause recorded on lots `cadence stop` interrupted.
 const StopCause = "stopped by the lead (cadence stop)"
 
-// watchEvery is how often the watcher looks for new requests.
-const watchEvery = 100 * time.Millisecond
+// watchEvery is how often the watcher looks for new requests where the
+// channel cannot be watched (control.Channel.Watch: no inotify, or its
+// limits reached); with a watch, it looks only when the folder changed. A
+// variable for tests.
+var watchEvery = 100 * time.Millisecond
 
 // steerMsg is a request handed to the dispatcher, with where its
 // acknowledgement goes.
@@ -128,19 +131,41 @@ func (r *runner) noteOnce(msg string) {
 }
 
 // watchRequests hands each new request to the dispatcher until done is
-// closed, and acknowledges it once the dispatcher recorded it.
+// closed, and acknowledges it once the dispatcher recorded it. It looks at
+// the channel when its watch says the folder changed (no timer runs while
+// nothing arrives), and every watchEvery when it cannot watch it.
 func (r *runner) watchRequests(done <-chan struct{}) {
 	ch, ok := r.channel()
 	if !ok {
 		return
 	}
-	t := time.NewTicker(watchEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
+	var changed <-chan struct{}
+	var tick <-chan time.Time
+	if w, err := ch.Watch(); err == nil {
+		defer w.Close()
+		changed = w.C
+	} else {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	// A request sent between takePending and the watch's start is taken
+	// at once.
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-done:
+				return
+			case _, open := <-changed:
+				if !open {
+					// The watch broke: poll from now on.
+					changed = nil
+					t := time.NewTicker(watchEvery)
+					defer t.Stop()
+					tick = t.C
+				}
+			case <-tick:
+			}
 		}
 		for _, req := range r.pending(ch) {
 			m := steerMsg{req: req, reply: make(chan control.Ack, 1)}
@@ -290,7 +315,7 @@ func (r *runner) goOn(id string) string {
 	if notDone != "" {
 		return "its dependency " + notDone + " is not done"
 	}
-	n = &node{lot: lot, plan: *lp}
+	n = &node{lot: lot, plan: lp}
 	for _, m := range r.dependentsOf(id) {
 		if !m.started && m.blockedBy == "" {
 			n.dependents = append(n.dependents, m) // m.waiting counted it already

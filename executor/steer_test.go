@@ -427,3 +427,26 @@ func TestDroppedMidStepAfterCrash(t *testing.T) {
 		t.Errorf("%d sessions ran; wave %s", len(h.agent.spans), res.Status)
 	}
 }
+
+// TestRequestTakenWithoutPolling: with the fallback poll set to an hour, a
+// drop sent while a step runs is still taken at once: the apply looks at
+// the channel when its folder changes (control.Channel.Watch), not on a
+// timer.
+func TestRequestTakenWithoutPolling(t *testing.T) {
+	defer func(every time.Duration) { watchEvery = every }(watchEvery)
+	watchEvery = time.Hour
+	h := newHarness(t, oneSession+agentLots("busy"))
+	g := newGates("busy-implement")
+	h.agent.script = g.script("")
+	done := h.runAsync()
+	g.wait(t, "busy-implement")
+	a := h.request(control.Request{Kind: control.KindDrop, Lots: []string{"busy"}})
+	if len(a.Results) != 1 || !a.Results[0].Taken {
+		t.Fatalf("ack %+v", a)
+	}
+	g.release("busy-implement")
+	<-done
+	if l := h.lots()["busy"]; l.Status != state.LotHandedBack {
+		t.Fatalf("busy = %+v", l)
+	}
+}

@@ -86,9 +86,10 @@ func (r *runner) dropRunning(n *node, now bool) (res control.Result, handled boo
 		return res, true
 	}
 	s.dropped, s.now = why, now
-	if now {
+	switch {
+	case now && s.cancel != nil:
 		s.cancel()
-	} else {
+	case s.wake != nil:
 		s.wake()
 	}
 	res.Taken = true

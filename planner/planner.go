@@ -286,6 +286,7 @@ func (b *builder) planLots() {
 		}
 		return 0
 	})
+	b.plan.Lots = make([]LotPlan, 0, len(b.selected)) // sized: it lives as long as the plan
 	for _, l := range b.selected {
 		lp := b.actions[l]
 		if l.Repo != nil {
@@ -293,6 +294,9 @@ func (b *builder) planLots() {
 		}
 		for _, r := range l.Also {
 			lp.Also = append(lp.Also, r.Name)
+		}
+		if len(l.DependsOn) > 0 {
+			lp.DependsOn = make([]string, 0, len(l.DependsOn))
 		}
 		for _, d := range l.DependsOn {
 			lp.DependsOn = append(lp.DependsOn, d.ID)

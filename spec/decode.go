@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,25 @@ import (
 // names and fit in a file name (names.go: no "..", no ".lock" or, for a
 // lot, "." at the end, at most NameMax-NameReserve bytes).
 var IDPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+
+// isID is IDPattern.MatchString without the regexp machinery (the check
+// of every lot id).
+func isID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		if i == 0 && !letter {
+			return false
+		}
+		if !letter && !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // SchemaKey is the top-level property of a *.hcl.json wave file that names
 // its JSON Schema for editors ("$schema": "…/wave.schema.json"); the decoder
@@ -158,7 +178,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 		d.agentSettings(builtin) // no block of its name: the kind's defaults
 	}
 	d.cfg.reposByName = map[string]*Repo{}
-	d.lotCase, d.repoCase = caseFold{}, caseFold{}
+	d.lotCase, d.repoCase = make(caseFold, len(byType["lot"])), caseFold{}
 	for _, b := range byType["repo"] {
 		d.decodeRepo(b)
 	}
@@ -310,7 +330,7 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 
 func (d *decoder) decodeLot(b *hcl.Block) {
 	id := b.Labels[0]
-	if !IDPattern.MatchString(id) {
+	if !isID(id) {
 		d.errorf(b.LabelRanges[0], "Invalid lot id", "%q cannot be a lot id: ids name branches, folders and state keys, so they use letters, digits, '_', '.' and '-', starting with a letter.", id)
 		return
 	}
@@ -353,7 +373,9 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	}
 	if hasRun {
 		l.Run = commandLineEnds(run)
-		d.warnLongCommand(c.Attributes["run"], fmt.Sprintf("Lot %q's run", id), l.Run)
+		if CommandTooLong(l.Run) {
+			d.warnLongCommand(c.Attributes["run"], fmt.Sprintf("Lot %q's run", id), l.Run)
+		}
 	}
 	if (hasBrief && brief == "") || (hasRun && run == "") {
 		d.errorf(b.DefRange, "Empty lot", "Lot %q has an empty %s.", id, map[bool]string{true: "brief", false: "run command"}[hasBrief])
@@ -363,17 +385,18 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	if on, ok := d.boolean(c.Attributes["sandbox"]); ok {
 		l.NoSandbox = !on
 	}
-	l.SandboxWritable = d.sandboxWritable(c.Attributes, fmt.Sprintf("lot %q", id))
+	where := "lot " + strconv.Quote(id) // %q's form, built once per lot
+	l.SandboxWritable = d.sandboxWritable(c.Attributes, where)
 	l.Limits, _ = d.limits(c.Attributes["limits"])
 	var inherited Fields
 	if l.Kind == AgentLot {
 		inherited = d.defaultsSensitive
 	}
 	var boot lotBootstrap
-	boot.b, boot.set = d.decodeBootstrap(c.Attributes, fmt.Sprintf("lot %q", id))
+	boot.b, boot.set = d.decodeBootstrap(c.Attributes, where)
 	d.lotBoot[l] = boot
 	var names Fields
-	d.lotEnv[l] = d.decodeEnv(c.Attributes, fmt.Sprintf("lot %q", id), &names)
+	d.lotEnv[l] = d.decodeEnv(c.Attributes, where, &names)
 	l.Sensitive = d.fields(c.Attributes, inherited).with(names)
 }
 

@@ -189,3 +189,12 @@ func findDiag(diags hcl.Diagnostics, summary string) *hcl.Diagnostic {
 	}
 	return nil
 }
+
+// TestIsIDIsIDPattern: isID, the lot id check, says what IDPattern says.
+func TestIsIDIsIDPattern(t *testing.T) {
+	for _, s := range []string{"", "a", "A1", "a_b.c-d", "1a", "_a", ".a", "-a", "a b", "a/b", "é", "aé", "a\n", "Zz9", "a..b", "a@{"} {
+		if got, want := isID(s), IDPattern.MatchString(s); got != want {
+			t.Errorf("isID(%q) = %v, IDPattern says %v", s, got, want)
+		}
+	}
+}

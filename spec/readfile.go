@@ -19,10 +19,13 @@ import (
 // kilobytes, and a larger file is refused with a diagnostic.
 const MaxFileBytes = 1 << 20
 
-// MaxWaveBytes is the largest wave file cadence reads: 8 MiB, some fifty
-// times a wave of 5,000 lots. (Var files, auto-loaded or not, are read up
-// to MaxFileBytes.)
-const MaxWaveBytes = 8 << 20
+// MaxWaveBytes is the largest wave file cadence reads: 16 MiB, half as
+// much again as the planner's generated wave of 50,000 lots (11 MiB, each
+// lot with a title, a brief, a budget, an estimate and dependencies). It
+// bounds memory: a parsed and decoded wave holds about 90 bytes per byte
+// of its file (1 GiB for that 50,000-lot wave), so 16 MiB is about
+// 1.5 GiB. (Var files, auto-loaded or not, are read up to MaxFileBytes.)
+const MaxWaveBytes = 16 << 20
 
 // ReadWaveFile reads the wave file (or an auto-loaded var file beside it)
 // at path, bounded as internal/safefile reads: a regular file of at most
@@ -39,7 +42,7 @@ func ReadWaveFile(path string) ([]byte, error) {
 	}
 	b, err := safefile.ReadWithin(readRoot(dir), path, MaxWaveBytes)
 	if errors.Is(err, safefile.ErrRefused) {
-		return nil, fmt.Errorf("%w: cadence reads wave and var files only when they are regular files of at most 8 MiB inside the folder tree or git work tree that holds them", err)
+		return nil, fmt.Errorf("%w: cadence reads wave and var files only when they are regular files of at most 16 MiB inside the folder tree or git work tree that holds them", err)
 	}
 	return b, err
 }

@@ -1,12 +1,16 @@
 package spec
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/safefile"
 )
 
 // readTree lays out a git work tree for the file() rules:
@@ -133,5 +137,52 @@ func TestFileAllowed(t *testing.T) {
 		if len(errs) > 0 || title != c.want {
 			t.Errorf("%s = %q, %v; want %q", c.expr, title, errs, c.want)
 		}
+	}
+}
+
+// fiftyThousandLots is a wave of 50,000 lots written as the planner's
+// generator writes them (planner.GenerateWave: five repos, a title, a
+// brief, a budget and an estimate, or a run command, and up to three
+// dependencies), about 11 MiB.
+func fiftyThousandLots() []byte {
+	var b strings.Builder
+	b.WriteString("wave \"big\" {\n  budget = \"500M\"\n  max_sessions = 4\n}\n")
+	for i := range 5 {
+		fmt.Fprintf(&b, "repo \"r%d\" {\n  path = \"repos/r%d\"\n  test = \"make test\"\n  parallel = 3\n}\n", i, i)
+	}
+	for i := range 50000 {
+		fmt.Fprintf(&b, "lot \"L%d\" {\n  repo = repo.r%d\n  title = \"Lot number %d | with <markup> & a long title to render\"\n", i, i%5, i)
+		if i%4 == 3 {
+			fmt.Fprintf(&b, "  run = \"make step-%d\"\n", i)
+		} else {
+			fmt.Fprintf(&b, "  brief = \"Implement part %d of the feature in pkg/p%d/file.go.\"\n  budget = \"40k\"\n  estimate = \"%dm\"\n", i, i%50, 10+i%120)
+		}
+		if i > 2 {
+			fmt.Fprintf(&b, "  depends_on = [lot.L%d, lot.L%d]\n", i/2, i-3)
+		}
+		b.WriteString("}\n")
+	}
+	return []byte(b.String())
+}
+
+// TestReadWaveFileTakesFiftyThousandLots: the wave file cap
+// (MaxWaveBytes) takes the planner's generated wave of 50,000 lots, and a
+// file past the cap is still refused.
+func TestReadWaveFileTakesFiftyThousandLots(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "wave.hcl")
+	src := fiftyThousandLots()
+	if err := os.WriteFile(big, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadWaveFile(big); err != nil || len(got) != len(src) {
+		t.Fatalf("a %d-byte wave of 50,000 lots: %d bytes read, %v", len(src), len(got), err)
+	}
+	over := filepath.Join(dir, "over.hcl")
+	if err := os.WriteFile(over, make([]byte, MaxWaveBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadWaveFile(over); !errors.Is(err, safefile.ErrRefused) {
+		t.Fatalf("a file of MaxWaveBytes+1 bytes: %v, want a refusal", err)
 	}
 }

@@ -114,7 +114,7 @@ func runApply(e *env, args []string) ExitCode {
 	// When this apply holds the wave: a stop request sent before it is
 	// another run's (executor.Options.Since).
 	locked := time.Now()
-	w, p := f.makePlan(e, file, e.stderr)
+	w, p := f.makePlan(e, file, nil, e.stderr)
 	if p == nil {
 		return ExitApplyRefused
 	}

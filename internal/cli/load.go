@@ -32,6 +32,13 @@ type wave struct {
 // Diagnostics are returned for the caller to print with the loader's
 // sources.
 func (e *env) loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) {
+	return e.loadWaveFrom(file, nil, opts)
+}
+
+// loadWaveFrom is loadWave of a file plan's waveArgs read and parsed
+// already (read; nil: read and parse file here): the source and parse are
+// read's, so the file is read and parsed once.
+func (e *env) loadWaveFrom(file string, read *parsedWave, opts spec.Options) (*wave, hcl.Diagnostics) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
@@ -46,7 +53,13 @@ func (e *env) loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) 
 			return w, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error() + "."}}
 		}
 	}
-	src, err := spec.ReadWaveFile(file)
+	var src []byte
+	var err error
+	if read != nil {
+		src = read.src
+	} else {
+		src, err = spec.ReadWaveFile(file)
+	}
 	if err != nil {
 		detail := err.Error() + "."
 		if errors.Is(err, os.ErrNotExist) && file == "wave.hcl" {
@@ -66,6 +79,16 @@ func (e *env) loadWave(file string, opts spec.Options) (*wave, hcl.Diagnostics) 
 	}
 	if opts.AgentCommand == nil {
 		opts.AgentCommand = e.agents().DefaultCommand
+	}
+	if read != nil && read.file != nil {
+		// The loader that parsed it: it holds the source for diagnostics.
+		w.loader = read.loader
+		if read.diags.HasErrors() {
+			return w, read.diags
+		}
+		cfg, diags := w.loader.LoadParsed(read.file, file, opts)
+		w.cfg = cfg
+		return w, append(read.diags, diags...)
 	}
 	cfg, diags := w.loader.LoadBytes(src, file, opts)
 	w.cfg = cfg

@@ -124,10 +124,11 @@ func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Dia
 	return o, diags
 }
 
-// makePlan loads the wave and its state and builds the plan. It prints
-// diagnostics itself and returns nil when there are errors.
-func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *planner.Plan) {
-	w, diags := e.loadWave(file, spec.Options{Vars: f.vars, VarFiles: f.varFiles})
+// makePlan loads the wave (from read when waveArgs read it; nil: from the
+// file) and its state and builds the plan. It prints diagnostics itself
+// and returns nil when there are errors.
+func (f *planFlags) makePlan(e *env, file string, read *parsedWave, diagOut io.Writer) (*wave, *planner.Plan) {
+	w, diags := e.loadWaveFrom(file, read, spec.Options{Vars: f.vars, VarFiles: f.varFiles})
 	if !diags.HasErrors() {
 		if err := w.readState(); err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unreadable state file", Detail: err.Error()})
@@ -195,6 +196,7 @@ func runPlan(e *env, args []string) ExitCode {
 	if f.badValues(e, diagOut) {
 		return usageErr
 	}
+	defer e.shortRunGC()()
 	files, skips, code := planArgs(e, pos, *format, *out)
 	if code == ExitUsage {
 		return usageErr
@@ -205,8 +207,9 @@ func runPlan(e *env, args []string) ExitCode {
 	if len(files) > 1 || *format == "markdown" {
 		return f.planMany(e, files, skips, *format, rend, *detailed, *out)
 	}
-	file := files[0]
-	w, p := f.makePlan(e, file, diagOut)
+	file, read := files[0].file, files[0].read
+	files[0].read = nil
+	w, p := f.makePlan(e, file, read, diagOut)
 	if p == nil {
 		return ExitError
 	}
@@ -382,7 +385,8 @@ func runGraph(e *env, args []string) ExitCode {
 	if f.badValues(e, diagOut) {
 		return ExitUsage
 	}
-	_, p := f.makePlan(e, file, diagOut)
+	defer e.shortRunGC()()
+	_, p := f.makePlan(e, file, nil, diagOut)
 	if p == nil {
 		return ExitError
 	}

@@ -35,19 +35,31 @@ var waveBlocks = map[string]bool{"wave": true, "lot": true}
 // Nomad job is valid HCL without those blocks, and is not a wave file.
 func isWaveFile(name string, src []byte) (bool, string) {
 	if spec.IsJSON(name) {
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal(src, &top); err != nil {
-			return true, ""
-		}
-		for k := range top {
-			if waveBlocks[k] {
-				return true, ""
-			}
-		}
-		return false, "not a wave file (no top-level \"wave\" or \"lot\" property)"
+		return isWaveJSON(src)
 	}
 	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
-	if diags.HasErrors() {
+	return isWaveParsed(f, diags)
+}
+
+// isWaveJSON is isWaveFile for HCL's JSON syntax: it reads the top-level
+// object's property names only (their values stay raw).
+func isWaveJSON(src []byte) (bool, string) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(src, &top); err != nil {
+		return true, ""
+	}
+	for k := range top {
+		if waveBlocks[k] {
+			return true, ""
+		}
+	}
+	return false, "not a wave file (no top-level \"wave\" or \"lot\" property)"
+}
+
+// isWaveParsed is isWaveFile for a native-syntax file already parsed (f
+// and its parse's diags).
+func isWaveParsed(f *hcl.File, diags hcl.Diagnostics) (bool, string) {
+	if diags.HasErrors() || f == nil {
 		return true, ""
 	}
 	body, ok := f.Body.(*hclsyntax.Body)
@@ -62,6 +74,40 @@ func isWaveFile(name string, src []byte) (bool, string) {
 	return false, "not a wave file (no top-level wave or lot block)"
 }
 
+// parsedWave is a wave file as waveArgs read it: its source and, for
+// native syntax, the parse that told it is a wave file, which plan decodes
+// (loadWaveFrom) so that each file is parsed once.
+type parsedWave struct {
+	src    []byte
+	loader *spec.Loader
+	// file and diags are loader.Parse's; file is nil for HCL's JSON syntax
+	// (isWaveJSON reads only the top-level names: plan parses it).
+	file  *hcl.File
+	diags hcl.Diagnostics
+}
+
+// keepParsedBytes bounds the sources whose parses waveArgs keeps for plan
+// (a syntax tree takes some hundred times its source's bytes): past it, a
+// file is parsed again when it is planned. One wave file of the largest
+// size (spec.MaxWaveBytes) is always kept.
+const keepParsedBytes = spec.MaxWaveBytes
+
+// waveArg is one wave file to plan: its name, and what waveArgs read of
+// it (nil: plan reads it, as for a missing or refused file).
+type waveArg struct {
+	file string
+	read *parsedWave
+}
+
+// argFiles are the names of args.
+func argFiles(args []waveArg) []string {
+	files := make([]string, len(args))
+	for i, a := range args {
+		files[i] = a.file
+	}
+	return files
+}
+
 // skipped is a file plan left out, and why.
 type skipped struct{ file, why string }
 
@@ -70,28 +116,46 @@ type skipped struct{ file, why string }
 // command's default). Each argument is a file, or a folder standing for its
 // *.hcl and *.hcl.json files (not its subfolders), in name order. A file
 // that is not a wave file (isWaveFile) is skipped, with its reason; an
-// unreadable file or folder is an error.
-func waveArgs(pos []string) ([]string, []skipped, error) {
+// unreadable file or folder is an error. Each wave file is read and
+// parsed here once; plan decodes that parse (keepParsedBytes bounds what
+// is kept).
+func waveArgs(pos []string) ([]waveArg, []skipped, error) {
 	if len(pos) == 0 {
-		return []string{"wave.hcl"}, nil, nil
+		return []waveArg{{file: "wave.hcl"}}, nil, nil
 	}
-	var files []string
+	var files []waveArg
 	var skips []skipped
+	kept := 0
 	add := func(file string) error {
 		src, err := spec.ReadWaveFile(file) // bounded: the file may be a pull request's
 		if err != nil {
 			if os.IsNotExist(err) || errors.Is(err, safefile.ErrRefused) {
 				// loadWave says so, as for a single file.
-				files = append(files, file)
+				files = append(files, waveArg{file: file})
 				return nil
 			}
 			return err
 		}
-		if ok, why := isWaveFile(file, src); !ok {
+		read := &parsedWave{src: src}
+		var ok bool
+		var why string
+		if spec.IsJSON(file) {
+			ok, why = isWaveJSON(src)
+		} else {
+			read.loader = spec.NewLoader()
+			read.file, read.diags = read.loader.Parse(src, file)
+			ok, why = isWaveParsed(read.file, read.diags)
+		}
+		if !ok {
 			skips = append(skips, skipped{file, why})
 			return nil
 		}
-		files = append(files, file)
+		if kept > 0 && kept+len(src) > keepParsedBytes {
+			read = nil // parsed again when planned
+		} else {
+			kept += len(src)
+		}
+		files = append(files, waveArg{file: file, read: read})
 		return nil
 	}
 	for _, a := range pos {
@@ -130,7 +194,7 @@ func waveArgs(pos []string) ([]string, []skipped, error) {
 // error, ExitError for an unreadable argument, ExitOK when no file is left
 // to plan (nothing is printed on stdout then, so a CI job can test for an
 // empty document).
-func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, ExitCode) {
+func planArgs(e *env, pos []string, format, out string) ([]waveArg, []skipped, ExitCode) {
 	files, skips, err := waveArgs(pos)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cadence plan: %v\n", err)
@@ -145,7 +209,7 @@ func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, Ex
 	}
 	if len(files) > 1 {
 		if out != "" {
-			fmt.Fprintf(e.stderr, "cadence plan: -out saves the plan of one wave file; got %d: %s\n", len(files), strings.Join(files, " "))
+			fmt.Fprintf(e.stderr, "cadence plan: -out saves the plan of one wave file; got %d: %s\n", len(files), strings.Join(argFiles(files), " "))
 			return nil, nil, ExitUsage
 		}
 		if format != "text" && format != "markdown" {
@@ -164,10 +228,12 @@ func planArgs(e *env, pos []string, format, out string) ([]string, []skipped, Ex
 // document in a code fence. The exit code is ExitError when a file is
 // invalid, else with detailed the first of ExitPending, ExitNeedsLead that
 // some file's plan has (detailedCode), else ExitOK.
-func (f *planFlags) planMany(e *env, files []string, skips []skipped, format string, rend func(io.Writer, *planner.Plan) error, detailed bool, out string) ExitCode {
+func (f *planFlags) planMany(e *env, files []waveArg, skips []skipped, format string, rend func(io.Writer, *planner.Plan) error, detailed bool, out string) ExitCode {
 	md := format == "markdown"
 	code := ExitOK
-	for i, file := range files {
+	for i, arg := range files {
+		file := arg.file
+		files[i].read = nil // its syntax tree is garbage once planned
 		if i > 0 {
 			if md {
 				io.WriteString(e.stdout, "\n---\n\n")
@@ -180,7 +246,7 @@ func (f *planFlags) planMany(e *env, files []string, skips []skipped, format str
 		if md {
 			diagOut = io.MultiWriter(e.stderr, &diags)
 		}
-		w, p := f.makePlan(e, file, diagOut)
+		w, p := f.makePlan(e, file, arg.read, diagOut)
 		if p == nil {
 			code = ExitError
 			if md {

@@ -107,3 +107,49 @@ func TestPlanMarkdownOfManyDiagnosticsBounded(t *testing.T) {
 		t.Errorf("no cut note, or no closing fence:\n%s", out[max(0, len(out)-500):])
 	}
 }
+
+// TestPlanParsesEachFileOnce: plan reads and parses each named file once,
+// to tell whether it is a wave file, and plans that parse: the files are
+// gone from the disk after waveArgs, and both waves are still planned.
+func TestPlanParsesEachFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	waves := filepath.Join(dir, "waves")
+	if err := os.Mkdir(waves, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]string{
+		"a.hcl":               "wave \"a\" {}\nlot \"one\" {\n  run = \"true\"\n}\n",
+		"b.hcl":               "wave \"b\" {}\nlot \"two\" {\n  run = \"true\"\n}\n",
+		".terraform.lock.hcl": `provider "p" { version = "1" }`,
+	} {
+		if err := os.WriteFile(filepath.Join(waves, name), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args, skips, err := waveArgs([]string{waves})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 2 || len(skips) != 1 {
+		t.Fatalf("waveArgs: %d files, %d skipped; want 2 and 1", len(args), len(skips))
+	}
+	for _, a := range args {
+		if a.read == nil || a.read.file == nil {
+			t.Fatalf("waveArgs kept no parse of %s", a.file)
+		}
+		if err := os.Remove(a.file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, stdout, stderr := testEnv(map[string]string{"CADENCE_HOME": filepath.Join(dir, "home")}, false)
+	f := newPlanFlags(e, "plan", "", "")
+	f.offline = true
+	if code := f.planMany(e, args, skips, "text", e.planRenderers()["text"], false, ""); code != ExitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	for _, want := range []string{"one", "two"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("no lot %s in the plans:\n%s", want, stdout)
+		}
+	}
+}

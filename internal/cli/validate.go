@@ -19,6 +19,7 @@ func runValidate(e *env, args []string) ExitCode {
 	if !ok {
 		return ExitUsage
 	}
+	defer e.shortRunGC()()
 	w, diags := e.loadWave(file, spec.Options{Vars: vars, VarFiles: varFiles})
 	if fs.json {
 		e.writeDiags(e.stdout, diags, w.loader.Files, true)

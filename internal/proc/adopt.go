@@ -14,6 +14,10 @@ var kids = struct {
 	set map[int]bool
 }{set: map[int]bool{}}
 
+// childEnded wakes the reaper of adopted processes (AdoptOrphans) after one
+// of Run's children was reaped; a wake-up waiting already absorbs the next.
+var childEnded = make(chan struct{}, 1)
+
 // startTracked starts cmd with start and records its pid as cadence's own
 // child, under kids.mu.
 func startTracked(cmd *exec.Cmd, start func(*exec.Cmd) error) error {
@@ -26,13 +30,18 @@ func startTracked(cmd *exec.Cmd, start func(*exec.Cmd) error) error {
 	return nil
 }
 
-// waitTracked waits for cmd, started with startTracked, and forgets its
-// pid once it is reaped.
+// waitTracked waits for cmd, started with startTracked, forgets its pid
+// once it is reaped, and wakes the reaper of adopted processes (its
+// orphans are cadence's now).
 func waitTracked(cmd *exec.Cmd) error {
 	err := cmd.Wait()
 	kids.mu.Lock()
 	delete(kids.set, cmd.Process.Pid)
 	kids.mu.Unlock()
+	select {
+	case childEnded <- struct{}{}:
+	default:
+	}
 	return err
 }
 

@@ -8,7 +8,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// reapEvery is how often the reaper of adopted processes looks at /proc.
+// reapEvery is the least time between two looks of the reaper of adopted
+// processes at /proc.
 const reapEvery = 250 * time.Millisecond
 
 // AdoptOrphans makes this process a child subreaper
@@ -16,13 +17,19 @@ const reapEvery = 250 * time.Millisecond
 // step may kill its own supervisor) is re-parented to cadence, not to
 // init, so it stays below cadence, where every check of "is this a step's
 // process" looks (Below, the lead-side hook's is_step). A reaper then
-// looks at /proc every reapEvery for children of this process that Run
-// did not start (kids): an adopted zombie is reaped, an adopted live
-// process is killed (SIGKILL) and reaped next time (logged at debug level).
-// Such a process is a step's that escaped its supervisor (or a daemon a
-// direct process left): nothing cadence starts may outlive its step.
-// Called once, by apply, before any step runs; the reaper lasts as long
-// as the process.
+// looks at /proc for children of this process that Run did not start
+// (kids): an adopted zombie is reaped, an adopted live process is killed
+// (SIGKILL) and reaped next time (logged at debug level). Such a process
+// is a step's that escaped its supervisor (or a daemon a direct process
+// left): nothing cadence starts may outlive its step.
+//
+// The reaper looks when one of Run's children was reaped (waitTracked):
+// the kernel re-parents a process's orphans as that process exits, so an
+// adoption always follows the end of one of cadence's children, or of a
+// process the reaper ended; it looks again after reapEvery while its last
+// look found an adopted process. Between those it sleeps: no timer runs
+// while steps run undisturbed. Called once, by apply, before any step
+// runs; the reaper lasts as long as the process.
 func AdoptOrphans(log hclog.Logger) error {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		return e
@@ -31,18 +38,19 @@ func AdoptOrphans(log hclog.Logger) error {
 		log = hclog.L().Named("proc")
 	}
 	go func() {
-		t := time.NewTicker(reapEvery)
-		defer t.Stop()
-		for range t.C {
-			reapAdopted(log)
+		for range childEnded {
+			for reapAdopted(log) {
+				time.Sleep(reapEvery) // the killed ones are reaped, their orphans found
+			}
+			time.Sleep(reapEvery) // at most one look per reapEvery
 		}
 	}()
 	return nil
 }
 
 // reapAdopted reaps or kills, once, the children of this process that Run
-// did not start.
-func reapAdopted(log hclog.Logger) {
+// did not start, and reports whether it found any.
+func reapAdopted(log hclog.Logger) (found bool) {
 	self := os.Getpid()
 	for _, pid := range pids() {
 		s, ok := readStat(pid)
@@ -51,6 +59,7 @@ func reapAdopted(log hclog.Logger) {
 		}
 		kids.mu.Lock()
 		if !kids.set[pid] {
+			found = true
 			if s.dead() {
 				var ws syscall.WaitStatus
 				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
@@ -61,4 +70,5 @@ func reapAdopted(log hclog.Logger) {
 		}
 		kids.mu.Unlock()
 	}
+	return found
 }
