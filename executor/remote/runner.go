@@ -228,10 +228,20 @@ func (r *Runner) put(ctx context.Context, name, path string) error {
 // await waits for the job's result, telling its owner's worker and tokens
 // as events; ctx ending cancels the run and waits, bounded, for the
 // result the worker writes then.
-func (r *Runner) await(ctx context.Context, job queue.Job, events step.Events) (queue.Result, error) {
+// The worker that wrote the result is told (EventStarted) before await
+// returns, when the watch had not seen it run (a step shorter than the
+// poll); nothing is emitted once await returned.
+func (r *Runner) await(ctx context.Context, job queue.Job, events step.Events) (res queue.Result, err error) {
 	got := make(chan struct{})
-	defer close(got)
-	go r.watch(ctx, job.RunKey, events, got)
+	watched := make(chan queue.Owner, 1)
+	go func() { watched <- r.watch(ctx, job.RunKey, events, got) }()
+	defer func() {
+		close(got)
+		seen := <-watched
+		if err == nil && res.Worker != "" && (seen.Worker != res.Worker || seen.Delivery != res.Delivery) {
+			_ = events.Emit(step.Event{Kind: step.EventStarted, Worker: res.Worker, RunKey: job.RunKey, Delivery: res.Delivery})
+		}
+	}()
 	awaitCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	go func() {
@@ -252,7 +262,7 @@ func (r *Runner) await(ctx context.Context, job queue.Job, events step.Events) (
 		case <-got:
 		}
 	}()
-	res, err := r.o.Queue.Await(awaitCtx, job.RunKey)
+	res, err = r.o.Queue.Await(awaitCtx, job.RunKey)
 	if err != nil && ctx.Err() != nil {
 		return queue.Result{}, fmt.Errorf("canceled, and no result from its worker within %s: %w", r.o.CancelWait, ctx.Err())
 	}
@@ -260,8 +270,9 @@ func (r *Runner) await(ctx context.Context, job queue.Job, events step.Events) (
 }
 
 // watch emits EventStarted when a delivery owns the run and EventProgress
-// when its tokens change, until got is closed.
-func (r *Runner) watch(ctx context.Context, key string, events step.Events, got <-chan struct{}) {
+// when its tokens change, until got is closed; it returns the last owner
+// it told.
+func (r *Runner) watch(ctx context.Context, key string, events step.Events, got <-chan struct{}) queue.Owner {
 	var owner queue.Owner
 	tick := time.NewTicker(r.o.Poll)
 	defer tick.Stop()
@@ -279,7 +290,7 @@ func (r *Runner) watch(ctx context.Context, key string, events step.Events, got 
 		}
 		select {
 		case <-got:
-			return
+			return owner
 		case <-tick.C:
 		}
 	}

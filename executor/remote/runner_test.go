@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ const branch = "cadence/w/a"
 // fixture is a lead with one repository and lot a's worktree on its
 // branch, a queue on an embedded engine, and the remote runner.
 type fixture struct {
+	opts     Options // what r was made with
 	repo, wt string
 	url      string // the engine's
 	q        *queue.Queue
@@ -73,8 +75,8 @@ func newFixture(t *testing.T, remote string) *fixture {
 	}
 	tr := transport.New(append(gittest.Env(), "HOME="+t.TempDir()))
 	local := &countingLocal{}
-	r := New(Options{Local: local, Config: cfg, Queue: q, Transport: tr, Cache: t.TempDir(), Poll: 50 * time.Millisecond, CancelWait: 20 * time.Second})
-	return &fixture{repo: repo, wt: wt, url: e.URL(), q: q, tr: tr, r: r, local: local}
+	opts := Options{Local: local, Config: cfg, Queue: q, Transport: tr, Cache: t.TempDir(), Poll: 50 * time.Millisecond, CancelWait: 20 * time.Second}
+	return &fixture{repo: repo, wt: wt, url: e.URL(), q: q, tr: tr, r: New(opts), local: local, opts: opts}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -374,5 +376,42 @@ func TestRemoteOversizeResultIsIncident(t *testing.T) {
 	}
 	if gittest.Git(t, f.repo, "rev-parse", branch) != lotBefore {
 		t.Error("an oversize bundle moved the lot's branch")
+	}
+}
+
+// TestRemoteWorkerToldOfAShortStep: a step whose result comes before the
+// runner's first look at the run still tells the worker that ran it
+// (EventStarted, which the state's remote record comes from) before
+// RunStep returns, and nothing after.
+func TestRemoteWorkerToldOfAShortStep(t *testing.T) {
+	f := newFixture(t, `"sessions"`)
+	opts := f.opts
+	opts.Poll = time.Hour
+	f.r = New(opts)
+	// The worker comes after the runner's first look (whenever that is,
+	// the worker must be told).
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		f.serve(t, func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
+			res, _ := json.Marshal(step.Result{Status: state.StepOK})
+			return queue.Result{Result: res}, nil
+		})
+	}()
+	rec := &recorder{}
+	res, err := f.r.RunStep(ctx(t), request(f, state.StepReview), rec)
+	if err != nil || res.Status != state.StepOK {
+		t.Fatalf("RunStep = %+v, %v", res, err)
+	}
+	rec.mu.Lock()
+	evs := slices.Clone(rec.evs)
+	rec.mu.Unlock()
+	var told []string
+	for _, e := range evs {
+		if e.Kind == step.EventStarted {
+			told = append(told, e.Worker)
+		}
+	}
+	if len(told) != 1 || told[0] != "build-1" {
+		t.Errorf("workers told: %q, want [build-1] (events %+v)", told, evs)
 	}
 }
