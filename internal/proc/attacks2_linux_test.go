@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -162,4 +163,63 @@ func TestStolenExitReportIsNotSuccess(t *testing.T) {
 	if !strings.HasPrefix(got, "victim 1 0 <nil>") {
 		t.Logf("the failing step was reported %q", got)
 	}
+}
+
+// holdCadenceEnd (the test binary as hold-cadence-end CADENCE-PID DIR)
+// takes a copy of every socket cadence holds (its ends of the supervisors'
+// channels among them), writes its pid to DIR/holder.pid and sleeps 60 s.
+func holdCadenceEnd(args []string) int {
+	pid, _ := strconv.Atoi(args[0])
+	pfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pidfd_open:", err)
+		return 1
+	}
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	n := 0
+	for _, e := range ents {
+		target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+		fd, _ := strconv.Atoi(e.Name())
+		if strings.HasPrefix(target, "socket:") {
+			if _, err := unix.PidfdGetfd(pfd, fd, 0); err == nil {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(os.Stderr, "hold-cadence-end: no socket taken")
+		return 1
+	}
+	_ = os.WriteFile(filepath.Join(args[1], "holder.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	time.Sleep(60 * time.Second)
+	return 0
+}
+
+// TestCadenceKilledTakesTreeOfStepHoldingCadencesEnd: a step that took a
+// copy of cadence's end of its supervisor's channel (pidfd_getfd) still
+// dies with cadence: after kill -9 of cadence, the supervisor must not
+// wait for an end of file that the step's copy keeps from coming.
+func TestCadenceKilledTakesTreeOfStepHoldingCadencesEnd(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`exec '%s' hold-cadence-end "$(cut -d' ' -f4 /proc/$PPID/stat)" '%s'`, exe, dir)
+	cad := exec.Command(exe, "fake-cadence", script, dir)
+	cad.Stderr = os.Stderr
+	if err := cad.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cad.Process.Kill()
+	holder := waitFile(t, filepath.Join(dir, "holder.pid"))
+	sup := children(cad.Process.Pid)
+	if len(sup) != 1 {
+		t.Fatalf("fake cadence has children %v, want its one supervisor", sup)
+	}
+	if err := cad.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cad.Wait()
+	allGone(t, map[string]int{"step holding cadence's end": holder, "supervisor": sup[0]})
 }

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 			os.Exit(forgeReport(os.Args[2:]))
 		case "hold-channel":
 			os.Exit(holdChannel(os.Args[2:]))
+		case "hold-cadence-end":
+			os.Exit(holdCadenceEnd(os.Args[2:]))
 		case "steal-reports":
 			os.Exit(stealReports(os.Args[2:]))
 		case "two-steps-cadence":
