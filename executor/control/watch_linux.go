@@ -11,8 +11,9 @@ import (
 
 // requestEvents are the events of the channel's folder that may bring a
 // request: Send renames its file in (IN_MOVED_TO); a file written in
-// place (IN_CLOSE_WRITE); the folder itself going away.
-const requestEvents = syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRITE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+// place (IN_CLOSE_WRITE); one linked in (link(2): IN_CREATE only); the
+// folder itself going away.
+const requestEvents = syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
 
 // parentEvents are the events of the folder that holds the channel's: the
 // channel's folder made (IN_CREATE, mkdir) or moved in.
