@@ -11,8 +11,9 @@ import (
 
 // requestEvents are the events of the channel's folder that may bring a
 // request: Send renames its file in (IN_MOVED_TO); a file written in
-// place (IN_CLOSE_WRITE); the folder itself going away.
-const requestEvents = syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRITE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+// place (IN_CLOSE_WRITE); one linked in (link(2): IN_CREATE only); the
+// folder itself going away.
+const requestEvents = syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
 
 // parentEvents are the events of the folder that holds the channel's: the
 // channel's folder made (IN_CREATE, mkdir) or moved in.
@@ -33,14 +34,25 @@ func (c Channel) Watch() (*Watch, error) {
 	// The file is non-blocking: its reads wait in the runtime's poller, and
 	// Close wakes a read that waits.
 	f := os.NewFile(uintptr(fd), "inotify "+c.Dir)
-	addDir := func() int32 {
+	// addDir watches the folder: -1 when it is not there (yet: the
+	// parent's watch says when it is); an error when inotify refuses it
+	// otherwise (ENOSPC: the user's watches are exhausted), for which the
+	// watch breaks and the caller polls.
+	addDir := func() (int32, error) {
 		wd, err := syscall.InotifyAddWatch(fd, c.Dir, requestEvents)
-		if err != nil {
-			return -1 // not there (yet): the parent's watch says when it is
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+			return -1, nil
 		}
-		return int32(wd)
+		if err != nil {
+			return -1, os.NewSyscallError("inotify_add_watch "+c.Dir, err)
+		}
+		return int32(wd), nil
 	}
-	dirWD := addDir()
+	dirWD, err := addDir()
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
 	out := make(chan struct{}, 1)
 	w := &Watch{C: out, close: f.Close}
 	go func() {
@@ -73,7 +85,10 @@ func (c Channel) Watch() (*Watch, error) {
 				case ev.Wd == dirWD:
 					wake = true
 				case string(bytes.TrimRight(name, "\x00")) == base:
-					dirWD = addDir() // the folder at the path now
+					if dirWD, err = addDir(); err != nil { // the folder at the path now
+						_ = f.Close()
+						return
+					}
 					wake = true
 				}
 			}

@@ -26,6 +26,14 @@ func TestMain(m *testing.M) {
 			os.Exit(ttyCadence(os.Args[2:]))
 		case "forge-report":
 			os.Exit(forgeReport(os.Args[2:]))
+		case "hold-channel":
+			os.Exit(holdChannel(os.Args[2:]))
+		case "hold-cadence-end":
+			os.Exit(holdCadenceEnd(os.Args[2:]))
+		case "steal-reports":
+			os.Exit(stealReports(os.Args[2:]))
+		case "two-steps-cadence":
+			os.Exit(twoStepsCadence(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // SupervisorSignals are the signals the supervisor catches: SIGCHLD, and
@@ -24,6 +25,10 @@ var SupervisorSignals = []os.Signal{syscall.SIGCHLD,
 // supervisable is true on Linux: PR_SET_CHILD_SUBREAPER makes the
 // supervisor work.
 const supervisable = true
+
+// sysPidfdOpen is pidfd_open(2)'s number (the same on every architecture
+// Go runs on Linux).
+const sysPidfdOpen = 434
 
 // prctl options (linux/prctl.h).
 const prSetChildSubreaper = 36
@@ -107,11 +112,22 @@ func Supervise(args, env []string, sigs <-chan os.Signal) int {
 		report("error cannot become a subreaper: %v", e)
 		return 1
 	}
+	// cadence's pidfd, opened before the check that cadence is still the
+	// parent (then it is cadence's): the end of the channel alone does not
+	// say cadence died while a step holds a copy of cadence's end
+	// (pidfd_getfd).
+	pidfd, _, e := syscall.Syscall(sysPidfdOpen, uintptr(ppid), 0, 0)
 	if os.Getppid() != ppid {
 		report("error cadence is gone")
 		return 1
 	}
 	cmds := make(chan string, 4)
+	if e == 0 {
+		go func() {
+			waitGone(int(pidfd))
+			cmds <- cmdKill
+		}()
+	}
 	go func() {
 		// cadence's orders; its end closed (cadence died): kill.
 		forged := 0
@@ -277,5 +293,40 @@ func killTree(pid int) {
 			_ = syscall.Kill(-c, syscall.SIGKILL)
 		}
 		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
+}
+
+// waitGone returns once the process of pidfd ended: through the runtime's
+// poller (no thread waits), or a blocking ppoll where the poller refuses
+// the pidfd.
+func waitGone(pidfd int) {
+	if syscall.SetNonblock(pidfd, true) == nil {
+		f := os.NewFile(uintptr(pidfd), "pidfd")
+		if rc, err := f.SyscallConn(); err == nil {
+			if rc.Read(func(fd uintptr) bool { return pidfdReadable(int(fd), false) }) == nil {
+				return
+			}
+		}
+	}
+	pidfdReadable(pidfd, true)
+}
+
+// pidfdReadable polls pidfd for its process's end, at once or (block)
+// until it comes.
+func pidfdReadable(pidfd int, block bool) bool {
+	p := struct {
+		fd              int32
+		events, revents int16
+	}{fd: int32(pidfd), events: 0x1} // POLLIN
+	var ts *syscall.Timespec
+	if !block {
+		ts = &syscall.Timespec{}
+	}
+	for {
+		n, _, e := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		return e == 0 && n == 1
 	}
 }

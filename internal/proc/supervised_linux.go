@@ -130,8 +130,13 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 		err = stopSupervisor(supPid, pid, grace, order, waited)
 	}
 	out.drain(drainWait)
+	// The supervisor is reaped: what it sent is queued on sr already. The
+	// channel's end of file does not come while a step holds a copy of
+	// the supervisor's end (pidfd_getfd) and killed it: read what is
+	// queued, then stop waiting.
+	_ = sr.SetReadDeadline(time.Now().Add(drainWait))
 	res := Result{ExitCode: -1, Stopped: stopped, Duration: time.Since(start)}
-	reported := false
+	reported, lost := false, false
 	for l := range lines {
 		if f := strings.Fields(l); len(f) == 2 && f[0] == "limit" {
 			res.LimitHit = Limit(f[1])
@@ -155,11 +160,20 @@ func runSupervised(ctx context.Context, c Cmd, s Supervisor, log hclog.Logger) (
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal()
 		}
+		if res.ExitCode == 0 {
+			// The supervisor exits 0 only after its report: another
+			// process took it off cadence's end (pidfd_getfd). Its 0 is
+			// not the step's.
+			res.ExitCode, lost = -1, true
+		}
 	}
 	if forged > 0 {
 		log.Warn("step forged supervisor messages: ignored", "argv", argv(c), "messages", forged)
 	}
 	logEnd(log, c, pid, res)
+	if lost {
+		return res, fmt.Errorf("wait %s: the supervisor's exit report never reached cadence (another process took it off the channel)", c.Path)
+	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return res, fmt.Errorf("wait %s: %w", c.Path, err)
