@@ -6,8 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 )
 
 // The test binary plays four parts, by its first argument: the tests; the
