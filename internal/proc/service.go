@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -104,37 +105,69 @@ func StartService(ctx context.Context, c Cmd, r Ready) *Service {
 // exits first, the timeout passes, or ctx ends (a *NotReadyError, or
 // ctx's error).
 func (s *Service) WaitReady(ctx context.Context) error {
+	exited, err := poll(ctx, s.ready, s.done)
+	switch {
+	case errors.Is(err, errNoAnswer):
+		return s.notReady(false)
+	case err != nil:
+		return err
+	case exited:
+		return s.notReady(true)
+	}
+	select {
+	case <-s.done: // it answered, but it is gone: another server answered
+		return s.notReady(true)
+	default:
+	}
+	return nil
+}
+
+// errNoAnswer is poll's error when the timeout passed.
+var errNoAnswer = errors.New("no answer")
+
+// WaitAnswer polls r.URL, an application cadence did not start, until it
+// answers (nil), r.Timeout passes (a *NotReadyError) or ctx ends (ctx's
+// error).
+func WaitAnswer(ctx context.Context, r Ready) error {
+	if r.Interval <= 0 {
+		r.Interval = 200 * time.Millisecond
+	}
+	_, err := poll(ctx, r, nil)
+	if errors.Is(err, errNoAnswer) {
+		return &NotReadyError{URL: r.URL, Timeout: r.Timeout}
+	}
+	return err
+}
+
+// poll asks r.URL until it answers (nil), done closes first (exited),
+// r.Timeout passes (errNoAnswer) or ctx ends (ctx's error).
+func poll(ctx context.Context, r Ready, done <-chan struct{}) (exited bool, err error) {
 	client := &http.Client{
 		Timeout:       readyRequestTimeout,
 		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	defer client.CloseIdleConnections()
-	deadline := time.NewTimer(s.ready.Timeout)
+	deadline := time.NewTimer(r.Timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(s.ready.Interval)
+	tick := time.NewTicker(r.Interval)
 	defer tick.Stop()
 	for {
 		select {
-		case <-s.done:
-			return s.notReady(true)
+		case <-done:
+			return true, nil
 		default:
 		}
-		if answers(ctx, client, s.ready.URL) {
-			select {
-			case <-s.done: // it answered, but it is gone: another server answered
-				return s.notReady(true)
-			default:
-				return nil
-			}
+		if answers(ctx, client, r.URL) {
+			return false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.done:
-			return s.notReady(true)
+			return false, ctx.Err()
+		case <-done:
+			return true, nil
 		case <-deadline.C:
-			return s.notReady(false)
+			return false, errNoAnswer
 		case <-tick.C:
 		}
 	}

@@ -171,3 +171,23 @@ func TestServiceCadenceKilledTakesTree(t *testing.T) {
 	_ = cad.Wait()
 	allGone(t, pids)
 }
+
+// TestWaitAnswer: an application cadence did not start answers, or not
+// within the timeout.
+func TestWaitAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))
+	defer srv.Close()
+	if err := WaitAnswer(context.Background(), Ready{URL: srv.URL, Timeout: 10 * time.Second}); err != nil {
+		t.Errorf("a 404 is an answer: %v", err)
+	}
+	url, _ := freeURL(t)
+	var ne *NotReadyError
+	if err := WaitAnswer(context.Background(), Ready{URL: url, Timeout: 300 * time.Millisecond}); !errors.As(err, &ne) {
+		t.Errorf("nothing listens, yet %v", err)
+	}
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer failing.Close()
+	if err := WaitAnswer(context.Background(), Ready{URL: failing.URL, Timeout: 300 * time.Millisecond}); err == nil {
+		t.Error("a 503 is an answer")
+	}
+}
