@@ -89,7 +89,7 @@ const (
 	StepReview    StepKind = "review"
 	// StepUX is the UX review of a visible lot (docs/ux.md): a read-only
 	// session that looks at the running application in a browser.
-	StepUX StepKind = "ux"
+	StepUX        StepKind = "ux"
 	StepFix       StepKind = "fix"
 	StepFixMinors StepKind = "fix-minors"
 	StepRecheck   StepKind = "review-recheck"
@@ -259,19 +259,19 @@ type Question struct {
 
 // Lot is the recorded progress of one lot.
 type Lot struct {
-	Status    LotStatus  `json:"status"`
-	Branch    string     `json:"branch,omitempty"`
-	Worktree  string     `json:"worktree,omitempty"`
-	BaseSHA   string     `json:"base_sha,omitempty"`
-	Steps     []Step     `json:"steps,omitempty"`
-	Findings  []Finding  `json:"findings,omitempty"`
+	Status   LotStatus `json:"status"`
+	Branch   string    `json:"branch,omitempty"`
+	Worktree string    `json:"worktree,omitempty"`
+	BaseSHA  string    `json:"base_sha,omitempty"`
+	Steps    []Step    `json:"steps,omitempty"`
+	Findings []Finding `json:"findings,omitempty"`
 	// UXFindings are the findings of the lot's last UX review (a visible
 	// lot's, docs/ux.md), for the next UX review's brief; its blocking and
 	// major ones were the lot's Findings for the fix pass, its minor ones
 	// join the code review's for the minor pass.
-	UXFindings []Finding `json:"ux_findings,omitempty"`
-	Questions []Question `json:"questions,omitempty"`
-	Warnings  []string   `json:"warnings,omitempty"`
+	UXFindings []Finding  `json:"ux_findings,omitempty"`
+	Questions  []Question `json:"questions,omitempty"`
+	Warnings   []string   `json:"warnings,omitempty"`
 	// AgentConfig are the files the lot's commits add or change that an
 	// agent CLI loads as its configuration and can run as commands
 	// (agent.Registry.ConfigFiles: .mcp.json, .claude/settings.json, …), as
