@@ -18,18 +18,23 @@ of each side with a `git` wrapper first on PATH (it logs its argv and execs
 the real git) counts the git processes each starts (git's own children,
 which git starts from its exec path, are not counted, on either side), by
 subcommand. Environment: GITFLOOR_LOTS (20), GITFLOOR_RUNS (5), GITFLOOR_SLEEP
-(0.3), QUICK=1 (one run of 4 lots, no sleep: the smoke), CADENCE_BEFORE (a
-second cadence binary, e.g. built from an older commit: a third side,
-"before", in the same rotation, for a before/after comparison in one run).
+(0.3), GITFLOOR_PARALLEL (4: the repository's `parallel` and `-jobs`; 1
+makes every lot fast-forward), GITFLOOR_TEST (the repository's test gate,
+none by default), QUICK=1 (one run of 4 lots, no sleep: the
+smoke), CADENCE_BEFORE (a second cadence binary, e.g. built from an older
+commit: a third side, "before", in the same rotation, for a before/after
+comparison in one run). Each run also measures the CPU time (user + sys)
+of the side's whole process tree (its waited-for children), per lot.
 """
 import collections
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import time
 
-PARALLEL = 4
+PARALLEL = int(os.environ.get("GITFLOOR_PARALLEL", "4"))
 # The subcommands whose first option is worth a column of its own.
 SPLIT = {"rev-parse", "worktree", "config", "merge-base", "for-each-ref", "remote", "status", "log", "diff"}
 
@@ -41,6 +46,7 @@ def settings():
         "runs": int(os.environ.get("GITFLOOR_RUNS", "1" if quick else "5")),
         "sleep": float(os.environ.get("GITFLOOR_SLEEP", "0" if quick else "0.3")),
         "quick": quick,
+        "test": os.environ.get("GITFLOOR_TEST", ""),
     }
 
 
@@ -64,10 +70,11 @@ def lot_cmd(i, sleep):
     return f"{pre}echo {i} > f{i}; git add f{i}; git commit -qm l{i}"
 
 
-def write_wave(d, lots, sleep):
+def write_wave(d, lots, sleep, test=""):
     with open(os.path.join(d, "wave.hcl"), "w") as f:
+        gate = f'  test     = "{test}"\n' if test else ""
         f.write('wave "gitfloor" {}\n\nrepo "r" {\n  path     = "repo"\n  base     = "main"\n'
-                f'  parallel = {PARALLEL}\n}}\n')
+                f'  parallel = {PARALLEL}\n{gate}}}\n')
         for i in range(1, lots + 1):
             f.write(f'\nlot "l{i}" {{\n  repo = repo.r\n  run  = "{lot_cmd(i, sleep)}"\n}}\n')
 
@@ -135,24 +142,27 @@ def tabulate(logpath):
     return c
 
 
-def run_side(side, d, cadence, env, lots, sleep, git):
+def run_side(side, d, cadence, env, lots, sleep, git, test=""):
     repo = make_repo(d, git)
     if side == "before":
         cadence = os.environ["CADENCE_BEFORE"]
     if side in ("cadence", "before"):
-        write_wave(d, lots, sleep)
+        write_wave(d, lots, sleep, test)
         argv = [cadence, "apply", "-auto-approve", "-jobs", str(PARALLEL), "wave.hcl"]
     else:
         argv = ["sh", write_hand(d, lots)]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(argv, cwd=d, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     commits = subprocess.run([git, "-C", repo, "rev-list", "--count", "main"], capture_output=True, text=True).stdout.strip()
     ok = p.returncode == 0 and commits == str(lots + 1)
     if not ok:
         with open(os.path.join(d, f"{side}.log"), "w") as f:
             f.write(p.stdout + p.stderr)
-    return {"side": side, "wall": wall, "rc": p.returncode, "commits": commits, "ok": ok}
+    return {"side": side, "wall": wall, "cpu": cpu, "rc": p.returncode, "commits": commits, "ok": ok}
 
 
 def per_lot_ms(r, s):
@@ -174,10 +184,11 @@ def step(out, cadence, base_env, log, save):
         if i % 2:
             order.reverse()
         for side in order:
-            r = run_side(side, os.path.join(where, side), cadence, env, s["lots"], s["sleep"], real_git)
-            r.update(run=i, per_lot_ms=per_lot_ms(r, s))
+            r = run_side(side, os.path.join(where, side), cadence, env, s["lots"], s["sleep"], real_git, s["test"])
+            r.update(run=i, per_lot_ms=per_lot_ms(r, s), cpu_per_lot_ms=1000 * r["cpu"] / s["lots"])
             res.append(r)
             log(f"gitfloor run {i} {side:8} {r['wall']:.3f}s {r['per_lot_ms']:.1f} ms/lot "
+                f"CPU {r['cpu_per_lot_ms']:.1f} ms/lot "
                 f"{'ok' if r['ok'] else 'FAILED rc=' + str(r['rc']) + ' commits=' + r['commits']}")
     counts = {}
     cenv = dict(env, PATH=wrapper(where, real_git) + os.pathsep + env.get("PATH", ""))
@@ -188,7 +199,7 @@ def step(out, cadence, base_env, log, save):
         if os.path.exists(logpath):
             os.remove(logpath)
         # The repository is made with the real git: its calls are not the side's.
-        r = run_side(side, d, cadence, dict(cenv, GITFLOOR_LOG=logpath), lots, s["sleep"], real_git)
+        r = run_side(side, d, cadence, dict(cenv, GITFLOOR_LOG=logpath), lots, s["sleep"], real_git, s["test"])
         return r, tabulate(logpath)
 
     for side in sides:
@@ -211,6 +222,13 @@ def step(out, cadence, base_env, log, save):
     for side in sides:
         ok = [r["per_lot_ms"] for r in res if r["side"] == side and r["ok"]]
         summary[side] = statistics.median(ok) if ok else None
+        cpu = [r["cpu_per_lot_ms"] for r in res if r["side"] == side and r["ok"]]
+        summary[f"cpu_{side}"] = statistics.median(cpu) if cpu else None
+    for side in ("cadence", "before"):
+        if summary.get(f"cpu_{side}") and summary.get("cpu_hand"):
+            summary[f"cpu_ratio_{side}"] = summary[f"cpu_{side}"] / summary["cpu_hand"]
+            log(f"gitfloor: {side} CPU {summary[f'cpu_{side}']:.1f} ms/lot, by hand {summary['cpu_hand']:.1f} ms/lot: "
+                f"{summary[f'cpu_ratio_{side}']:.2f}x (medians)")
     if summary["cadence"] and summary["hand"]:
         summary["ratio"] = summary["cadence"] / summary["hand"]
         log(f"gitfloor: cadence {summary['cadence']:.1f} ms/lot, by hand {summary['hand']:.1f} ms/lot: "

@@ -18,7 +18,8 @@ integrate (the earliest start of an integrate step) to the last lot
 integrated (the latest end of an ok integrate step); the wall time of the
 apply; the gate's runs (own test steps and integration gates). The figure is
 the ratio of the medians of the window, queue / alone. Environment: MQ_LOTS
-(8), MQ_GATE (2 s), MQ_RUNS (3), QUICK=1 (one run of 4 lots, gate 0.2 s: the
+(8), MQ_GATE (2 s), MQ_RUNS (3), MQ_PARALLEL (4: the repository's
+`parallel` and `-jobs`; 1 makes every lot fast-forward), QUICK=1 (one run of 4 lots, gate 0.2 s: the
 smoke).
 """
 import datetime
@@ -30,7 +31,7 @@ import time
 
 import gitfloor
 
-PARALLEL = 4
+PARALLEL = int(os.environ.get("MQ_PARALLEL", "4"))
 
 
 def settings():
@@ -44,10 +45,15 @@ def settings():
 
 
 def write_wave(d, side, s):
-    gate_log = os.path.join(d, "gate.log")
+    # The gate's log is in a folder the step sandbox may write
+    # (sandbox_writable): the wave's folder is read-only in the box.
+    gates = os.path.join(d, "gates")
+    os.makedirs(gates, exist_ok=True)
+    gate_log = os.path.join(gates, "gate.log")
     attr = "  merge_queue = false\n" if side == "alone" else ""
     with open(os.path.join(d, "wave.hcl"), "w") as f:
         f.write(f'wave "mq" {{}}\n\nrepo "r" {{\n  path     = "repo"\n  parallel = {PARALLEL}\n'
+                f'  sandbox_writable = ["{gates}"]\n'
                 f'  test     = "sleep {s["gate"]}; echo run >> {gate_log}"\n{attr}}}\n')
         for i in range(1, s["lots"] + 1):
             f.write(f'\nlot "l{i}" {{\n  repo = repo.r\n  run  = "echo {i} > f{i}; git add f{i}; git commit -qm l{i}"\n}}\n')

@@ -168,6 +168,10 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 			continue
 		}
 		name := lr.repoLabel(rp)
+		if lr.gateInQueue(ctx, rp) {
+			lr.r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: state.StepTest, Message: fmt.Sprintf("test gate of repo %s: run by the merge queue on the rebased tree (the base moves before this lot integrates)", rp.Name)})
+			continue
+		}
 		if rp == lr.n.lot.Repo {
 			lr.comingUp()
 		}

@@ -50,6 +50,8 @@ type conflictToFix struct {
 // on_conflict = "fix" allows to fix is returned, not handled.
 func (lr *lotRun) integrateOnce(ctx context.Context) (state.Outcome, *conflictToFix, error) {
 	lr.checkTips(ctx)
+	lr.r.queue()
+	defer lr.r.mqSide.arrive(lr.n.lot.Repo)()
 	// The lot counts as active (guard.Guard.Moving) only while cadence moves
 	// its branch, never while it waits for the lock or its batch: a step
 	// of another lot that moves it meanwhile is foreign (an incident, put

@@ -24,16 +24,21 @@ import (
 // guard.ForQueue over the run's):
 // lots names the lots whose Integrate is under way, by id (the queue
 // names lots by id only).
+//
+// atIntegrate counts, per repository, the lots at their integrate step
+// (from before the step begins until the queue's result): lots that will
+// move the base, or whose batch runs the gate anyway.
 type queueSide struct {
-	r    *runner
-	mu   sync.Mutex
-	lots map[string]*lotRun
+	r           *runner
+	mu          sync.Mutex
+	lots        map[string]*lotRun
+	atIntegrate map[*spec.Repo]int
 }
 
 // queue is the run's merge queue, made on first use.
 func (r *runner) queue() *mergequeue.Queue {
 	r.mqOnce.Do(func() {
-		r.mqSide = &queueSide{r: r, lots: map[string]*lotRun{}}
+		r.mqSide = &queueSide{r: r, lots: map[string]*lotRun{}, atIntegrate: map[*spec.Repo]int{}}
 		now := r.now
 		if now == nil {
 			now = time.Now
@@ -61,6 +66,25 @@ func (s *queueSide) leave(id string) {
 	s.mu.Lock()
 	delete(s.lots, id)
 	s.mu.Unlock()
+}
+
+// arrive counts a lot of rp at its integrate step until done is called.
+func (s *queueSide) arrive(rp *spec.Repo) (done func()) {
+	s.mu.Lock()
+	s.atIntegrate[rp]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.atIntegrate[rp]--
+		s.mu.Unlock()
+	}
+}
+
+// integrating says whether a lot of rp is at its integrate step.
+func (s *queueSide) integrating(rp *spec.Repo) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.atIntegrate[rp] > 0
 }
 
 // guardLot is lot id as its guard sees it, while it integrates.
@@ -170,6 +194,26 @@ func (lr *lotRun) comingUp() {
 	}
 	lr.r.queue().ComingUp(lr.n.lot.Repo)
 	lr.coming = true
+}
+
+// gateInQueue says that the lot's own test gate of rp is left to the
+// merge queue (docs/integration.md, Merge queue): a command lot of a
+// batchable repository that will be rebased anyway, because the base moved
+// since the lot started or another lot of rp is at its integrate step (it
+// moves the base, or its batch gates this lot with it). Its gate would run
+// on a tree it never integrates; the queue's gate, on the rebased tree, is
+// its gate. Nothing reaches the base untested: the queue gates every tree
+// it advances to whose green result it does not know.
+func (lr *lotRun) gateInQueue(ctx context.Context, rp *spec.Repo) bool {
+	if !lr.facts.Command || rp != lr.n.lot.Repo || !lr.batchable() {
+		return false
+	}
+	lr.r.queue()
+	if lr.r.mqSide.integrating(rp) {
+		return true
+	}
+	base, err := lr.r.o.Git.Base(ctx, rp)
+	return err == nil && base != lr.startBase()
 }
 
 // notComing undoes comingUp for a lot that ended without integrating.

@@ -322,6 +322,9 @@ func (s *stepEvents) Emit(e step.Event) error {
 			if e.SessionID != "" {
 				l.Steps[i].SessionID, l.Steps[i].HeadBefore = e.SessionID, e.HeadBefore
 			}
+			if e.Worker != "" {
+				l.Steps[i].Remote = &state.RemoteStep{Worker: e.Worker, RunKey: e.RunKey, Delivery: e.Delivery, Heard: r.now()}
+			}
 		})
 		if s.got.err == nil {
 			s.got.err = err
@@ -329,6 +332,19 @@ func (s *stepEvents) Emit(e step.Event) error {
 		return err
 	case step.EventProgress:
 		r.emit(Event{Kind: EvProgress, Lot: lr.id, Step: s.req.Kind, Pass: s.req.Pass, Model: s.req.Model, Usage: e.Usage})
+		if e.Worker != "" && s.got.index >= 0 && s.got.err == nil {
+			// A remote step's tokens so far and the time it was last
+			// heard of, for status (state.RemoteStep).
+			i := s.got.index
+			s.got.err = r.o.Store.UpdateLot(lr.id, func(l *state.Lot) {
+				rs := l.Steps[i].Remote
+				if rs == nil || rs.Worker != e.Worker || rs.Delivery != e.Delivery {
+					rs = &state.RemoteStep{Worker: e.Worker, RunKey: e.RunKey, Delivery: e.Delivery}
+				}
+				rs.Tokens, rs.Heard = e.Usage.Counted(), r.now()
+				l.Steps[i].Remote = rs
+			})
+		}
 	case step.EventNote, step.EventOutput:
 		r.emit(Event{Kind: EvOutput, Lot: lr.id, Step: s.req.Kind, Message: e.Text})
 	case step.EventIncident:

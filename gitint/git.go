@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -156,16 +157,26 @@ func Env(base []string, extra ...string) []string {
 // Run runs git with args in dir and returns its stdout. A non-zero exit is an
 // *Error carrying stderr.
 func (g Git) Run(ctx context.Context, dir string, args ...string) (string, error) {
-	return g.run(ctx, dir, nil, "", args...)
+	return g.run(ctx, dir, nil, nil, args...)
 }
 
 // runEnv is Run with extra environment entries.
 func (g Git) runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	return g.run(ctx, dir, env, "", args...)
+	return g.run(ctx, dir, env, nil, args...)
 }
 
 // runStdin is Run with the given standard input.
 func (g Git) runStdin(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	var in io.Reader
+	if stdin != "" {
+		in = strings.NewReader(stdin)
+	}
+	return g.run(ctx, dir, nil, in, args...)
+}
+
+// RunInput is Run with stdin as git's standard input (nil: none): for
+// the git commands that read data only from it (index-pack --stdin).
+func (g Git) RunInput(ctx context.Context, dir string, stdin io.Reader, args ...string) (string, error) {
 	return g.run(ctx, dir, nil, stdin, args...)
 }
 
@@ -211,7 +222,7 @@ func noHooks(args []string) []string {
 //     may have planted in the objects folder (writable in the sandbox).
 var safeConfig = []string{"-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "branch.autoSetupMerge=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.commitGraph=false"}
 
-func (g Git) run(ctx context.Context, dir string, extraEnv []string, stdin string, args ...string) (string, error) {
+func (g Git) run(ctx context.Context, dir string, extraEnv []string, stdin io.Reader, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
@@ -223,8 +234,8 @@ func (g Git) run(ctx context.Context, dir string, extraEnv []string, stdin strin
 	// of a short call, and a git killed halfway leaves index.lock behind.
 	c := proc.Cmd{Path: "git", Args: noHooks(args), Dir: dir, Env: Env(g.Environ, extraEnv...),
 		Stdout: &stdout, Stderr: &stderr, Grace: Grace, Log: hclog.L().Named("gitint"), Direct: true}
-	if stdin != "" {
-		c.Stdin = strings.NewReader(stdin)
+	if stdin != nil {
+		c.Stdin = stdin
 	}
 	res, err := proc.Run(ctx, c)
 	switch {

@@ -18,7 +18,9 @@ import (
 // git common dir, there while a wave runs (layout.RepoGuard):
 //
 //	<common>/cadence/guard/
-//	  hooks/<name>                  one per hook git knows (hookScript)
+//	  hooks/<name>                  pre-push, reference-transaction, and a shim
+//	                                per hook the repository runs itself
+//	                                (hookScript, ownHookNames)
 //	  bin/git-remote-cadence-no-push the helper refused pushes end in
 //	  repo.config                   the guard config (guardConfig)
 //	  lots.config                   includeIf entries, one per lot worktree
@@ -151,8 +153,12 @@ func writeGuard(dir, guard, common, ownHooks, client string, remotes []remoteURL
 			return err
 		}
 	}
+	own := ownHookNames(common, ownHooks)
 	for _, name := range hookNames {
-		if err := os.WriteFile(filepath.Join(dir, "hooks", name), []byte(hookScript(guard, common, ownHooks, name)), 0o755); err != nil {
+		if !own[name] && name != "pre-push" && name != "reference-transaction" {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, "hooks", name), []byte(hookScript(guard, common, ownHooks, name, own[name])), 0o755); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,8 @@
 package gitint
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -142,10 +144,28 @@ exit 1
 // repository (a submodule, a clone a step made) it refuses nothing. Then,
 // in every state, it chains to the repository's own hook with the same
 // input.
-func referenceTransactionHook(guard, common, ownHooks string) string {
-	return hookPrelude(guard, common, ownHooks, "reference-transaction") + `input=$(cat; echo .)
-input=${input%.}
-if [ "$1" = prepared ]; then
+func referenceTransactionHook(guard, common, ownHooks string, chainOwn bool) string {
+	// The transaction is read with the shell's own read, no cat: a hook
+	// that must start another program would let a step whose PATH lacks
+	// it through (an empty transaction refuses nothing).
+	read := `input=
+while IFS= read -r line; do
+	input="$input$line
+"
+done
+`
+	tail := `printf '%s' "$input" | chain "$@"
+`
+	if !chainOwn {
+		// No hook of the repository's own to hand the transaction to: the
+		// states after "prepared" need nothing, not even their input
+		// (git ignores a hook that does not read it).
+		read = `[ "$1" = prepared ] || exit 0
+` + read
+		tail = `exit 0
+`
+	}
+	return hookPrelude(guard, common, ownHooks, "reference-transaction") + read + `if [ "$1" = prepared ]; then
 	lot_info
 	if [ "$gitdir" = "$common" ] || [ "${gitdir%/*}" = "$common/worktrees" ]; then
 		refused=
@@ -172,8 +192,7 @@ EOF
 		fi
 	fi
 fi
-printf '%s' "$input" | chain "$@"
-`
+` + tail
 }
 
 // shimHook only chains to the repository's own hook.
@@ -182,15 +201,44 @@ func shimHook(guard, common, ownHooks, name string) string {
 `
 }
 
-// hookScript returns the script of the named hook in the guard folder.
-func hookScript(guard, common, ownHooks, name string) string {
+// hookScript returns the script of the named hook in the guard folder;
+// chainOwn says the repository may have a hook of that name of its own
+// (ownHookNames).
+func hookScript(guard, common, ownHooks, name string, chainOwn bool) string {
 	switch name {
 	case "pre-push":
 		return prePushHook(guard, common, ownHooks)
 	case "reference-transaction":
-		return referenceTransactionHook(guard, common, ownHooks)
+		return referenceTransactionHook(guard, common, ownHooks, chainOwn)
 	}
 	return shimHook(guard, common, ownHooks, name)
+}
+
+// ownHookNames are the hooks the repository would run itself, of
+// hookNames: with a relative ownHooks (the lot's tracked files, each
+// worktree its own) every name; else those that are executable files in
+// ownHooks, or in <common>/hooks when it is "", when the guard is
+// installed. The lot hooks folder holds a shim for these only (git starts
+// nothing for an absent hook), so a hook added there while the wave runs
+// runs for lots from the next apply on (docs/integration.md, Guards).
+func ownHookNames(common, ownHooks string) map[string]bool {
+	names := map[string]bool{}
+	dir := ownHooks
+	switch {
+	case dir == "":
+		dir = filepath.Join(common, "hooks")
+	case !filepath.IsAbs(dir):
+		for _, n := range hookNames {
+			names[n] = true
+		}
+		return names
+	}
+	for _, n := range hookNames {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			names[n] = true
+		}
+	}
+	return names
 }
 
 // pushHelper is git-remote-cadence-no-push, the remote helper git runs for

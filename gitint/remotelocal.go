@@ -152,6 +152,15 @@ func (g Git) localRemoteStates(ctx context.Context, repo string) string {
 // wave's end.
 func (g Git) LocalRemoteState(ctx context.Context, repo string) string {
 	var b strings.Builder
+	g.writeTrackingRefs(ctx, &b, repo)
+	b.WriteString(g.localRemoteStates(ctx, repo))
+	return b.String()
+}
+
+// writeTrackingRefs writes the remote-tracking refs of repo to b, one
+// "<ref> <sha>" line each, sorted: read from their files (snapshotFiles),
+// or from `git for-each-ref` when those cannot be read with certainty.
+func (g Git) writeTrackingRefs(ctx context.Context, b *strings.Builder, repo string) {
 	if refs, err := snapshotFiles(repo, []string{"refs/remotes"}); err == nil {
 		keys := make([]string, 0, len(refs))
 		for k := range refs {
@@ -159,14 +168,12 @@ func (g Git) LocalRemoteState(ctx context.Context, repo string) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(&b, "%s %s\n", k, refs[k])
+			fmt.Fprintf(b, "%s %s\n", k, refs[k])
 		}
-	} else {
-		out, _ := g.Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
-		b.WriteString(out)
+		return
 	}
-	b.WriteString(g.localRemoteStates(ctx, repo))
-	return b.String()
+	out, _ := g.Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
+	b.WriteString(out)
 }
 
 // RemoteChanges says, line by line, what differs from the remote state

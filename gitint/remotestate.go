@@ -28,19 +28,7 @@ func (g Git) RemoteState(ctx context.Context, repo string) string {
 	cfg, _ := g.Run(ctx, repo, "config", "-z", "--get-regexp", `^remote\.`)
 	urls, names := remotesOfConfig(cfg)
 	b.WriteString(urls)
-	if refs, err := snapshotFiles(repo, []string{"refs/remotes"}); err == nil {
-		keys := make([]string, 0, len(refs))
-		for k := range refs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%s %s\n", k, refs[k])
-		}
-	} else {
-		out, _ := g.Run(ctx, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
-		b.WriteString(out)
-	}
+	g.writeTrackingRefs(ctx, &b, repo)
 	if legacyRemotes(repo) {
 		out, err := g.Run(ctx, repo, "remote")
 		if err != nil {

@@ -127,6 +127,9 @@ type Plan struct {
 	// records (executor's apiAdvice, "The API refused … : add credit to the
 	// account (or fix its billing)"); "" when the wave is not suspended-api.
 	APIFailure string
+	// Executor is where the steps run (the wave's executor block, the
+	// engine's workers and pool); nil when every step runs on this machine.
+	Executor *ExecutorPlan
 }
 
 // Pinned is the tool a wave's state records: cadence's version and the

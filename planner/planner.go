@@ -41,6 +41,9 @@ type Options struct {
 	// Upgrade is apply -upgrade: another cadence than the one that
 	// started the wave is a warning, not a refusal (the run records it).
 	Upgrade bool
+	// LocalOnly runs every step on this machine whatever the wave's
+	// executor block says (apply -executor local, CADENCE_EXECUTOR=local).
+	LocalOnly bool
 }
 
 // Input is what a plan is made from.
@@ -91,6 +94,9 @@ func Build(in Input) (*Plan, hcl.Diagnostics) {
 		b.holds = max(0, hm.LiveHolds())
 	}
 	b.totals()
+	if !opts.LocalOnly {
+		b.planExecutor(in.Machine)
+	}
 	if lm, ok := in.Machine.(LimitsMachine); ok {
 		b.plan.Totals.LimitsEnforced = lm.Limits(b.plan.limitsSet())
 	}

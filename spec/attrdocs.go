@@ -29,6 +29,13 @@ var attributeDocs = map[string]map[string]AttributeDoc{
 		"small":          {Default: "`false`", Meaning: "skip the pass that fixes minor findings"},
 		"timeout":        {Default: "`\"45m\"` (agent lots), `\"30m\"` (command lots)", Meaning: "per write step, or per command (and the worktree's `setup`); `\"0\"`: none. A step past it is ended with its whole process tree and recorded timed out"},
 	},
+	"executor": {
+		"credentials": {Default: "none", Meaning: "the path of the NATS credentials file (relative to the wave file), or `env(\"NAME\")` of a variable holding that path; a value that is a secret itself (a credentials file's content, an nkey seed, a JWT) is an error"},
+		"lease":       {Default: "`\"30s\"`", Meaning: "how long a worker holds a step without extending its lease before the engine gives it to another worker, and the worker kills the step it can no longer extend (at least `\"2s\"`)"},
+		"queue":       {Default: "required", Meaning: "the engine's work queue the steps are submitted to (letters, digits, `_`, `-`; at most 64 bytes); its pool of slots is set when the queue is created (`cadence engine -queue team:24`)"},
+		"remote":      {Default: "`[\"sessions\", \"tests\"]`", Meaning: "what leaves the machine: `\"sessions\"` (agent sessions), `\"tests\"` (test gates after write steps); integration (rebase, the base's gate, the fast-forward) never does, and naming it is an error"},
+		"url":         {Default: "required", Meaning: "the engine: `nats://HOST:PORT`, or `tls://HOST:PORT`; a `nats://` URL that is not loopback gets a plan warning (source code and briefs would cross the network in clear); a user or password in it is an error (they go in the credentials file)"},
+	},
 	"limits": {
 		"cpu_time":   {Default: "", Meaning: "CPU time of each process (at least `1s`) (`setrlimit` (`RLIMIT_CPU`))"},
 		"file_size":  {Default: "", Meaning: "the largest file each process may write (`setrlimit` (`RLIMIT_FSIZE`))"},

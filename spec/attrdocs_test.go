@@ -25,6 +25,7 @@ var readmeSections = []struct{ heading, block string }{
 	{"## `lot ", "lot"},
 	{"### `ux`", "ux"},
 	{"## `variable ", "variable"},
+	{"## `executor ", "executor"},
 }
 
 var (

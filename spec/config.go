@@ -35,6 +35,9 @@ type Config struct {
 	Repos []*Repo
 	// Lots are the lots in file order.
 	Lots []*Lot
+	// Executor is the executor block: where steps run (docs/remote.md);
+	// nil when the wave has none, and every step runs on this machine.
+	Executor *Executor
 	// Env is what env() returned while the file loaded, by variable name
 	// (nil when the file calls no env()), for a saved plan to record: by
 	// the digest of each value (internal/state.Digest), as every env()

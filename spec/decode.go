@@ -31,6 +31,7 @@ var rootSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: Schema
 	{Type: "lot", LabelNames: []string{"id"}},
 	{Type: "locals"},
 	{Type: "variable", LabelNames: []string{"name"}},
+	{Type: "executor", LabelNames: []string{"kind"}},
 }}
 
 var waveSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
@@ -128,6 +129,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.ctx.Variables["local"] = d.decodeLocals(byType["locals"])
 
 	d.decodeWave(byType["wave"], body)
+	d.decodeExecutors(byType["executor"])
 	for i, b := range byType["defaults"] {
 		if i > 0 {
 			d.duplicate(b.DefRange, "defaults block", "defaults", byType["defaults"][0].DefRange)

@@ -32,6 +32,7 @@ func Schema() []BlockType {
 		"lot":      lotSchema.Attributes,
 		"variable": variableSchema.Attributes,
 		"locals":   nil, // any name: each attribute is a local value
+		"executor": executorSchema.Attributes,
 	}
 	var out []BlockType
 	for _, b := range rootSchema.Blocks {

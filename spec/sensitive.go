@@ -83,6 +83,8 @@ var mayBeSensitive = map[string]bool{
 	"repo": true, "agent": true, "also": true, "depends_on": true,
 	// A plan shows env's names only, and path_prepend as (sensitive).
 	"env": true, "path_prepend": true,
+	// An executor's engine URL and credentials path (plan shows (sensitive)).
+	"url": true, "credentials": true,
 }
 
 // fields returns the names of the attributes in attrs whose values were

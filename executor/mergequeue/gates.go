@@ -67,10 +67,11 @@ func (q *Queue) RecordGate(lot string, repo Repo, tree string, green bool, lots 
 }
 
 // tested reports whether the commit checked out in repo's worktree passed
-// its test gate: its tree has a green result, or a test step of that
-// repository recorded the commit. A branch rebased by a cadence that was
-// killed before testing it is tested again.
-func (q *Queue) tested(ctx context.Context, lot string, repo Repo) bool {
+// its test gate: its tree has a green result, or (not rebased: the commit
+// is the one its steps left) a test step of that repository recorded the
+// commit. A branch rebased by a cadence that was killed before testing it
+// is tested again, unless its tree passed.
+func (q *Queue) tested(ctx context.Context, lot string, repo Repo, rebased bool) bool {
 	head, err := q.c.Git.Head(ctx, repo.Worktree)
 	if err != nil {
 		return false
@@ -83,7 +84,7 @@ func (q *Queue) tested(ctx context.Context, lot string, repo Repo) bool {
 	ok := false
 	q.c.Store.View(func(st *state.State) {
 		l := st.Lots[lot]
-		if l == nil {
+		if l == nil || rebased {
 			return
 		}
 		for _, s := range l.Steps {

@@ -96,8 +96,9 @@ func (q *Queue) lockAll(ctx context.Context, repos []*spec.Repo) (release func()
 }
 
 // rebaseAndTest rebases the lot's branch in repo onto its base and, when
-// the rebase rewrote it or its tree was not tested, runs the repository's
-// gate on it. stop says the integration ends with res (a conflict, a red
+// the tree it now holds was not tested (a rebase that rewrote the branch
+// but left its tree as it was keeps the tree's green result), runs the
+// repository's gate on it. stop says the integration ends with res (a conflict, a red
 // or stopped gate, an incident); err is a failure to record state.
 func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (res Result, stop bool, err error) {
 	rp := repo.Spec
@@ -109,7 +110,7 @@ func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (res Resu
 	case err != nil:
 		return Result{Kind: Waits, Cause: "rebase: " + err.Error()}, true, nil
 	}
-	if rp.Test == "" || !(rebased || !q.tested(ctx, lot.ID, repo)) {
+	if rp.Test == "" || q.tested(ctx, lot.ID, repo, rebased) {
 		return Result{}, false, nil
 	}
 	g, err := q.c.Gates.Test(ctx, lot.ID, repo)

@@ -276,3 +276,36 @@ func TestGateResults(t *testing.T) {
 		t.Error("a red result of an earlier run counts")
 	}
 }
+
+// A gate result is trusted for its exact tree, whatever commit holds it: a
+// lot whose own gate passed, rebased onto a base that moved without
+// changing the tree (an empty commit), integrates without a gate run; a
+// base that changed the tree gets one.
+func TestAloneRebasedSameTreeNotGatedAgain(t *testing.T) {
+	w := newWorld(t, false)
+	for _, c := range []struct {
+		id    string
+		move  func(path string)
+		gated int
+	}{
+		{"a", func(path string) { gittest.Git(t, path, "commit", "-q", "--allow-empty", "-m", "empty") }, 0},
+		{"b", func(path string) { gittest.Commit(t, path, "moved on", map[string]string{"m.txt": "m\n"}) }, 1},
+	} {
+		lot := w.lot(c.id)
+		repo := lot.Repos[0]
+		tree := gittest.Git(t, repo.Worktree, "rev-parse", "HEAD^{tree}")
+		// What the lot's own gate records (executor, testGate).
+		if err := w.q.RecordGate(c.id, repo, tree, true, []string{c.id}); err != nil {
+			t.Fatal(err)
+		}
+		c.move(w.repo("app").Path)
+		before := len(w.gates.runs())
+		res, err := w.q.Integrate(context.Background(), lot)
+		if err != nil || res.Kind != Integrated || res.SHA != w.main() {
+			t.Fatalf("lot %s: %+v, %v; main %.12s", c.id, res, err, w.main())
+		}
+		if got := len(w.gates.runs()) - before; got != c.gated {
+			t.Errorf("lot %s: %d gate runs at integration, want %d (gate runs %v)", c.id, got, c.gated, w.gates.runs())
+		}
+	}
+}

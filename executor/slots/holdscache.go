@@ -56,11 +56,13 @@ func statHolds(dir string) (holdsKey, bool, error) {
 		return holdsKey{}, false, err
 	}
 	k := holdsKey{exists: true, size: st.Size(), mtime: st.ModTime().UnixNano()}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		k.dev, k.ino = uint64(sys.Dev), uint64(sys.Ino)
-		k.ctime = time.Unix(int64(sys.Ctim.Sec), int64(sys.Ctim.Nsec)).UnixNano()
-	} else {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
 		return k, false, nil // no inode: never cached
+	}
+	k.dev, k.ino = uint64(sys.Dev), uint64(sys.Ino)
+	if k.ctime, ok = changeTime(sys); !ok {
+		return k, false, nil // no ctime: never cached
 	}
 	return k, time.Since(st.ModTime()) > racyWindow, nil
 }

@@ -392,4 +392,12 @@ type Event struct {
 	HeadBefore string
 	Usage      state.Usage
 	Text       string
+	// Worker, RunKey and Delivery are set by a runner whose step runs on
+	// a remote worker (docs/remote.md), on EventStarted and
+	// EventProgress: the worker's id, the step's run key in the engine's
+	// queue and the delivery that runs it (1: the first). PID is then 0:
+	// no process of the step runs on this machine.
+	Worker   string
+	RunKey   string
+	Delivery uint64
 }

@@ -31,6 +31,17 @@ var forbidden = map[string][]string{
 	// The step runner and its guard are below the orchestrator: the
 	// orchestrator runs steps through step.Runner, never the reverse.
 	"executor/step/...": {"executor", "executor/mergequeue/...", "internal/cli/..."},
+	// the queue of remote steps carries step requests and results as
+	// JSON: it knows neither the step runner nor the orchestrator
+	"executor/remote/queue/...":  {"executor", "executor/step/...", "executor/mergequeue/...", "gitint/...", "internal/proc/...", "internal/cli/..."},
+	"executor/remote/engine/...": {"executor", "executor/step/...", "executor/mergequeue/...", "gitint/...", "internal/proc/...", "internal/cli/..."},
+	// the remote step runner is a step runner: below the orchestrator,
+	// which the CLI's runner factory gives it to (docs/remote.md)
+	"executor/remote": {"executor", "executor/mergequeue/...", "internal/cli/..."},
+	// the repository transport of remote steps is git on bundle files
+	// only: it knows neither the orchestrator, a step runner nor the queue
+	// that moves its files (docs/remote.md, "Repository transport")
+	"executor/remote/transport/...": {"executor", "executor/step/...", "executor/mergequeue/...", "executor/agent/...", "internal/cli/..."},
 	// agent adapters see sessions, never the orchestrator, the planner or
 	// git: spec's agent blocks reach them through agent.Registry, and the
 	// executor's step through agent.Session (the conformance suite,

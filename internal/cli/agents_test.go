@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/schemas/schemacheck"
 	"github.com/cadence-run/cadence/spec"
 	"github.com/zclconf/go-cty/cty"
@@ -41,7 +42,7 @@ func sample(typ cty.Type, enum []string) any {
 // in a block that names no kind too), and refuses them in a block of
 // another kind.
 func TestWaveSchemaAgentKinds(t *testing.T) {
-	reg := newAgents()
+	reg := newAgents(agent.BrowserSetup{})
 	attrs := reg.Attributes()
 	doc := func(kind, attr string, v any) []byte {
 		body := map[string]any{attr: v}

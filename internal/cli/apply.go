@@ -33,6 +33,7 @@ func runApply(e *env, args []string) ExitCode {
 	auto := f.Bool("auto-approve", false, "do not ask for confirmation (required without a terminal; a saved PLANFILE is never asked about)")
 	ignoreQuota := f.Bool("ignore-quota", false, "start sessions even before the recorded reset time of the agent's usage limit")
 	f.BoolVar(&f.upgrade, "upgrade", false, "go on with a wave started by another cadence: record this cadence's version and the agent CLI's in the state (without it, apply refuses)")
+	f.executorFlag()
 	f.DurationVar(&e.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 5m) for the wave's lock or a repository's lock held by another cadence, instead of refusing (0: refuse at once)")
 	if code := refusePlanOnly(e, args, f.isBool); code >= 0 {
 		return code
@@ -240,6 +241,12 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 	if e.lockTimeout > 0 {
 		host = waitingHost{SystemHost: executor.SystemHost{Git: g.Git}, ctx: ctx, timeout: e.lockTimeout, onHeld: e.waitingFor}
 	}
+	steps, closeEngine, err := e.remoteSteps(ctx, w.cfg, p, env)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cadence apply: refused: %v\n", err)
+		return ExitApplyRefused
+	}
+	defer closeEngine()
 	apiBackoff, _ := e.apiBackoff()     // checked before the confirmation
 	_, minFree, _ := e.freeThresholds() // checked by the plan
 	res, err := executor.Apply(ctx, p, executor.ApplyOptions{
@@ -256,6 +263,7 @@ func (e *env) execute(w *wave, p *planner.Plan, f *planFlags, lay layout.Wave, q
 		// run's: cleared (executor/steer.go).
 		Since:     locked,
 		SteerKeys: steerKeys,
+		Steps:     steps,
 	})
 	out.stopLive()
 	var setupErr *executor.SetupError

@@ -48,6 +48,8 @@ func init() {
 		{"graph", "[FILE]", "Print the lots' dependency graph (DOT, or -format mermaid)", runGraph},
 		{"fmt", "[FILE|DIR...]", "Rewrite wave files in canonical format", runFmt},
 		{"lsp", "", "Run the language server for wave files (editors start it)", runLSP},
+		{"engine", "", "Run an embedded NATS JetStream server for remote steps, and create queues", runEngine},
+		{"worker", "", "Pull a queue's remote steps from the engine and run them on this machine", runWorker},
 		{"init", "[FILE]", "Write a commented starter wave.hcl", runInit},
 		{"version", "", "Print cadence's version and the agent CLI it finds", runVersion},
 		{"completion", "bash|zsh|fish", "Print what turns on shell completion, for the shell's startup file", runCompletion},

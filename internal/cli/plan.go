@@ -35,6 +35,9 @@ type planFlags struct {
 	// where it would ask to confirm. lock is -lock (default true): false
 	// is accepted and ignored with a note; the wave's lock is always taken.
 	input, lock bool
+	// executor is -executor: "local" runs every step on this machine
+	// whatever the wave's executor block says; "" reads CADENCE_EXECUTOR.
+	executor string
 }
 
 func newPlanFlags(e *env, name, args, summary string) *planFlags {
@@ -56,6 +59,29 @@ func newPlanFlags(e *env, name, args, summary string) *planFlags {
 // refuses it with a hint: see planOnlyFlags).
 func (f *planFlags) offlineFlag() {
 	f.BoolVar(&f.offline, "offline", false, "skip machine checks (repositories, git, agent CLI): for CI runners")
+}
+
+// executorFlag adds -executor (plan and apply).
+func (f *planFlags) executorFlag() {
+	f.StringVar(&f.executor, "executor", "", "local: run every step on this machine, whatever the wave's executor block says (default: CADENCE_EXECUTOR, else the wave's)")
+}
+
+// localOnly reads -executor, else CADENCE_EXECUTOR: whether this run keeps
+// every step on this machine (docs/remote.md, Wave file). A value other
+// than "local" (or "" for the wave's block) is a diagnostic.
+func (f *planFlags) localOnly(e *env) (bool, hcl.Diagnostics) {
+	v, from := f.executor, "-executor"
+	if v == "" {
+		v, from = e.getenv("CADENCE_EXECUTOR"), "CADENCE_EXECUTOR"
+	}
+	switch v {
+	case "", "wave":
+		return false, nil
+	case "local":
+		return true, nil
+	}
+	return false, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid " + from,
+		Detail: fmt.Sprintf("%s=%q: the one value is \"local\" (every step on this machine); without it, the wave's executor block decides.", from, v)}}
 }
 
 // options converts the flags, reporting bad values as diagnostics.
@@ -86,6 +112,11 @@ func (f *planFlags) options(e *env, waveDigest string) (planner.Options, hcl.Dia
 			}
 			o.MaxSessions, o.MaxSessionsFrom = n, planner.CapEnv
 		}
+	}
+	if !f.graph {
+		local, ldiags := f.localOnly(e)
+		diags = append(diags, ldiags...)
+		o.LocalOnly = local
 	}
 	if f.maxSessions < 0 || f.jobs < 0 {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid flag", Detail: "-max-sessions and -jobs must be at least 1."})
@@ -132,6 +163,7 @@ func (f *planFlags) makePlan(e *env, file string, diagOut io.Writer) (*wave, *pl
 func runPlan(e *env, args []string) ExitCode {
 	f := newPlanFlags(e, "plan", "[FILE|DIR...]", "Validate the wave, check the machine (repositories, git state, agent CLI) and show\nwhat apply would do, diffed against the state file. Several files, or a folder's\n*.hcl and *.hcl.json files, are planned one after the other; files that are not\nwave files (no top-level wave or lot block) are skipped with a note.")
 	f.offlineFlag()
+	f.executorFlag()
 	format := f.String("format", "text", "output format: text, json, markdown, dot or mermaid")
 	detailed := f.Bool("detailed-exitcode", false, "exit 0 when every lot is done, 2 when work is pending, 3 when nothing is pending but lots need the lead (and 1 for an error or a usage error)")
 	out := f.String("out", "", "save the plan to PLANFILE for apply PLANFILE")

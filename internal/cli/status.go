@@ -318,6 +318,11 @@ func stateTable(w io.Writer, st *state.State, stopped bool) {
 			note = "cadence stopped while it ran; cadence apply resumes it"
 		}
 		note = firstLine(strings.TrimSpace(note))
+		if n := len(l.Steps); n > 0 && l.Status == state.LotRunning && !stopped {
+			if rn := remoteNote(l.Steps[n-1], time.Now()); rn != "" {
+				note = strings.TrimPrefix(note+"; "+rn, "; ")
+			}
+		}
 		if len(l.Backups) > 0 {
 			if note != "" {
 				note += "; "
@@ -352,4 +357,25 @@ func worktreeTable(w io.Writer, st *state.State) {
 		fmt.Fprintf(tw, "  %s\t%s\n", id, st.Lots[id].Worktree)
 	}
 	tw.Flush()
+}
+
+// remoteNote says where a running step runs when it runs on a remote
+// worker (state.Step.Remote): the worker, its delivery after a lost one,
+// how long since the lead last heard from it (its lease age as the lead
+// sees it) and the tokens it reported so far; "" for a step of this
+// machine or one that ended.
+func remoteNote(s state.Step, now time.Time) string {
+	r := s.Remote
+	if r == nil || s.Ended != nil {
+		return ""
+	}
+	note := "on worker " + r.Worker
+	if r.Delivery > 1 {
+		note += fmt.Sprintf(" (delivery %d)", r.Delivery)
+	}
+	note += ", heard " + now.Sub(r.Heard).Round(time.Second).String() + " ago"
+	if r.Tokens > 0 {
+		note += ", " + spec.Tokens(r.Tokens).String() + " tokens so far"
+	}
+	return note
 }

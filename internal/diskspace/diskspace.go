@@ -32,7 +32,7 @@ func Free(path string) (free uint64, mount string, err error) {
 	if err != nil {
 		return 0, "", &fs.PathError{Op: "statfs", Path: p, Err: err}
 	}
-	return st.Bavail * uint64(st.Bsize), mountPoint(p), nil
+	return uint64(st.Bavail) * uint64(st.Bsize), mountPoint(p), nil
 }
 
 // mountPoint is the topmost folder above p (p included) on p's device.

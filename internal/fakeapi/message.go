@@ -17,8 +17,9 @@ type message struct {
 	Usage      Usage
 }
 
-// message builds the message that t answers, with fresh ids.
-func (s *Server) message(t Turn, model string) message {
+// message builds the message that t answers, with fresh ids and PromptURL
+// replaced by url.
+func (s *Server) message(t Turn, model, url string) message {
 	m := message{ID: s.newID("msg_fake"), Model: model, StopReason: t.StopReason, Usage: DefaultUsage}
 	if model == "" {
 		m.Model = "claude-fake"
@@ -36,6 +37,7 @@ func (s *Server) message(t Turn, model string) message {
 			if len(b.Input) == 0 {
 				b.Input = json.RawMessage("{}")
 			}
+			b.Input = withPromptURL(b.Input, url)
 		}
 		m.Blocks = append(m.Blocks, b)
 	}

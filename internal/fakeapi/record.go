@@ -72,6 +72,9 @@ type ToolResult struct {
 	// Text is the result text; text parts of a list content are joined by
 	// newlines.
 	Text string
+	// Images is the number of image blocks of a list content (a browser's
+	// screenshot reaches the model as one).
+	Images int
 }
 
 // ToolResults returns the tool_result blocks of every message in the
@@ -98,7 +101,7 @@ func (r Request) ToolResults() []ToolResult {
 		}
 		for _, b := range blocks {
 			if b.Type == "tool_result" {
-				out = append(out, ToolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, Text: contentText(b.Content)})
+				out = append(out, ToolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, Text: contentText(b.Content), Images: contentImages(b.Content)})
 			}
 		}
 	}
@@ -124,6 +127,21 @@ func contentText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(texts, "\n")
+}
+
+// contentImages is the number of image blocks of a list content.
+func contentImages(raw json.RawMessage) int {
+	var parts []struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	n := 0
+	for _, p := range parts {
+		if p.Type == "image" {
+			n++
+		}
+	}
+	return n
 }
 
 // ToolNames returns the names of the tools the request offers.

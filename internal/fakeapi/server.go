@@ -186,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	idx := len(s.reqs) - 1
 	s.mu.Unlock()
 
-	status, abort := s.play(w, r, turn, meta.Model, meta.Stream)
+	status, abort := s.play(w, r, turn, meta.Model, meta.Stream, body)
 
 	s.mu.Lock()
 	s.reqs[idx].Status = status
@@ -200,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // play writes the answer t and returns the HTTP status sent, or 0 when no
 // response was sent; abort means the connection must close without one.
-func (s *Server) play(w http.ResponseWriter, r *http.Request, t Turn, model string, stream bool) (status int, abort bool) {
+func (s *Server) play(w http.ResponseWriter, r *http.Request, t Turn, model string, stream bool, body []byte) (status int, abort bool) {
 	if t.Delay > 0 {
 		timer := time.NewTimer(t.Delay)
 		defer timer.Stop()
@@ -237,7 +237,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, t Turn, model stri
 		w.Write(e.body())
 		return e.Status, false
 	}
-	msg := s.message(t, model)
+	msg := s.message(t, model, promptURL(body))
 	if !stream {
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)

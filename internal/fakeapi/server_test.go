@@ -327,10 +327,10 @@ func TestToolResults(t *testing.T) {
 	r := Request{Body: []byte(`{"messages":[{"role":"user","content":"hi"},
 		{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"out"},
-		 {"type":"tool_result","tool_use_id":"t2","is_error":true,"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}],
+		 {"type":"tool_result","tool_use_id":"t2","is_error":true,"content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}},{"type":"text","text":"b"}]}]}],
 		"tools":[{"name":"Bash"},{"name":"Write"}]}`)}
 	got := r.ToolResults()
-	if fmt.Sprint(got) != "[{t1 false out} {t2 true a\nb}]" {
+	if fmt.Sprint(got) != "[{t1 false out 0} {t2 true a\nb 1}]" {
 		t.Errorf("tool results %+v", got)
 	}
 	if fmt.Sprint(r.ToolNames()) != "[Bash Write]" || !r.Contains(`"tool_use_id":"t2"`) {

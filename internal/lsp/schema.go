@@ -89,6 +89,10 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 		"agent": {
 			"kind": enum(agentKinds...), "command": anyString, "sandbox": anyBool,
 		},
+		"executor": {
+			"url": anyString, "credentials": anyString, "queue": anyString, "lease": anyString,
+			"remote": schema.List{Elem: enum(spec.RemoteSessions, spec.RemoteTests)},
+		},
 		"variable": {
 			"type": schema.TypeDeclaration{}, "default": schema.AnyExpression{OfType: cty.DynamicPseudoType},
 			"description": anyString, "sensitive": anyBool,
@@ -105,6 +109,7 @@ var blockDocs = map[string]string{
 	"lot":      "A unit of work: a `brief` for an agent (an agent lot) or a `run` command (a command lot).",
 	"locals":   "Local values, referenced as `local.NAME`.",
 	"variable": "An input variable, referenced as `var.NAME`.",
+	"executor": "Where steps run: `executor \"nats\"` sends agent sessions and test gates to remote workers through a NATS JetStream queue. At most one.",
 }
 
 // waveSchema returns the hcl-lang schema of a wave file, built from
@@ -130,7 +135,7 @@ func waveSchema(agentKinds []string, kindAttrs map[string][]spec.KindAttribute) 
 		switch bt.Type {
 		case "wave":
 			b.MaxItems = 1
-		case "defaults":
+		case "defaults", "executor":
 			b.MaxItems = 1
 		case "lot", "repo", "agent":
 			b.Address = &schema.BlockAddrSchema{

@@ -189,6 +189,23 @@ type Step struct {
 	// (absolute paths of PNG files under the lot's log folder, at most
 	// MaxScreenshots); none for other kinds.
 	Screenshots []string `json:"screenshots,omitempty"`
+	// Remote is where the step runs or ran on a remote worker; nil for a
+	// step of this machine (docs/remote.md).
+	Remote *RemoteStep `json:"remote,omitempty"`
+}
+
+// RemoteStep is what the lead knows of a step that runs on a remote
+// worker: the worker's id, the step's run key in the engine's queue and
+// the delivery that runs it (1: the first; a later one after a worker was
+// lost), the counted tokens the worker reported so far (until the step
+// ends and Step.Usage holds its figure; the last figure of a lost
+// session, an estimate), and when the lead last heard from it.
+type RemoteStep struct {
+	Worker   string    `json:"worker"`
+	RunKey   string    `json:"run_key"`
+	Delivery uint64    `json:"delivery,omitempty"`
+	Tokens   int64     `json:"tokens,omitempty"`
+	Heard    time.Time `json:"heard"`
 }
 
 // MaxScreenshots and MaxScreenshotBytes bound what a UX review keeps of

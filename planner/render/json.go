@@ -51,6 +51,56 @@ type jsonPlan struct {
 	APIFailure string `json:"api_failure"`
 	// Pinned is absent when the plan has none (planner.Plan.Pinned).
 	Pinned *jsonPinned `json:"pinned,omitempty"`
+	// Executor is planner.Plan.Executor, absent when every step runs on
+	// this machine.
+	Executor *jsonExecutor `json:"executor,omitempty"`
+}
+
+// jsonExecutor is planner.ExecutorPlan; workers and pool are what the
+// engine said ("asked": false offline, or "error" when it could not be
+// asked).
+type jsonExecutor struct {
+	Kind         string       `json:"kind"`
+	URL          string       `json:"url"`
+	Queue        string       `json:"queue"`
+	Remote       []string     `json:"remote"`
+	LeaseSeconds int64        `json:"lease_seconds"`
+	Asked        bool         `json:"asked"`
+	Error        string       `json:"error"`
+	Workers      []jsonWorker `json:"workers"`
+	Pool         jsonPool     `json:"pool"`
+}
+
+type jsonWorker struct {
+	ID         string            `json:"id"`
+	Agents     map[string]string `json:"agents"`
+	Toolchains []string          `json:"toolchains"`
+	Slots      int               `json:"slots"`
+	Free       int               `json:"free"`
+}
+
+type jsonPool struct {
+	Cap      int    `json:"cap"`
+	InFlight int    `json:"in_flight"`
+	Free     int    `json:"free"`
+	Queued   uint64 `json:"queued"`
+}
+
+func executorJSON(x *planner.ExecutorPlan) *jsonExecutor {
+	if x == nil {
+		return nil
+	}
+	out := &jsonExecutor{Kind: x.Kind, URL: x.URL, Queue: x.Queue, Remote: list(x.Remote), LeaseSeconds: seconds(x.Lease),
+		Asked: x.Asked, Error: x.Err, Workers: []jsonWorker{},
+		Pool: jsonPool{Cap: x.Pool.Cap, InFlight: x.Pool.InFlight, Free: x.Pool.Free, Queued: x.Pool.Queued}}
+	for _, w := range x.Workers {
+		agents := w.Agents
+		if agents == nil {
+			agents = map[string]string{}
+		}
+		out.Workers = append(out.Workers, jsonWorker{ID: w.ID, Agents: agents, Toolchains: list(w.Toolchains), Slots: w.Slots, Free: w.Free})
+	}
+	return out
 }
 
 type jsonPinned struct {
@@ -236,6 +286,7 @@ func toJSON(p *planner.Plan) *jsonPlan {
 		Repos:         make([]jsonRepo, len(p.Repos)),
 		Warnings:      make([]jsonWarning, len(p.Warnings)),
 		APIFailure:    p.APIFailure,
+		Executor:      executorJSON(p.Executor),
 	}
 	for i := range p.Lots {
 		lp := &p.Lots[i]

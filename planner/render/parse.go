@@ -117,6 +117,18 @@ func fromJSON(j *jsonPlan) (*planner.Plan, error) {
 			p.Agent.Err = errors.New(a.Error)
 		}
 	}
+	if x := j.Executor; x != nil {
+		e := &planner.ExecutorPlan{Kind: x.Kind, URL: x.URL, Queue: x.Queue, Remote: nilIfEmpty(x.Remote), Lease: secs(x.LeaseSeconds),
+			Asked: x.Asked, Err: x.Error, Pool: planner.RemotePool{Cap: x.Pool.Cap, InFlight: x.Pool.InFlight, Free: x.Pool.Free, Queued: x.Pool.Queued}}
+		for _, w := range x.Workers {
+			agents := w.Agents
+			if len(agents) == 0 {
+				agents = nil
+			}
+			e.Workers = append(e.Workers, planner.RemoteWorker{ID: w.ID, Agents: agents, Toolchains: nilIfEmpty(w.Toolchains), Slots: w.Slots, Free: w.Free})
+		}
+		p.Executor = e
+	}
 	if pv := j.Pinned; pv != nil {
 		p.Pinned = &planner.Pinned{Cadence: pv.CadenceVersion, Agent: pv.AgentVersion}
 	}

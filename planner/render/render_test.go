@@ -71,6 +71,20 @@ func (fakeMachine) Agent(a *spec.Agent) planner.AgentFacts {
 	return need
 }
 
+// remoteMachine is fakeMachine with an engine that answers with two live
+// workers and a pool of 4 slots, one in flight.
+type remoteMachine struct{ fakeMachine }
+
+func (remoteMachine) Remote(*spec.Executor) (planner.RemoteFacts, error) {
+	return planner.RemoteFacts{
+		Workers: []planner.RemoteWorker{
+			{ID: "build-1", Agents: map[string]string{"claude": "2.1.328 (Claude Code)"}, Toolchains: []string{"go@1.26", "node@22"}, Slots: 2, Free: 1},
+			{ID: "build-2", Agents: map[string]string{"claude": "2.1.328 (Claude Code)", "codex": "codex-cli 0.9.0"}, Slots: 2, Free: 2},
+		},
+		Pool: planner.RemotePool{Cap: 4, InFlight: 1, Free: 3},
+	}, nil
+}
+
 // actionsState is a hand-made state file for testdata/actions/wave.hcl that
 // gives every action: base done, resumer at fix pass 2, asker waiting for an
 // answer, held handed back (after and later blocked by it), again done and
@@ -149,6 +163,9 @@ var cases = []testCase{
 			t.Fatal(diags.Error())
 		}
 		return build(t, planner.Input{Config: cfg, Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})
+	}},
+	{"remote", func(t testing.TB) *planner.Plan {
+		return build(t, planner.Input{Config: load(t, "testdata/remote/wave.hcl"), Machine: remoteMachine{}, Options: planner.Options{Jobs: 2}})
 	}},
 	{"escapes", func(t testing.TB) *planner.Plan {
 		return build(t, planner.Input{Config: load(t, "testdata/escapes/wave.hcl"), Machine: fakeMachine{}, Options: planner.Options{Jobs: 2}})

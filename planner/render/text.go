@@ -71,6 +71,7 @@ func Text(w io.Writer, p *planner.Plan, o Options) error {
 	if len(p.Replace) > 0 {
 		bw.WriteString("Replace: " + strings.Join(p.Replace, ", ") + "\n")
 	}
+	writeExecutor(bw, p.Executor)
 	bw.WriteString("\n")
 	if len(p.Lots) == 0 {
 		bw.WriteString("  No lots in the plan.\n")

@@ -48,6 +48,8 @@ const FormatRetryPrompt = "Your work is finished. Do not change anything. Now ca
 type Adapter struct {
 	checks sandboxChecks
 	left   leftovers
+	// browser is where UX sessions' browser pieces are (WithBrowser).
+	browser agent.BrowserSetup
 }
 
 var (
@@ -95,7 +97,9 @@ type Sandbox struct {
 // worktrees only. A read-only session (s.ReadOnly) gets no file tool and
 // no git command that writes, whatever the agent allows (readonly.go).
 // Every session loads the user's settings and cadence's only, no MCP
-// server, and of the repository only its CLAUDE.md (projectconfig.go).
+// server but a session's browser (browser.go: s.Browser, whose
+// configuration the caller wrote), and of the repository only its
+// CLAUDE.md (projectconfig.go).
 func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 	if s.ReportSchema == "" {
 		return nil, fmt.Errorf("session of step %s: no report schema", s.Step)
@@ -120,6 +124,12 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 		args = append(args, "--fallback-model", s.FallbackModel)
 	}
 	args = append(args, isolationArgs(s.Dir)...)
+	var browserAllow, browserDeny []string
+	if s.Browser != nil {
+		var mcpConfig string
+		mcpConfig, browserAllow, browserDeny = browserArgs(s)
+		args = append(args, "--mcp-config", mcpConfig, "--strict-mcp-config")
+	}
 	if a.PermissionMode != "" {
 		args = append(args, "--permission-mode", a.PermissionMode)
 	}
@@ -137,12 +147,13 @@ func Args(s agent.Session, resume bool, sandbox *Sandbox) ([]string, error) {
 			allowed = append(allowed, t)
 		}
 	}
+	allowed = append(allowed[:len(allowed):len(allowed)], browserAllow...)
 	if len(allowed) > 0 {
 		args = append(args, "--allowedTools", strings.Join(allowed, " "))
 	}
-	denied := a.DisallowedTools
+	denied := append(a.DisallowedTools[:len(a.DisallowedTools):len(a.DisallowedTools)], browserDeny...)
 	if s.ReadOnly {
-		denied = append(append([]string(nil), denied...), readOnlyDenied()...)
+		denied = append(denied, readOnlyDenied()...)
 	}
 	if len(denied) > 0 {
 		args = append(args, "--disallowedTools", strings.Join(denied, " "))
@@ -186,7 +197,11 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 	switch {
 	case ctx.Err() != nil:
 	case out.Status == state.StepFailed && out.Cause == agent.CauseNoReport:
-		retry := r.once(ctx, s, h, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
+		// The report alone needs no browser: the evidence is the first run's.
+		s2 := s
+		s2.Browser = nil
+		retry := r.once(ctx, s2, h, FormatRetryPrompt, true, s.LogPrefix+".format-retry")
+		retry.Browser = out.Browser
 		retry.Usage = retry.Usage.Add(out.Usage)
 		retry.OutputCut += out.OutputCut
 		retry.PushAttempts = append(out.PushAttempts, retry.PushAttempts...)
@@ -216,7 +231,12 @@ func (r *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.
 }
 
 // once runs the CLI a single time.
-func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, prompt string, resume bool, logPrefix string) agent.Outcome {
+func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, prompt string, resume bool, logPrefix string) (out agent.Outcome) {
+	var watch *streamWatch
+	var browserCause string
+	if s.Browser != nil {
+		defer func() { out.Browser = sessionEvidence(watch, browserCause) }()
+	}
 	fail := func(err error) agent.Outcome {
 		return agent.Outcome{Status: state.StepFailed, Cause: err.Error()}
 	}
@@ -233,17 +253,23 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		}
 		env = append(env, excludesEnv(ctx, env, s.Dir, logPrefix)...)
 	}
-	args, err := Args(s, resume, sandbox)
-	if err != nil {
-		return fail(err)
-	}
 	command := h.Command
 	if command == "" {
 		command = s.Agent.Command
 	}
+	if s.Browser != nil {
+		if browserCause = r.browserSession(s, env); browserCause != "" {
+			// The session goes on without a browser (agent.Session.Browser).
+			s.Browser = nil
+		}
+	}
+	args, err := Args(s, resume, sandbox)
+	if err != nil {
+		return fail(err)
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	files, err := openSessionFiles(logPrefix, s.LogLimit, cancel)
+	files, err := agent.OpenSessionFiles(logPrefix, s.LogLimit, cancel)
 	if err != nil {
 		return writeFailed(err, 0)
 	}
@@ -251,7 +277,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	pr, pw := io.Pipe()
 	// API retries are shown as they happen (a rate-limited session is
 	// otherwise silent for minutes); tool calls only feed the token count.
-	watch := newStreamWatch(s.Progress, func(note string) {
+	watch = newStreamWatch(s.Progress, func(note string) {
 		if s.Note != nil && strings.HasPrefix(note, "API retry") {
 			s.Note(note)
 		}
@@ -260,7 +286,7 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watch.consume(pr, files.stdout())
+		watch.consume(pr, files.Stdout())
 	}()
 	var hold []*os.File
 	if s.SlotLock != nil {
@@ -270,12 +296,12 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 		end := r.left.begin(sandboxRoots(worktrees(s)), envValue(env, "PATH"), s.Note)
 		defer end() // after KillLeftovers: nothing of the session runs then
 	}
-	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: s.Dir, Env: env, Stdin: strings.NewReader(prompt),
-		Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Supervisor: h.Supervisor, Started: s.Started, Hold: hold, Limits: s.Limits})
+	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: args, Dir: workDir(s), Env: env, Stdin: strings.NewReader(prompt),
+		Stdout: pw, Stderr: files.Stderr(), Grace: h.Grace, Supervisor: h.Supervisor, Started: s.Started, Hold: hold, Limits: s.Limits})
 	pw.Close()
 	wg.Wait()
 	r.KillLeftovers(s.SessionID)
-	werr, cut := files.close(), files.cut()
+	werr, cut := files.Close(), files.Cut()
 	if werr != nil {
 		// A file could not be written: the session was ended (cancel).
 		out := writeFailed(werr, cut)
@@ -285,9 +311,9 @@ func (r *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, promp
 	if rerr != nil {
 		return fail(rerr)
 	}
-	errText := errTail(logPrefix, s.LogLimit)
+	errText := agent.ErrTail(logPrefix, s.LogLimit)
 	fired, extended := timeout()
-	out := Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step, ReportSchema: s.ReportSchema,
+	out = Classify(Ended{Proc: res, Result: watch.lastResult(), Stderr: errText, Step: s.Step, ReportSchema: s.ReportSchema,
 		Cancelled: ctx.Err() != nil, TimedOut: fired, Timeout: s.Timeout, Extensions: extended, Now: h.Clock(),
 		RateLimitReset: watch.rateLimitReset(), Resumed: resume})
 	out.PushAttempts = watch.pushAttempts()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/internal/gitdirs"
 	"github.com/cadence-run/cadence/internal/proc"
 )
 
@@ -54,14 +55,14 @@ func (a *Adapter) Tidy(t agent.Tidy) []string {
 			sortOut(filepath.Join(w, c), t.Before, &wf, &dirs)
 		}
 		worktreeFiles = append(worktreeFiles, untrackedIn(w, wf, pathList)...)
-		if own, common, ok := gitDirs(w); ok {
+		if own, common, err := gitdirs.Read(w); err == nil {
 			addGitDir(own)
 			addGitDir(common)
 		}
 	}
 	for _, r := range t.Repos {
-		own, common, ok := gitDirs(r)
-		if !ok {
+		own, common, err := gitdirs.Read(r)
+		if err != nil {
 			continue
 		}
 		addGitDir(own)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadence-run/cadence/internal/gitdirs"
 	"github.com/cadence-run/cadence/internal/proc"
 )
 
@@ -305,7 +306,7 @@ func sandboxRoots(ws []string) []root {
 	}
 	for _, w := range ws {
 		add(w, false)
-		if own, common, ok := gitDirs(w); ok {
+		if own, common, err := gitdirs.Read(w); err == nil {
 			add(mainWorktree(common), false)
 			if !seen[common] {
 				seen[common] = true

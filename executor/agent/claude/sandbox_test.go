@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadence-run/cadence/executor/agent"
 	"github.com/cadence-run/cadence/gitint/gittest"
+	"github.com/cadence-run/cadence/internal/gitdirs"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -99,22 +100,11 @@ func gitRepo(t *testing.T, dir string, wts ...string) string {
 	return repo
 }
 
-func TestGitDirs(t *testing.T) {
+func TestMainWorktree(t *testing.T) {
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := gitRepo(t, dir, "wt")
-	own, common, ok := gitDirs(filepath.Join(dir, "wt"))
-	if !ok || own != filepath.Join(repo, ".git", "worktrees", "wt") || common != filepath.Join(repo, ".git") {
-		t.Errorf("linked: %q %q %v", own, common, ok)
-	}
-	if mainWorktree(common) != repo {
-		t.Errorf("main worktree %q", mainWorktree(common))
-	}
-	own, common, ok = gitDirs(repo)
-	if !ok || own != common || common != filepath.Join(repo, ".git") {
-		t.Errorf("main: %q %q %v", own, common, ok)
-	}
-	if _, _, ok := gitDirs(dir); ok {
-		t.Error("a plain folder has git dirs")
+	if _, common, err := gitdirs.Read(filepath.Join(dir, "wt")); err != nil || mainWorktree(common) != repo {
+		t.Errorf("main worktree of %q: %q, %v", common, mainWorktree(common), err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/internal/gitdirs"
 )
 
 // fileTools are the CLI's tools that write files. They run in the CLI's
@@ -130,7 +131,7 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 			// by itself: denied here, they are read-only, and so is
 			// every other worktree's.
 			add(&deny, w)
-			if own, common, ok := gitDirs(w); ok {
+			if own, common, err := gitdirs.Read(w); err == nil {
 				add(&deny, own)
 				add(&deny, common)
 			}
@@ -140,8 +141,8 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 		if fileEdits {
 			st.Permissions.Allow = append(st.Permissions.Allow, "Edit(/"+w+"/**)")
 		}
-		own, common, ok := gitDirs(w)
-		if !ok {
+		own, common, err := gitdirs.Read(w)
+		if err != nil {
 			continue
 		}
 		linked := own != common
@@ -168,7 +169,7 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 		}
 	}
 	if cache != "" {
-		add(&allow, realPath(cache))
+		add(&allow, gitdirs.Real(cache))
 	}
 	sb.Filesystem.AllowWrite, sb.Filesystem.DenyWrite = allow, deny
 	for _, p := range s.DenyRead {
@@ -201,63 +202,13 @@ func worktrees(s agent.Session) []string {
 		if d == "" {
 			continue
 		}
-		d = realPath(d)
+		d = gitdirs.Real(d)
 		if !seen[d] {
 			seen[d] = true
 			out = append(out, d)
 		}
 	}
 	return out
-}
-
-// realPath is p made absolute with its symbolic links resolved, or p
-// cleaned when that fails.
-func realPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
-}
-
-// gitDirs reads the git dirs of worktree w from its files (no git
-// process): for a linked worktree (w/.git a file "gitdir: <own>"), its own
-// git dir and the repository's common dir (<own>/commondir, relative to
-// <own>); for a main worktree (w/.git a folder), that folder twice. ok is
-// false when w has neither.
-func gitDirs(w string) (own, common string, ok bool) {
-	dotgit := filepath.Join(w, ".git")
-	fi, err := os.Stat(dotgit)
-	switch {
-	case err != nil:
-		return "", "", false
-	case fi.IsDir():
-		return dotgit, dotgit, true
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
-		return "", "", false
-	}
-	own, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !found {
-		return "", "", false
-	}
-	own = strings.TrimSpace(own)
-	if !filepath.IsAbs(own) {
-		own = filepath.Join(w, own)
-	}
-	own = realPath(own)
-	common = own
-	if c, err := os.ReadFile(filepath.Join(own, "commondir")); err == nil {
-		common = strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(own, common)
-		}
-		common = realPath(common)
-	}
-	return own, common, true
 }
 
 // mainWorktree is the main worktree of the repository whose common dir is

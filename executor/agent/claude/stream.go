@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,8 @@ type streamLine struct {
 	} `json:"permission_denials"`
 	// rate_limit_event (quota.go)
 	RateLimit *rateLimitInfo `json:"rate_limit_info"`
+	// system/init: the MCP servers and their status (browser.go)
+	MCPServers []mcpServerJSON `json:"mcp_servers"`
 }
 
 type blockJSON struct {
@@ -102,6 +105,8 @@ type streamWatch struct {
 	deniedID map[string]bool
 	progress func(state.Usage)
 	notes    func(string)
+	// browser is what the stream says of the session's browser.
+	browser browserWatch
 }
 
 func newStreamWatch(progress func(state.Usage), notes func(string)) *streamWatch {
@@ -154,8 +159,14 @@ func (w *streamWatch) line(b []byte) {
 		}
 	case l.Type == "user" && l.Message != nil:
 		for _, c := range l.Message.Content {
+			if c.Type == "tool_result" && hasImage(c.Content) {
+				w.browser.screenshots++
+			}
 			if c.Type != "tool_result" || !c.IsError {
 				continue
+			}
+			if w.browser.firstErr == "" && strings.HasPrefix(w.calls[c.ToolUseID].Tool, mcpTool("")) {
+				w.browser.firstErr = firstLineCut(resultText(c.Content))
 			}
 			switch text := resultText(c.Content); {
 			case refusal(text):
@@ -206,6 +217,12 @@ func (w *streamWatch) line(b []byte) {
 		if t := l.RateLimit.rejectedUntil(); t != nil {
 			w.resetAt = t
 		}
+	case l.Type == "system" && l.Subtype == "init":
+		for _, m := range l.MCPServers {
+			if m.Name == browserServer {
+				w.browser.status = m.Status
+			}
+		}
 	case l.Type == "system" && l.Subtype == "api_retry":
 		w.retries++
 		w.lastErr = l.Error
@@ -236,6 +253,13 @@ func (w *streamWatch) lastResult() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.result
+}
+
+// browserEvidence is what the stream said of the session's browser.
+func (w *streamWatch) browserEvidence() *agent.BrowserEvidence {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.browser.evidence()
 }
 
 // rateLimitReset is the reset time of the last rejected rate_limit_event,

@@ -130,7 +130,8 @@ func envLookup(env []string, key string) (string, bool) {
 }
 
 // transcriptOf is the transcript of session s run with env (the one place
-// that computes it for quota.go).
+// that computes it for quota.go), kept by the CLI under its working
+// folder's name (workDir).
 func transcriptOf(env []string, s agent.Session) string {
-	return TranscriptPath(env, s.Dir, s.SessionID)
+	return TranscriptPath(env, workDir(s), s.SessionID)
 }

@@ -1,12 +1,11 @@
 package codex
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/agent"
+	"github.com/cadence-run/cadence/internal/gitdirs"
 )
 
 // Args returns the command-line arguments of one run of `codex exec`
@@ -81,15 +80,15 @@ func writableRoots(s agent.Session, set *Settings) []string {
 			continue
 		}
 		if i > 0 {
-			add(realPath(w))
+			add(gitdirs.Real(w))
 		}
-		if own, common, ok := gitDirs(w); ok {
+		if own, common, err := gitdirs.Read(w); err == nil {
 			add(own)
 			add(common)
 		}
 	}
 	if s.LogPrefix != "" {
-		add(realPath(SessionTemp(s.LogPrefix)))
+		add(gitdirs.Real(SessionTemp(s.LogPrefix)))
 	}
 	for _, r := range set.WritableRoots {
 		add(r)
@@ -105,54 +104,6 @@ func tomlList(xs []string) string {
 		q[i] = strconv.Quote(x)
 	}
 	return "[" + strings.Join(q, ",") + "]"
-}
-
-// gitDirs are the git dir of worktree w and the common git dir of its
-// repository (the same for a main worktree), absolute, links resolved.
-func gitDirs(w string) (own, common string, ok bool) {
-	dotgit := filepath.Join(w, ".git")
-	fi, err := os.Stat(dotgit)
-	switch {
-	case err != nil:
-		return "", "", false
-	case fi.IsDir():
-		d := realPath(dotgit)
-		return d, d, true
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
-		return "", "", false
-	}
-	own, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !found {
-		return "", "", false
-	}
-	own = strings.TrimSpace(own)
-	if !filepath.IsAbs(own) {
-		own = filepath.Join(w, own)
-	}
-	own = realPath(own)
-	common = own
-	if c, err := os.ReadFile(filepath.Join(own, "commondir")); err == nil {
-		common = strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(own, common)
-		}
-		common = realPath(common)
-	}
-	return own, common, true
-}
-
-// realPath is p made absolute with its symbolic links resolved, or p
-// cleaned when that fails.
-func realPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
 
 // modelOf is the model of session s: the step's (s.Model: the lot's model

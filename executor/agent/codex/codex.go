@@ -88,12 +88,17 @@ type run struct {
 
 // Run implements agent.Adapter: one run, and one formatting retry
 // (`exec resume`, FormatRetryPrompt) when the turn completed without a
-// report that fits the step's schema. A write step is never run again.
-func (a *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) agent.Outcome {
+// report that fits the step's schema. A write step is never run again. A
+// session asked for a browser (s.Browser) runs without one: cadence gives
+// Codex none (its evidence says so, agent.NoBrowserCause).
+func (a *Adapter) Run(ctx context.Context, s agent.Session, h agent.Host) (out agent.Outcome) {
+	if s.Browser != nil {
+		defer func() { out.Browser = &agent.BrowserEvidence{Cause: agent.NoBrowserCause(Kind)} }()
+	}
 	set := settingsOf(s.Agent)
 	model := modelOf(s, set)
 	first := a.once(ctx, s, h, set, model, s.Brief, "", Usage{}, s.LogPrefix)
-	out := first.out
+	out = first.out
 	if ctx.Err() == nil && out.Status == state.StepFailed && out.Cause == agent.CauseNoReport && first.thread != "" {
 		retry := a.once(ctx, s, h, set, model, FormatRetryPrompt, first.thread, first.total, s.LogPrefix+".format-retry")
 		r := retry.out
@@ -144,7 +149,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	files, err := openFiles(logPrefix, s.LogLimit, cancel)
+	files, err := agent.OpenSessionFiles(logPrefix, s.LogLimit, cancel)
 	if err != nil {
 		return run{out: writeFailed(err, 0), thread: thread, total: prev}
 	}
@@ -159,7 +164,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.consume(pr, files.stdout())
+		w.consume(pr, files.Stdout())
 		io.Copy(io.Discard, pr)
 	}()
 	var hold []*os.File
@@ -167,7 +172,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 		hold = append(hold, s.SlotLock)
 	}
 	res, rerr := proc.Run(sctx, proc.Cmd{Path: command, Args: Args(s, set, model, schemaFile, thread), Dir: s.Dir, Env: env,
-		Stdin: strings.NewReader(prompt), Stdout: pw, Stderr: files.stderr(), Grace: h.Grace, Supervisor: h.Supervisor,
+		Stdin: strings.NewReader(prompt), Stdout: pw, Stderr: files.Stderr(), Grace: h.Grace, Supervisor: h.Supervisor,
 		Started: s.Started, Hold: hold, Limits: s.Limits})
 	pw.Close()
 	wg.Wait()
@@ -184,7 +189,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 	case ro.HasTotal:
 		total = ro.Total // stopped mid-turn: the rollout has every response's count
 	}
-	werr, cut := files.close(), files.cut()
+	werr, cut := files.Close(), files.Cut()
 	var out agent.Outcome
 	switch {
 	case werr != nil:
@@ -193,7 +198,7 @@ func (a *Adapter) once(ctx context.Context, s agent.Session, h agent.Host, set *
 		out = agent.Outcome{Status: state.StepFailed, Cause: rerr.Error()}
 	default:
 		fired, extended := timeout()
-		out = Classify(Ended{Proc: res, Stream: st, Rollout: ro, Stderr: errTail(logPrefix, s.LogLimit),
+		out = Classify(Ended{Proc: res, Stream: st, Rollout: ro, Stderr: string(agent.ErrTail(logPrefix, s.LogLimit)),
 			ReportSchema: s.ReportSchema, Step: s.Step, Cancelled: ctx.Err() != nil, TimedOut: fired,
 			Timeout: s.Timeout, Extensions: extended, Now: h.Clock()})
 		out.OutputCut = cut

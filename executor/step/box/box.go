@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cadence-run/cadence/internal/gitdirs"
 )
 
 // Spec is one step's box.
@@ -49,6 +51,9 @@ type Spec struct {
 	Protected []string
 	// Dir is the step's working folder.
 	Dir string
+	// TmpSize bounds the box's private /tmp, in bytes (0:
+	// DefaultTmpSize).
+	TmpSize int64
 	// Status has bwrap write its JSON status to fd StatusFD (Status),
 	// which tells a box that did not start from a command that failed.
 	Status bool
@@ -57,11 +62,20 @@ type Spec struct {
 // privateTmp is the folder each box gets empty and of its own.
 const privateTmp = "/tmp"
 
-// base are the arguments of every box, before its own binds: the
-// namespaces, no capability, the read-only root, a fresh /dev, /proc and
-// /tmp. The probe (Missing) runs the same.
+// DefaultTmpSize bounds, in bytes, what a box's private /tmp holds (a
+// tmpfs: its pages are the machine's memory); a write beyond it fails
+// with ENOSPC. A step that needs more writes in its worktree or a
+// sandbox_writable folder. /dev/shm holds at most shmSize.
+const (
+	DefaultTmpSize = 1 << 30
+	shmSize        = 256 << 20
+)
+
+// base are the arguments of every box, before its own binds and its
+// /tmp: the namespaces, no capability, the read-only root, a fresh /dev,
+// /proc and a bounded /dev/shm. The probe (Missing) runs the same.
 var base = []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--disable-userns", "--cap-drop", "ALL",
-	"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm", "--tmpfs", privateTmp}
+	"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", strconv.Itoa(shmSize), "--tmpfs", "/dev/shm"}
 
 // Args returns bwrap's arguments that run argv in the box s. The binds
 // come in an order that makes each one hold: the visible folders under
@@ -96,6 +110,11 @@ func Args(s Spec, argv []string) ([]string, error) {
 		}
 	}
 	args := slices.Clone(base)
+	tmp := s.TmpSize
+	if tmp <= 0 {
+		tmp = DefaultTmpSize
+	}
+	args = append(args, "--size", strconv.FormatInt(tmp, 10), "--tmpfs", privateTmp)
 	if s.Status {
 		args = append(args, "--json-status-fd", strconv.Itoa(StatusFD))
 	}
@@ -200,7 +219,7 @@ type GitFolders struct {
 // refs, cadence's guard) stays read-only.
 func GitPaths(wt, branch string) (GitFolders, error) {
 	wt = real(wt)
-	gitDir, common, err := gitDirs(wt)
+	gitDir, common, err := gitdirs.Read(wt)
 	if err != nil {
 		return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
 	}
@@ -248,39 +267,4 @@ func GitPaths(wt, branch string) (GitFolders, error) {
 		}
 	}
 	return g, nil
-}
-
-// gitDirs reads the worktree wt's git dir (the "gitdir: " line of its
-// .git file, or its .git folder) and the repository's common dir (the
-// git dir's commondir file, else the git dir itself).
-func gitDirs(wt string) (gitDir, common string, err error) {
-	dotgit := filepath.Join(wt, ".git")
-	fi, err := os.Lstat(dotgit)
-	if err != nil {
-		return "", "", err
-	}
-	if fi.IsDir() {
-		return dotgit, dotgit, nil
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
-		return "", "", err
-	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok || line == "" {
-		return "", "", fmt.Errorf("%s is not a git file (no gitdir: line)", dotgit)
-	}
-	if !filepath.IsAbs(line) {
-		line = filepath.Join(wt, line)
-	}
-	gitDir = real(line)
-	common = gitDir
-	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		cd := strings.TrimSpace(string(c))
-		if !filepath.IsAbs(cd) {
-			cd = filepath.Join(gitDir, cd)
-		}
-		common = real(cd)
-	}
-	return gitDir, common, nil
 }

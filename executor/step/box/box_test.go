@@ -96,3 +96,25 @@ func TestStatusTellsASetupFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateTmpIsBounded: the box's /tmp is a tmpfs of Spec.TmpSize
+// bytes; a write beyond it fails (ENOSPC) instead of filling the
+// machine's memory.
+func TestPrivateTmpIsBounded(t *testing.T) {
+	bwrap, missing := new(box.Prober).Probe(context.Background(), os.Getenv("PATH"))
+	if missing != "" {
+		t.Skipf("no step sandbox here: %s", missing)
+	}
+	dir := t.TempDir()
+	args, err := box.Args(box.Spec{Dir: dir, Visible: []string{dir}, TmpSize: 1 << 20},
+		[]string{"/bin/sh", "-c", "head -c 524288 /dev/zero > /tmp/half && echo half; head -c 2097152 /dev/zero > /tmp/more || echo refused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, bwrap, args...).Output()
+	if string(out) != "half\nrefused\n" {
+		t.Errorf("a box with a 1 MiB /tmp: %q, want half written and 2 MiB refused", out)
+	}
+}

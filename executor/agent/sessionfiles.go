@@ -1,4 +1,4 @@
-package claude
+package agent
 
 import (
 	"io"
@@ -9,20 +9,19 @@ import (
 	"github.com/cadence-run/cadence/spec"
 )
 
-// sessionFiles are the files one run of the CLI leaves: <prefix>.json, the
-// stream-json stdout as the watcher passes it on (streamWatch.consume),
-// and <prefix>.err, its stderr. Each is bounded by the session's LogLimit
+// SessionFiles are the files one run of an agent CLI leaves:
+// <prefix>.json, its stdout (the stream the adapter reads as it comes and
+// passes on), and <prefix>.err, its stderr. Each is bounded by the session's LogLimit
 // (boundedlog: the first half of the limit, one line saying how many bytes
 // were dropped, the last half), so the tail always holds the stream's last
 // lines, its result line among them when that line is under half the
-// limit. The adapter reads the stream as it comes and never needs the
-// files whole: they are for the lead (cadence logs) and for Recount, which
-// reads the transcript too.
+// limit. An adapter reads the stream as it comes and never needs the
+// files whole: they are for the lead (cadence logs) and for Recount.
 //
 // The first failed write (a full disk) calls stop, which ends the
 // session, and nothing more is written to either file: space that another
 // process frees is not taken back.
-type sessionFiles struct {
+type SessionFiles struct {
 	out, err   *os.File
 	outB, errB *boundedlog.Writer
 
@@ -30,14 +29,14 @@ type sessionFiles struct {
 	failed error
 }
 
-// openSessionFiles creates the files of prefix, bounded by limit bytes
+// OpenSessionFiles creates the files of prefix, bounded by limit bytes
 // each (0: spec.DefaultLogLimit). stop is called once, from the writing
 // goroutine, on the first write error.
-func openSessionFiles(prefix string, limit int64, stop func()) (*sessionFiles, error) {
+func OpenSessionFiles(prefix string, limit int64, stop func()) (*SessionFiles, error) {
 	if limit <= 0 {
 		limit = int64(spec.DefaultLogLimit)
 	}
-	f := &sessionFiles{}
+	f := &SessionFiles{}
 	var err error
 	// The lead's alone, as the state (docs/running.md, State and resume).
 	if f.out, err = os.OpenFile(prefix+".json", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
@@ -66,7 +65,7 @@ func openSessionFiles(prefix string, limit int64, stop func()) (*sessionFiles, e
 // stopOnError writes to w until either file failed: after the first error
 // of one, the other is not written either.
 type stopOnError struct {
-	f *sessionFiles
+	f *SessionFiles
 	w io.Writer
 }
 
@@ -80,14 +79,14 @@ func (s *stopOnError) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// stdout and stderr are the writers of the CLI's outputs.
-func (f *sessionFiles) stdout() io.Writer { return f.outB }
-func (f *sessionFiles) stderr() io.Writer { return f.errB }
+// Stdout and Stderr are the writers of the CLI's outputs.
+func (f *SessionFiles) Stdout() io.Writer { return f.outB }
+func (f *SessionFiles) Stderr() io.Writer { return f.errB }
 
-// close writes what the limits kept of the ends and closes the files. It
+// Close writes what the limits kept of the ends and closes the files. It
 // returns the first write error (an *fs.PathError naming the file), and
 // is called once, after the CLI's outputs are drained.
-func (f *sessionFiles) close() error {
+func (f *SessionFiles) Close() error {
 	f.outB.Close()
 	f.errB.Close()
 	for _, file := range []*os.File{f.out, f.err} {
@@ -104,12 +103,12 @@ func (f *sessionFiles) close() error {
 	return f.failed
 }
 
-// cut is the number of bytes the limits dropped from both files.
-func (f *sessionFiles) cut() int64 { return f.outB.Dropped() + f.errB.Dropped() }
+// Cut is the number of bytes the limits dropped from both files.
+func (f *SessionFiles) Cut() int64 { return f.outB.Dropped() + f.errB.Dropped() }
 
-// errTail reads the stderr file back, at most its limit (the file may be
+// ErrTail reads the stderr file of prefix back, at most its limit (the file may be
 // anything its path leads to).
-func errTail(prefix string, limit int64) []byte {
+func ErrTail(prefix string, limit int64) []byte {
 	if limit <= 0 {
 		limit = int64(spec.DefaultLogLimit)
 	}

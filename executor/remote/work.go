@@ -1,0 +1,115 @@
+// Package remote is the step runner of remote steps (docs/remote.md): the
+// coordinator's step.Runner, which sends the wave's agent sessions and test
+// gates to workers through a queue (executor/remote/queue) with the lot's
+// repositories as bundles (executor/remote/transport), and keeps every
+// other part of the step seam on the lead's machine; and the worker's
+// handler, which runs a job with the local step runner.
+package remote
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/spec"
+)
+
+// Work is a job's request (queue.Job.Request, JSON): the step request with
+// every path of the lead's machine taken out, and the lot's repositories
+// as the bundles that carry them.
+type Work struct {
+	// Request is the step request; its Dir, Log, Writable and each
+	// repository's Worktree are empty (the worker's own), Env holds only
+	// the wave's variables for the lot (never the lead's environment: no
+	// API key), Command and Brief are the lot's.
+	Request step.Request `json:"request"`
+	// DirRepo names the repository whose worktree the step runs in
+	// (Request.Dir on the lead).
+	DirRepo string `json:"dir_repo"`
+	// Repos are the lot's repositories, own first, in Request.Repos order.
+	Repos []WorkRepo `json:"repos"`
+	// AgentKind is the kind of the step's agent (spec.Agent.Kind; ""
+	// for a command); Command says the lot is a command lot.
+	AgentKind string `json:"agent_kind,omitempty"`
+	Command   bool   `json:"command,omitempty"`
+}
+
+// WorkRepo is one repository of a job: the names of its base bundle and
+// lot bundle in the queue's bundle store, the lot's branch head that was
+// sent (the head a result must descend from), and the name the worker's
+// result bundle of it is stored under.
+type WorkRepo struct {
+	Name   string `json:"name"`
+	Base   string `json:"base"`
+	Lot    string `json:"lot"`
+	Head   string `json:"head"`
+	Result string `json:"result"`
+}
+
+// Classes of steps that may leave the machine (spec.RemoteSessions,
+// spec.RemoteTests), as the step-kind table classes a kind: a session is
+// a kind that runs an agent; a test gate is state.StepTest.
+func classOf(kind state.StepKind) string {
+	if info, ok := state.Info(kind); ok && info.Runs == state.RunsAgent {
+		return spec.RemoteSessions
+	}
+	if kind == state.StepTest {
+		return spec.RemoteTests
+	}
+	return ""
+}
+
+// Remote says whether a step of kind runs on a worker under x.
+func Remote(x *spec.Executor, kind state.StepKind) bool {
+	c := classOf(kind)
+	return c != "" && x.Remotes(c)
+}
+
+var keyUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// keyToken makes s one token of a run key (queue.ValidRunKey): any
+// character but letters, digits, '-' and '_' becomes '='.
+func keyToken(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return keyUnsafe.ReplaceAllString(s, "=")
+}
+
+// RunKey names one run of one step: the wave, its id, the lot, the kind,
+// the pass and the lot's head it starts from (so that a new apply of the
+// same step on the same commits finds the run a dead coordinator left,
+// and a step after new commits is a new run).
+func RunKey(req step.Request, head string) string {
+	if len(head) > 12 {
+		head = head[:12]
+	}
+	return strings.Join([]string{keyToken(req.Wave), keyToken(req.WaveID), keyToken(req.ID), keyToken(string(req.Kind)),
+		strconv.Itoa(req.Pass), keyToken(head)}, ".")
+}
+
+// wireRequest is req as a job carries it: no path of the lead's machine,
+// and of the environment only the variables the wave sets for the lot
+// (names in lotEnv).
+func wireRequest(req step.Request, lotEnv map[string]string) (step.Request, string) {
+	out := req
+	dirRepo := ""
+	out.Repos = make([]step.Repo, len(req.Repos))
+	for i, r := range req.Repos {
+		if req.Dir != "" && r.Worktree == req.Dir {
+			dirRepo = r.Name
+		}
+		out.Repos[i] = step.Repo{Name: r.Name, Start: r.Start}
+	}
+	out.Dir, out.Log, out.Writable = "", "", nil
+	out.Env = nil
+	for _, kv := range req.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := lotEnv[name]; ok {
+			out.Env = append(out.Env, kv)
+		}
+	}
+	return out, dirRepo
+}
