@@ -22,7 +22,7 @@ import (
 // step's begin, then the application (req.UX.Command, in the step
 // sandbox, its output to req.Log+".app.log") until its URL answers, the
 // read-only session with a browser on it (agent.Browser: a scratch folder
-// next to the shots folder, removed after), the application stopped with
+// in the machine's temporary folder, removed after), the application stopped with
 // its whole tree however the session ended, and the screenshots kept
 // (keepShots). An application that does not answer is no failure: the
 // step ends ok with UXResult.NotVerified saying why, and its last output.
@@ -82,7 +82,7 @@ func (l *Local) runUX(ctx context.Context, req Request, lot guard.Lot, a *spec.A
 func notVerifiedCause(why string) string { return "UX not verified: " + why }
 
 // uxFolders makes the shots folder (what an earlier attempt left in it
-// removed) and an empty scratch folder beside it.
+// removed) and an empty scratch folder (the caller removes it).
 func uxFolders(shots string) (string, string, error) {
 	if err := os.RemoveAll(shots); err != nil {
 		return "", "", err
@@ -90,7 +90,10 @@ func uxFolders(shots string) (string, string, error) {
 	if err := os.MkdirAll(shots, 0o700); err != nil {
 		return "", "", err
 	}
-	scratch, err := os.MkdirTemp(filepath.Dir(shots), filepath.Base(shots)+".scratch-")
+	// The scratch is in the machine's temporary folder, not beside the
+	// shots: chromium puts a socket in it, and a socket's path holds at
+	// most 107 bytes (sun_path), which a lot's log folder may exceed.
+	scratch, err := os.MkdirTemp("", "cadence-ux-")
 	if err != nil {
 		return "", "", err
 	}
