@@ -131,7 +131,7 @@ func TestE2EUXStopped(t *testing.T) {
 			repo, url := uxAppWave(t)
 			e := newE2E(t, map[string]fakeapi.Script{
 				"a-implement0": implementScript(),
-				"a-ux0": {fakeapi.ToolUse(fakeapi.BrowserNavigate, map[string]string{"url": fakeapi.PromptURL}), fakeapi.Hang()},
+				"a-ux0":        {fakeapi.ToolUse(fakeapi.BrowserNavigate, map[string]string{"url": fakeapi.PromptURL}), fakeapi.Hang()},
 			}, waveOpts{Lot: "  visible = true", Repo: repo})
 			e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP="+server, "CADENCE_CHROMIUM="+chromium)
 			p, _ := e.startUntilTurn("a-ux0", 2)
