@@ -201,16 +201,19 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 //   - write step (implement, fix, fix-minors): questions stop the lot
 //     (question); a dirty tree, a spent lot budget, no commit (implement,
 //     fix) or a report that says it did not finish hands it back; else the
-//     test gate, or without one the review (review-recheck in the minor
-//     pass).
-//   - test gate: green goes to the review (review-recheck in the minor
-//     pass); red costs a fix pass, and after the last one hands the lot back.
+//     test gate, or without one the UX review of a visible lot, else the
+//     review (review-recheck in the minor pass).
+//   - test gate: green goes to the UX review of a visible lot, else the
+//     review (review-recheck in the minor pass); red costs a fix pass, and after the last one hands the lot back.
 //     A command lot's red test gate fails it.
 //   - review, review-recheck: not conform costs a fix pass, and after the
 //     last one hands the lot back with the findings; conform with minor
 //     findings gets the minor pass (once, not for small lots, not from the
 //     re-review); conform integrates. A review that changed the worktree
 //     hands the lot back (verdict not trusted); one without report fails it.
+//   - ux (a visible lot's UX review, docs/ux.md): not conform costs a fix
+//     pass, and after the last one hands the lot back; otherwise (conform,
+//     minor findings, not verified, no report) the review of the pass.
 //   - run: a red command fails the lot; else the test gate, or integrate.
 //   - integrate: done; refused for a reason of the lot (a conflict, a red
 //     test gate on the rebased branch) hands the lot back; refused for a
