@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,8 @@ func (lr *lotRun) step(ctx context.Context, pos state.Position) (state.Position,
 		o, err = lr.runCommand(ctx)
 	case info.Writes:
 		o, err = lr.write(ctx, pos)
+	case info.Browser:
+		o, err = lr.uxReview(ctx, pos)
 	case info.RecordsVerdict:
 		o, err = lr.review(ctx, pos)
 	case info.ReadOnly:
@@ -216,7 +219,9 @@ func (lr *lotRun) review(ctx context.Context, pos state.Position) (state.Outcome
 	if out.Report == nil {
 		return state.Outcome{Kind: state.OutcomeNoReport}, nil
 	}
-	fs := out.Report.Findings
+	// A visible lot's minor UX findings join the review's, for its
+	// minor pass (ux.go).
+	fs := slices.Concat(out.Report.Findings, lr.uxMinors())
 	if err := lr.setFindings(fs); err != nil {
 		return state.Outcome{}, err
 	}
@@ -320,12 +325,16 @@ func (lr *lotRun) brief(ctx context.Context, kind state.StepKind, pass int) (str
 	lot := lr.n.lot
 	d := briefs.Data{Wave: lr.r.o.Config.Wave.Name, Lot: lot.ID, Title: lot.Title, Brief: lot.Brief,
 		Repo: lot.Repo.Name, Base: lot.Repo.Base, Test: lot.Repo.Test, Step: kind, Pass: pass}
+	if lot.UX != nil {
+		d.URL, d.Paths = lot.UX.URL, lot.UX.Paths
+	}
 	var base string
 	lr.r.o.Store.View(func(st *state.State) {
 		l := st.Lots[lr.id]
 		base = l.BaseSHA
 		d.AgentConfig = append(d.AgentConfig, l.AgentConfig...)
 		d.Findings = append(d.Findings, l.Findings...)
+		d.UXFindings = append(d.UXFindings, l.UXFindings...)
 		for _, q := range l.Questions {
 			if q.Answer != "" {
 				d.Answers = append(d.Answers, q)

@@ -49,6 +49,9 @@ type lotRun struct {
 	// roChanged gathers what the attempts of a read-only session changed
 	// in the lot's worktrees (step.Result.Changed: readOnlySession).
 	roChanged []string
+	// ux is what the last UX review's step result said of the
+	// application and its browser (step.Result.UX); nil before one.
+	ux *step.UXResult
 	// pristine is set while the lot's worktrees are as this run made them
 	// for a lot that had run no step (clean, HEAD at the start), until its
 	// first write session (movement).

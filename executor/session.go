@@ -51,6 +51,9 @@ func (lr *lotRun) sessionOnce(ctx context.Context, kind state.StepKind, pass int
 		return Outcome{}, o, nil, false
 	}
 	res, got, err := lr.runSession(ctx, req)
+	if req.UX != nil {
+		lr.ux = res.UX
+	}
 	out := Outcome{Status: res.Status, Usage: res.Usage, CostMicros: res.CostMicros, CostEstimated: res.CostEstimated,
 		Cause: res.Cause, ResetAt: res.ResetAt, API: res.API, Report: res.Report, OutputCut: res.OutputCut}
 	if err != nil {
@@ -128,6 +131,11 @@ func (lr *lotRun) sessionRequest(ctx context.Context, kind state.StepKind, pass 
 		}
 	})
 	req.Log = lr.logPath(idx, kind, "")
+	if info, _ := state.Info(kind); info.Browser && lr.n.lot.UX != nil {
+		u := lr.n.lot.UX
+		req.UX = &step.UXApp{Command: u.Command, URL: u.URL, Timeout: u.Timeout, Paths: u.Paths,
+			ShotsDir: lr.r.o.Layout.StepFile(lr.id, idx, string(kind), "-shots")}
+	}
 	return req, state.Outcome{}, true
 }
 
@@ -182,7 +190,10 @@ func (lr *lotRun) recordSession(ctx context.Context, kind state.StepKind, res st
 		s.Denied = res.Denied
 		s.CostEstimated = res.CostEstimated
 		s.RawUsage = res.RawUsage
-		if info, _ := state.Info(kind); info.RecordsVerdict && res.Report != nil {
+		if res.UX != nil {
+			s.NotVerified, s.Screenshots = res.UX.NotVerified, res.UX.Screenshots
+		}
+		if info, _ := state.Info(kind); info.RecordsVerdict && res.Report != nil && (res.UX == nil || res.UX.NotVerified == "") {
 			c := res.Report.Conform()
 			s.Conform = &c
 		}

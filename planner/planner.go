@@ -264,7 +264,7 @@ const apiFailureUnknown = "the agent's API failed (cadence logs shows the last s
 // on (state.Resume, state.Next); the executor runs with the same.
 func Facts(l *spec.Lot) state.LotFacts {
 	f := state.LotFacts{Command: l.Kind == spec.CommandLot, Repo: l.Repo != nil,
-		Precheck: l.Precheck, FixPasses: l.FixPasses, Small: l.Small}
+		Precheck: l.Precheck, FixPasses: l.FixPasses, Small: l.Small, UX: l.UXReview()}
 	// A test gate runs when any of the lot's repositories (own or also)
 	// has a test command, each in its own worktree.
 	for _, rp := range l.Repos() {

@@ -56,6 +56,8 @@ var attributeDocs = map[string]map[string]AttributeDoc{
 		"setup":            {Default: "", Meaning: "replace the repo's for the lot's own worktree (`setup = \"\"`: none; a lot without a repo has no worktree, so they are an error there)"},
 		"submodules":       {Default: "", Meaning: "replace the repo's for the lot's own worktree (`setup = \"\"`: none; a lot without a repo has no worktree, so they are an error there)"},
 		"title":            {Default: "", Meaning: "a short title (default: the id)"},
+		"ux":               {Default: "", Meaning: "`false` skips the UX review of a visible lot; as a block, `ux { ... }` replaces the repo's `ux` block for this lot (below)"},
+		"visible":          {Default: "", Meaning: "`true`: the lot changes what users see, so after each write step (and its test gate) a read-only UX review looks at the running application in a browser before the code review (ux.md); needs a `ux` block, the lot's or its repo's (agent lots)"},
 	},
 	"repo": {
 		"base":             {Default: "`\"main\"`", Meaning: "the branch lots start from and are integrated into"},
@@ -74,6 +76,12 @@ var attributeDocs = map[string]map[string]AttributeDoc{
 		"submodules":       {Default: "`true` when the base has a `.gitmodules`", Meaning: "check out the submodules in each new lot worktree, recursively, from your checkout's own module repositories (`.git/modules`): never fetched, so one you never checked out hands the lot back, naming it"},
 		"test":             {Default: "none", Meaning: "the test gate, run in the lot's worktree after each write step and before integration; without one, `plan` warns and names the probable command (`go.mod` â\u0086\u0092 `go test ./...`, `package.json` with a test script â\u0086\u0092 `npm test`, pyproject naming pytest â\u0086\u0092 `pytest`, `Cargo.toml` â\u0086\u0092 `cargo test`, `pom.xml` â\u0086\u0092 `mvn test`, a Makefile with a `test` target â\u0086\u0092 `make test`)"},
 		"test_timeout":     {Default: "`\"30m\"`", Meaning: "the test gate's timeout (`\"0\"`: none); a gate past it is ended with its whole process tree, and is red"},
+	},
+	"ux": {
+		"command": {Default: "none", Meaning: "starts the application in the lot's worktree, with the lot's environment and toolchain, in the step sandbox (`/bin/sh -c`); it is stopped, with its whole process tree, when the review ends; none: `url` must already answer"},
+		"paths":   {Default: "none", Meaning: "`[\"/settings\", \"/\"]`: pages of the application the review visits first"},
+		"timeout": {Default: "`\"60s\"`", Meaning: "how long `url` gets to answer once `command` started (at least `\"1s\"`); past it, or when the command exits first, the review is recorded not verified, with the command's last output, and the lot goes on"},
+		"url":     {Default: "required", Meaning: "the application's address, `http://` or `https://`: it must answer (a status below 500) before the session starts, and the browser may open its origin only"},
 	},
 	"variable": {
 		"default":     {Default: "none: the variable is required", Meaning: "the value when none is given"},

@@ -23,6 +23,7 @@ var readmeSections = []struct{ heading, block string }{
 	{"## `agent ", "agent"},
 	{"## `repo ", "repo"},
 	{"## `lot ", "lot"},
+	{"### `ux`", "ux"},
 	{"## `variable ", "variable"},
 	{"## `executor ", "executor"},
 }

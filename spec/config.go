@@ -250,6 +250,9 @@ type Repo struct {
 	// submodules, copy and setup attributes): a neighbour's worktree gets
 	// this; a lot's own worktree gets Lot.Bootstrap.
 	Bootstrap Bootstrap
+	// UX is the repo's ux block (nil: none), its visible lots' unless a
+	// lot has its own.
+	UX *UX
 	// Sensitive are the attributes whose values derive from a sensitive
 	// value (env(), a sensitive variable): a plan shows them as Redacted.
 	Sensitive Fields
@@ -349,6 +352,13 @@ type Lot struct {
 	Precheck bool
 	// Small lots skip the minor-findings pass.
 	Small bool
+	// Visible is the lot's visible attribute: its work changes what users
+	// see, so it gets a UX review (UXReview) after each write step.
+	Visible bool
+	// NoUX is set by the lot's ux = false: no UX review, visible or not.
+	NoUX bool
+	// UX is the lot's ux block, else its repo's (nil: none).
+	UX *UX
 	// OnConflict is what integration does on a rebase conflict.
 	OnConflict OnConflict
 	// LogLimit bounds each of the lot's steps' captured output (a

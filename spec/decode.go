@@ -71,17 +71,17 @@ var defaultsSchema = &hcl.BodySchema{Attributes: lotSettings}
 
 var lotSchema = &hcl.BodySchema{Attributes: append(append([]hcl.AttributeSchema{
 	{Name: "repo"}, {Name: "title"}, {Name: "brief"}, {Name: "run"}, {Name: "depends_on"}, {Name: "also"},
-	{Name: "log_limit"}, {Name: "sandbox"}, {Name: "sandbox_writable"},
-}, lotSettings...), bootstrapAttrs...)}
+	{Name: "log_limit"}, {Name: "sandbox"}, {Name: "sandbox_writable"}, {Name: "visible"}, {Name: "ux"},
+}, lotSettings...), bootstrapAttrs...), Blocks: []hcl.BlockHeaderSchema{uxBlock}}
 
 var repoSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{
 	{Name: "path", Required: true}, {Name: "base"}, {Name: "test"}, {Name: "parallel"}, {Name: "changelog"},
 	{Name: "merge_queue"}, {Name: "env"}, {Name: "path_prepend"}, {Name: "log_limit"}, {Name: "test_timeout"}, {Name: "limits"},
 	{Name: "sandbox"}, {Name: "sandbox_writable"},
-}, bootstrapAttrs...)}
+}, bootstrapAttrs...), Blocks: []hcl.BlockHeaderSchema{uxBlock}}
 
 // agentOnly are the lot settings that make no sense for a command lot.
-var agentOnly = []string{"agent", "review_agent", "model", "review_model", "fallback_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict"}
+var agentOnly = []string{"agent", "review_agent", "model", "review_model", "fallback_model", "fix_passes", "review_timeout", "budget", "precheck", "small", "on_conflict", "visible", "ux"}
 
 // decoder carries the state of one decoding run.
 type decoder struct {
@@ -123,6 +123,9 @@ type decoder struct {
 	// writable are the sandbox_writable lists of repos and lots, checked
 	// once every repository is decoded (checkSandboxWritable).
 	writable []writableList
+	// lotUX are each lot's own ux block (nil: none), merged over its
+	// repository's by mergeUX.
+	lotUX map[*Lot]*UX
 	// lotCase and repoCase find names that differ only in case.
 	lotCase, repoCase caseFold
 }
@@ -191,6 +194,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.lotEnv = make(map[*Lot]Env, len(byType["lot"]))
 	d.lotBoot = make(map[*Lot]lotBootstrap, len(byType["lot"]))
 	d.lotLogLimit = make(map[*Lot]*Bytes, len(byType["lot"]))
+	d.lotUX = make(map[*Lot]*UX, len(byType["lot"]))
 	for _, b := range byType["lot"] {
 		d.decodeLot(b)
 	}
@@ -200,6 +204,7 @@ func (d *decoder) decode(body hcl.Body, l *Loader, opts Options) {
 	d.mergeLimits()
 	d.mergeBootstraps()
 	d.mergeLogLimits()
+	d.mergeUX()
 }
 
 // mergeLogLimits fills every lot's LogLimit: its own, else its
@@ -326,6 +331,7 @@ func (d *decoder) decodeRepo(b *hcl.Block) {
 	var names Fields
 	r.Env = d.decodeEnv(c.Attributes, fmt.Sprintf("repo %q", name), &names)
 	r.Sensitive = d.fields(c.Attributes, nil).with(names)
+	r.UX = d.uxBlocks(c.Blocks, fmt.Sprintf("repo %q", name))
 }
 
 func (d *decoder) decodeLot(b *hcl.Block) {
@@ -398,6 +404,17 @@ func (d *decoder) decodeLot(b *hcl.Block) {
 	var names Fields
 	d.lotEnv[l] = d.decodeEnv(c.Attributes, where, &names)
 	l.Sensitive = d.fields(c.Attributes, inherited).with(names)
+	if on, ok := d.boolean(c.Attributes["visible"]); ok {
+		l.Visible = on
+	}
+	own, skip := d.uxObject(c.Attributes["ux"], fmt.Sprintf("lot %q", id))
+	if blk := d.uxBlocks(c.Blocks, fmt.Sprintf("lot %q", id)); blk != nil {
+		if own != nil || skip {
+			d.errorf(blk.DeclRange, "Duplicate ux block", "Lot %q has one ux block at most, and ux = false skips the review: write one of them.", id)
+		}
+		own = blk
+	}
+	d.lotUX[l], l.NoUX = own, skip
 }
 
 // settings are the lot settings written in one block (a lot or defaults);

@@ -18,6 +18,8 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte(head+"lot \"a\" {\n  run = \"true\"\n  depends_on = [lot.a, lot[\"x.y\"], repo.api]\n}"), false)
 	f.Add([]byte(`{"wave": {"w": {}}, "lot": {"a": {"run": "x", "depends_on": ["lot.a"]}}}`), true)
+	f.Add([]byte(head+"lot \"a\" {\n  repo = repo.api\n  brief = \"x\"\n  visible = true\n  ux {\n    url = \"http://127.0.0.1:1/\"\n    paths = [\"/a\"]\n    timeout = \"5s\"\n  }\n}"), false)
+	f.Add([]byte(`{"wave": {"w": {}}, "repo": {"r": {"path": ".", "ux": {"url": "http://x/"}}}, "lot": {"a": {"repo": "repo.r", "brief": "x", "visible": true, "ux": {"url": 1, "bad": 2}}}}`), true)
 	f.Add([]byte("variable \"v\" { type = list(number) }\nlocals { a = local.b\n b = local.a }\nwave \"w\" { budget = var.v }"), false)
 	f.Fuzz(func(t *testing.T, src []byte, asJSON bool) {
 		name := "/nonexistent-fuzz/wave.hcl"

@@ -1,5 +1,5 @@
 // Package briefs renders the prompts of agent sessions from templates
-// embedded in the binary (precheck, implement, fix, fix-minors, review,
+// embedded in the binary (precheck, implement, fix, fix-minors, ux, review,
 // review-recheck, and neighbours.tmpl, the blocks that name a lot's
 // neighbour repositories, and agentconfig.tmpl, the block that names the
 // agent configuration files its commits change), which a wave's
@@ -46,6 +46,12 @@ type Data struct {
 	// the wave file's order; the lot's own repository is Repo, in the
 	// session's working folder.
 	Neighbours []Neighbour
+	// URL and Paths are a UX review's (spec.UX): the running application's
+	// address and the pages to visit first; UXFindings the findings of the
+	// lot's last UX review (state.Lot.UXFindings).
+	URL        string
+	Paths      []string
+	UXFindings []state.Finding
 }
 
 // Neighbour is one neighbour repository of a lot, as a brief names it.

@@ -9,7 +9,7 @@ import (
 	"github.com/cadence-run/cadence/internal/state"
 )
 
-var steps = []state.StepKind{state.StepPrecheck, state.StepImplement, state.StepFix, state.StepFixMinors, state.StepReview, state.StepRecheck}
+var steps = []state.StepKind{state.StepPrecheck, state.StepImplement, state.StepFix, state.StepFixMinors, state.StepReview, state.StepRecheck, state.StepUX}
 
 // Every brief names each neighbour repository's worktree and role, and
 // the lot's own repository; the read-only ones list its commits there.
@@ -55,5 +55,25 @@ func TestBriefsOldTemplateAlsoDirs(t *testing.T) {
 	got, err := s.Render(state.StepImplement, Data{AlsoDirs: []string{"/wt/a@web"}})
 	if err != nil || got != "also: /wt/a@web " {
 		t.Errorf("render = %q, %v", got, err)
+	}
+}
+
+// The UX brief names the application's address, its pages and the last
+// UX review's findings, and says the session is read-only.
+func TestUXBrief(t *testing.T) {
+	s, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Render(state.StepUX, Data{Wave: "w", Lot: "a", Title: "t", Brief: "add a button", Repo: "web", Base: "main", Step: state.StepUX, Pass: 1,
+		Commits: []string{"abc a: button"}, URL: "http://127.0.0.1:8080/", Paths: []string{"/settings"},
+		UXFindings: []state.Finding{{Severity: state.SeverityMajor, Text: "the button overlaps the title"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Look at the running application", "http://127.0.0.1:8080/", "- /settings", "the button overlaps the title", "after fix pass 1", "read-only", "add a button", "abc a: button"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the UX brief lacks %q:\n%s", want, got)
+		}
 	}
 }

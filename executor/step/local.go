@@ -115,6 +115,9 @@ func (l *Local) RunStep(ctx context.Context, req Request, events Events) (Result
 		if a == nil {
 			return Result{}, fmt.Errorf("%s step of lot %s: the wave file has no agent %q", req.Kind, req.ID, req.Agent)
 		}
+		if info.Browser {
+			return l.runUX(ctx, req, lot, a, events), nil
+		}
 		return l.runSession(ctx, req, lot, a, events), nil
 	}
 	return Result{}, fmt.Errorf("a %s step is not run by a step runner", req.Kind)

@@ -21,15 +21,7 @@ import (
 // found it.
 func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *spec.Agent, events Events) Result {
 	kind := req.Kind
-	sess := agent.Session{
-		Wave: req.Wave, Lot: req.ID, Step: kind, Pass: req.Pass, Agent: a, Model: req.Model, FallbackModel: req.FallbackModel,
-		Dir: req.Dir, Brief: req.Brief, ReadOnly: req.ReadOnly, SessionID: req.SessionID, LogPrefix: req.Log, ReportSchema: req.ReportSchema,
-		Timeout: req.Timeout, WaveID: req.WaveID,
-		LogLimit: int64(req.LogLimit), Limits: stepLimits(req.Limits),
-	}
-	for _, r := range req.Repos[min(1, len(req.Repos)):] {
-		sess.AddDirs = append(sess.AddDirs, r.Worktree)
-	}
+	sess := newSession(req, a)
 	if l.slots != nil {
 		release, lock, err := l.slots.Acquire(ctx, req.ID, kind)
 		if err != nil {
@@ -41,6 +33,29 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *s
 	if cause := begin(events, kind); cause != "" {
 		return Result{Status: state.StepInterrupted, Cause: cause, Unstarted: true}
 	}
+	return l.sessionBegun(ctx, req, lot, sess, events)
+}
+
+// newSession is the agent.Session of the session step req, with agent a,
+// before its slot is held and its begin emitted.
+func newSession(req Request, a *spec.Agent) agent.Session {
+	sess := agent.Session{
+		Wave: req.Wave, Lot: req.ID, Step: req.Kind, Pass: req.Pass, Agent: a, Model: req.Model, FallbackModel: req.FallbackModel,
+		Dir: req.Dir, Brief: req.Brief, ReadOnly: req.ReadOnly, SessionID: req.SessionID, LogPrefix: req.Log, ReportSchema: req.ReportSchema,
+		Timeout: req.Timeout, WaveID: req.WaveID,
+		LogLimit: int64(req.LogLimit), Limits: stepLimits(req.Limits),
+	}
+	for _, r := range req.Repos[min(1, len(req.Repos)):] {
+		sess.AddDirs = append(sess.AddDirs, r.Worktree)
+	}
+	return sess
+}
+
+// sessionBegun runs the session sess of step req once its slot is held
+// (sess.SlotLock) and its begin emitted: the guard around it, and what it
+// left (runSession).
+func (l *Local) sessionBegun(ctx context.Context, req Request, lot guard.Lot, sess agent.Session, events Events) Result {
+	kind := req.Kind
 	head, _ := l.git.Head(ctx, req.Dir)
 	alsoBefore := l.neighbourHeads(ctx, lot)
 	var roHeads string
@@ -121,6 +136,9 @@ func (l *Local) runSession(ctx context.Context, req Request, lot guard.Lot, a *s
 	}
 	if req.ReadOnly {
 		res.Changed = l.readOnlyChanges(ctx, lot, roHeads)
+	}
+	if sess.Browser != nil {
+		res.UX = &UXResult{NotVerified: notVerified(out.Browser)}
 	}
 	return res
 }

@@ -238,6 +238,39 @@ type Request struct {
 	// takes its result) instead of starting another; "" when there is
 	// none. step.Local ignores it.
 	Reattach string
+	// UX is a UX review's application (a kind whose state.Info says
+	// Browser); nil for other steps.
+	UX *UXApp
+}
+
+// UXApp is the running application a UX review looks at (spec.UX, with
+// the folder for its screenshots), data only.
+type UXApp struct {
+	// Command starts the application in Dir, in the step sandbox, with
+	// the step's environment ("" when it already runs at URL).
+	Command string
+	// URL must answer (a status below 500) within Timeout before the
+	// session starts.
+	URL     string
+	Timeout time.Duration
+	// Paths are the pages the brief names to visit first.
+	Paths []string
+	// ShotsDir is the folder, the orchestrator's, under the lot's log
+	// folder, where the screenshots the runner keeps are (made by the
+	// runner; what an earlier attempt left in it is replaced).
+	ShotsDir string
+}
+
+// UXResult is what a UX review's Result says of the application and its
+// browser.
+type UXResult struct {
+	// NotVerified says why the session could not look at the application
+	// ("the app did not start: …", "the browser was not connected: …",
+	// "no screenshot came back"); "" when it did.
+	NotVerified string
+	// Screenshots are the files kept in UXApp.ShotsDir (absolute, .png,
+	// at most state.MaxScreenshots of at most state.MaxScreenshotBytes).
+	Screenshots []string
 }
 
 // Result is how a step ended. The orchestrator records the step's end
@@ -317,6 +350,8 @@ type Result struct {
 	// Logged says the step wrote its log file (Log): a silent command
 	// leaves none.
 	Logged bool
+	// UX is a UX review's (Request.UX); nil for other steps.
+	UX *UXResult
 }
 
 // Events receives what happens during a step. Emit returns once the

@@ -127,6 +127,14 @@ func runLogs(e *env, args []string) ExitCode {
 		for _, f := range files {
 			fmt.Fprintf(e.stdout, "     %s\n", f)
 		}
+		// A UX review's evidence (docs/ux.md): its screenshots, or why
+		// it has none.
+		if s.NotVerified != "" {
+			fmt.Fprintf(e.stdout, "     UX not verified: %s\n", firstLine(s.NotVerified))
+		}
+		for _, p := range s.Screenshots {
+			fmt.Fprintf(e.stdout, "     screenshot %s\n", p)
+		}
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintf(e.stdout, "warning: %s\n", w)

@@ -323,6 +323,9 @@ func stateTable(w io.Writer, st *state.State, stopped bool) {
 				note = strings.TrimPrefix(note+"; "+rn, "; ")
 			}
 		}
+		if _, ux := verdicts(l); ux != "" {
+			note = strings.TrimPrefix(note+"; review: "+verdictText(l), "; ")
+		}
 		if len(l.Backups) > 0 {
 			if note != "" {
 				note += "; "

@@ -241,14 +241,12 @@ func lotTable(out io.Writer, p *planner.Plan, st *state.State, agents bool) {
 			if s.Kind == state.StepFix {
 				passes = max(passes, s.Pass)
 			}
-			if s.Conform != nil {
-				review = map[bool]string{true: "conform", false: "not conform"}[*s.Conform]
-			}
 			commits += s.CommitCount()
 			if s.Ended != nil {
 				dur += s.Ended.Sub(s.Started)
 			}
 		}
+		review = verdictText(l)
 		status := string(l.Status)
 		if l.Status == state.LotBlocked && l.BlockedBy != "" {
 			status += " (" + l.BlockedBy + ")"

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The test binary plays four parts, by its first argument: the tests; the
@@ -22,6 +23,8 @@ func TestMain(m *testing.M) {
 			os.Exit(Supervise(os.Args[2:], os.Environ(), ch))
 		case "fake-cadence":
 			os.Exit(fakeCadence(os.Args[2:]))
+		case "service-cadence":
+			os.Exit(serviceCadence(os.Args[2:]))
 		case "tty-cadence":
 			os.Exit(ttyCadence(os.Args[2:]))
 		case "forge-report":
@@ -72,6 +75,21 @@ func bothWays(t *testing.T, test func(t *testing.T)) {
 		useSupervisor(t)
 		test(t)
 	})
+}
+
+// serviceCadence starts `sh -c args[0]` in args[1] as a supervised
+// service (StartService) that never becomes ready, prints "step PID" once
+// it runs, and waits to be killed.
+func serviceCadence(args []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	s := StartService(context.Background(), Cmd{Supervisor: &Supervisor{Exe: exe, Argv0: "proc.test"}, Path: "/bin/sh", Args: []string{"-c", args[0]}, Dir: args[1],
+		Env: []string{"PATH=/usr/bin:/bin"}, Started: func(pid int) { fmt.Printf("step %d\n", pid) }}, Ready{URL: "http://127.0.0.1:1/", Timeout: time.Hour})
+	fmt.Printf("end %v\n", s.WaitReady(context.Background()))
+	return 0
 }
 
 // fakeCadence runs `sh -c args[0]` in args[1] as a supervised step, prints

@@ -80,6 +80,10 @@ type KindInfo struct {
 	RecordsVerdict bool
 	// Writes: an agent step expected to commit (a write session).
 	Writes bool
+	// Browser: the session looks at the lot's running application through
+	// a browser (the UX review, docs/ux.md): the step runner starts the
+	// application (spec.UX) and gives the session agent.Browser.
+	Browser bool
 }
 
 // kinds is the table of step kinds, in life-cycle order.
@@ -87,6 +91,7 @@ var kinds = []KindInfo{
 	{Kind: StepPrecheck, Runs: RunsAgent, ReadOnly: true, Brief: "precheck", ReportSchema: "precheck.schema.json", Agent: AgentReview, Model: ModelReview, Timeout: TimeoutReview},
 	{Kind: StepImplement, Runs: RunsAgent, Brief: "implement", ReportSchema: "implement.schema.json", Agent: AgentWrite, Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
 	{Kind: StepTest, Runs: RunsCommand, Timeout: TimeoutTest},
+	{Kind: StepUX, Runs: RunsAgent, ReadOnly: true, Brief: "ux", ReportSchema: "review.schema.json", Agent: AgentReview, Model: ModelReview, Timeout: TimeoutReview, RecordsVerdict: true, Browser: true},
 	{Kind: StepReview, Runs: RunsAgent, ReadOnly: true, Brief: "review", ReportSchema: "review.schema.json", Agent: AgentReview, Model: ModelReview, Timeout: TimeoutReview, RecordsVerdict: true},
 	{Kind: StepFix, Runs: RunsAgent, Brief: "fix", ReportSchema: "implement.schema.json", Agent: AgentWrite, Model: ModelWrite, Timeout: TimeoutLot, Writes: true},
 	{Kind: StepFixMinors, Runs: RunsAgent, Brief: "fix-minors", ReportSchema: "implement.schema.json", Agent: AgentWrite, Model: ModelWrite, Timeout: TimeoutLot, Writes: true},

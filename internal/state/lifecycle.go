@@ -12,9 +12,12 @@ import "fmt"
 //
 // An agent lot:
 //
-//	[precheck] → implement → [test gate] → review ─ conform ─→ [fix-minors → [test gate] → review-recheck] → integrate → done
+//	[precheck] → implement → [test gate] → [ux] → review ─ conform ─→ [fix-minors → [test gate] → [ux] → review-recheck] → integrate → done
 //	                               ↑                   └ not conform → fix (fresh session) ┘ at most fix_passes
 //
+// The UX review [ux] runs for a visible lot only (LotFacts.UX), after each
+// write step and its test gate (docs/ux.md): not conform costs a fix pass
+// as the code review does; otherwise the code review of the pass follows.
 // A command lot: run → [test gate] → integrate → done (a lot without a
 // repository has nothing to integrate: its integrate position ends it done).
 
@@ -39,6 +42,9 @@ type LotFacts struct {
 	FixPasses int
 	// Small lots skip the pass on minor findings.
 	Small bool
+	// UX says the lot gets a UX review after each write step and its
+	// test gate, before the code review (spec.Lot.UXReview).
+	UX bool
 }
 
 // Position is where a lot's life cycle stands: the step to run next, its
@@ -195,16 +201,19 @@ func end(st LotStatus, cause string) Transition { return Transition{End: st, Cau
 //   - write step (implement, fix, fix-minors): questions stop the lot
 //     (question); a dirty tree, a spent lot budget, no commit (implement,
 //     fix) or a report that says it did not finish hands it back; else the
-//     test gate, or without one the review (review-recheck in the minor
-//     pass).
-//   - test gate: green goes to the review (review-recheck in the minor
-//     pass); red costs a fix pass, and after the last one hands the lot back.
+//     test gate, or without one the UX review of a visible lot, else the
+//     review (review-recheck in the minor pass).
+//   - test gate: green goes to the UX review of a visible lot, else the
+//     review (review-recheck in the minor pass); red costs a fix pass, and after the last one hands the lot back.
 //     A command lot's red test gate fails it.
 //   - review, review-recheck: not conform costs a fix pass, and after the
 //     last one hands the lot back with the findings; conform with minor
 //     findings gets the minor pass (once, not for small lots, not from the
 //     re-review); conform integrates. A review that changed the worktree
 //     hands the lot back (verdict not trusted); one without report fails it.
+//   - ux (a visible lot's UX review, docs/ux.md): not conform costs a fix
+//     pass, and after the last one hands the lot back; otherwise (conform,
+//     minor findings, not verified, no report) the review of the pass.
 //   - run: a red command fails the lot; else the test gate, or integrate.
 //   - integrate: done; refused for a reason of the lot (a conflict, a red
 //     test gate on the rebased branch) hands the lot back; refused for a
@@ -251,7 +260,7 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 		case o.Kind == OutcomeOK && f.Command:
 			return goOn(Position{Step: StepIntegrate})
 		case o.Kind == OutcomeOK:
-			return goOn(review(at))
+			return goOn(uxOrReview(f, at))
 		case o.Kind == OutcomeRed && f.Command:
 			return end(LotFailed, "test gate failed: "+o.Detail)
 		case o.Kind == OutcomeRed && at.Pass >= f.FixPasses:
@@ -280,6 +289,23 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 		case OutcomeNoReport:
 			return end(LotFailed, "the review gave no report")
 		}
+	case StepUX:
+		switch o.Kind {
+		case OutcomeOK, OutcomeMinors, OutcomeNoReport:
+			// Minor UX findings stay among the lot's findings, for the
+			// minor pass the code review's verdict leads to; a review
+			// without report was recorded not verified.
+			return goOn(review(at))
+		case OutcomeNotConform:
+			if at.Pass >= f.FixPasses {
+				cause := fmt.Sprintf("UX review not conform after %d fix pass(es)", f.FixPasses)
+				if o.Detail != "" {
+					cause += ": " + o.Detail
+				}
+				return end(LotHandedBack, cause)
+			}
+			return goOn(Position{Step: StepFix, Pass: at.Pass + 1})
+		}
 	case StepRun:
 		switch {
 		case o.Kind == OutcomeOK && f.TestGate:
@@ -303,10 +329,19 @@ func Next(f LotFacts, at Position, o Outcome) Transition {
 }
 
 // afterWrite is the step after a clean write step: its test gate, or the
-// review of its kind.
+// UX review or the review of its kind.
 func afterWrite(f LotFacts, at Position) Position {
 	if f.TestGate {
 		return Position{Step: StepTest, Pass: at.Pass, Minor: at.Minor}
+	}
+	return uxOrReview(f, at)
+}
+
+// uxOrReview is the step after a write step and its test gate: the UX
+// review of a visible lot, else the review of the pass.
+func uxOrReview(f LotFacts, at Position) Position {
+	if f.UX {
+		return Position{Step: StepUX, Pass: at.Pass, Minor: at.Minor}
 	}
 	return review(at)
 }

@@ -75,7 +75,7 @@ func Resume(f LotFacts, l *Lot) Resumption {
 	// at is a position of the recorded steps: Minor marks the pass on
 	// minor findings (its test gate too, when the last write step was it).
 	at := func(k StepKind, pass int) Resumption {
-		m := k == StepFixMinors || k == StepRecheck || (k == StepTest && minor)
+		m := k == StepFixMinors || k == StepRecheck || ((k == StepTest || k == StepUX) && minor)
 		return Resumption{Kind: ResumeAt, At: Position{Step: k, Pass: pass, Minor: m}}
 	}
 	if l.Status == LotQuestion && len(l.Questions) > 0 {

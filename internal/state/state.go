@@ -87,6 +87,9 @@ const (
 	StepImplement StepKind = "implement"
 	StepTest      StepKind = "test"
 	StepReview    StepKind = "review"
+	// StepUX is the UX review of a visible lot (docs/ux.md): a read-only
+	// session that looks at the running application in a browser.
+	StepUX        StepKind = "ux"
 	StepFix       StepKind = "fix"
 	StepFixMinors StepKind = "fix-minors"
 	StepRecheck   StepKind = "review-recheck"
@@ -176,6 +179,16 @@ type Step struct {
 	// tokens; nil when the adapter reported none. Usage is the same
 	// spending in cadence's terms, the one budgets count.
 	RawUsage map[string]int64 `json:"raw_usage,omitempty"`
+	// NotVerified is why a UX review (StepUX) could not look at the
+	// running application ("the app did not start: …", "the browser
+	// was not connected", "no screenshot"): the step ended ok, its verdict
+	// unused, and the lot went on to the code review (docs/ux.md). ""
+	// for a verified review and for other kinds.
+	NotVerified string `json:"not_verified,omitempty"`
+	// Screenshots are the UX review's screenshots that cadence kept
+	// (absolute paths of PNG files under the lot's log folder, at most
+	// MaxScreenshots); none for other kinds.
+	Screenshots []string `json:"screenshots,omitempty"`
 	// Remote is where the step runs or ran on a remote worker; nil for a
 	// step of this machine (docs/remote.md).
 	Remote *RemoteStep `json:"remote,omitempty"`
@@ -194,6 +207,15 @@ type RemoteStep struct {
 	Tokens   int64     `json:"tokens,omitempty"`
 	Heard    time.Time `json:"heard"`
 }
+
+// MaxScreenshots and MaxScreenshotBytes bound what a UX review keeps of
+// its browser's screenshots (the step runner drops the rest): at most
+// MaxScreenshots files, each at most MaxScreenshotBytes, so that a lot's
+// log folder stays small however many pages the session looked at.
+const (
+	MaxScreenshots     = 12
+	MaxScreenshotBytes = 4 << 20
+)
 
 // UnrecordedVendor is the vendor of a session step whose state records
 // none: a state written before vendors were recorded ran only Claude Code
@@ -254,14 +276,19 @@ type Question struct {
 
 // Lot is the recorded progress of one lot.
 type Lot struct {
-	Status    LotStatus  `json:"status"`
-	Branch    string     `json:"branch,omitempty"`
-	Worktree  string     `json:"worktree,omitempty"`
-	BaseSHA   string     `json:"base_sha,omitempty"`
-	Steps     []Step     `json:"steps,omitempty"`
-	Findings  []Finding  `json:"findings,omitempty"`
-	Questions []Question `json:"questions,omitempty"`
-	Warnings  []string   `json:"warnings,omitempty"`
+	Status   LotStatus `json:"status"`
+	Branch   string    `json:"branch,omitempty"`
+	Worktree string    `json:"worktree,omitempty"`
+	BaseSHA  string    `json:"base_sha,omitempty"`
+	Steps    []Step    `json:"steps,omitempty"`
+	Findings []Finding `json:"findings,omitempty"`
+	// UXFindings are the findings of the lot's last UX review (a visible
+	// lot's, docs/ux.md), for the next UX review's brief; its blocking and
+	// major ones were the lot's Findings for the fix pass, its minor ones
+	// join the code review's for the minor pass.
+	UXFindings []Finding  `json:"ux_findings,omitempty"`
+	Questions  []Question `json:"questions,omitempty"`
+	Warnings   []string   `json:"warnings,omitempty"`
 	// AgentConfig are the files the lot's commits add or change that an
 	// agent CLI loads as its configuration and can run as commands
 	// (agent.Registry.ConfigFiles: .mcp.json, .claude/settings.json, …), as

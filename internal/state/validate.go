@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -79,6 +80,17 @@ func Validate(s *State) error {
 					bad("lot %q step %d: raw_usage needs non-empty names and counts not negative (%q: %d)", id, i, k, v)
 				}
 			}
+			if info, _ := Info(st.Kind); !info.Browser && (st.NotVerified != "" || len(st.Screenshots) > 0) {
+				bad("lot %q step %d: not_verified and screenshots are a UX review's; %s is not one", id, i, st.Kind)
+			}
+			if len(st.Screenshots) > MaxScreenshots {
+				bad("lot %q step %d: %d screenshots, at most %d are kept", id, i, len(st.Screenshots), MaxScreenshots)
+			}
+			for _, p := range st.Screenshots {
+				if !filepath.IsAbs(p) || filepath.Clean(p) != p || !strings.HasSuffix(p, ".png") {
+					bad("lot %q step %d: screenshot %q is not the absolute, clean path of a .png file", id, i, p)
+				}
+			}
 			for repo := range st.AlsoCommits {
 				if repo == "" {
 					bad("lot %q step %d: also_commits has an empty repository name", id, i)
@@ -98,6 +110,11 @@ func Validate(s *State) error {
 				} else if !objectID(m.Old) || !objectID(m.New) {
 					bad("lot %q: integrating repo %d: old and new must be full object ids (40 or 64 hex digits), got %q and %q", id, i, m.Old, m.New)
 				}
+			}
+		}
+		for i, f := range l.UXFindings {
+			if !slices.Contains(severities, f.Severity) {
+				bad("lot %q ux finding %d: severity %q is not a severity", id, i, f.Severity)
 			}
 		}
 		for i, f := range l.Findings {

@@ -86,6 +86,11 @@ func Main() int {
 		step = "review-recheck"
 	case strings.Contains(brief, "fix minor findings now"):
 		step = "fix-minors"
+	case strings.HasPrefix(brief, "Look at the running application"):
+		step = "ux"
+		if m := fixPass.FindStringSubmatch(brief); m != nil {
+			pass = m[1]
+		}
 	case strings.HasPrefix(brief, "Review the work"):
 		step = "review"
 		if m := fixPass.FindStringSubmatch(brief); m != nil {
