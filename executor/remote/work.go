@@ -53,9 +53,11 @@ type WorkRepo struct {
 
 // Classes of steps that may leave the machine (spec.RemoteSessions,
 // spec.RemoteTests), as the step-kind table classes a kind: a session is
-// a kind that runs an agent; a test gate is state.StepTest.
+// a kind that runs an agent; a test gate is state.StepTest. A UX review
+// (a Browser kind) stays on the lead's machine: its application, its
+// browser and its screenshots (under the lot's log folder) are there.
 func classOf(kind state.StepKind) string {
-	if info, ok := state.Info(kind); ok && info.Runs == state.RunsAgent {
+	if info, ok := state.Info(kind); ok && info.Runs == state.RunsAgent && !info.Browser {
 		return spec.RemoteSessions
 	}
 	if kind == state.StepTest {
