@@ -84,7 +84,7 @@ func constraints(agentKinds []string) map[string]map[string]schema.Constraint {
 		"lot": {
 			"repo": schema.Reference{OfScopeId: scopeRepo}, "title": anyString, "brief": anyString, "run": anyString,
 			"depends_on": refs(scopeLot), "also": refs(scopeRepo), "sandbox": anyBool,
-			"sandbox_writable": strList,
+			"sandbox_writable": strList, "visible": anyBool, "ux": anyBool,
 		},
 		"agent": {
 			"kind": enum(agentKinds...), "command": anyString, "sandbox": anyBool,
@@ -177,9 +177,27 @@ func waveSchema(agentKinds []string, kindAttrs map[string][]spec.KindAttribute) 
 				Constraint: c,
 			}
 		}
+		if bt.Type == "lot" || bt.Type == "repo" {
+			b.Body.Blocks = map[string]*schema.BlockSchema{"ux": uxBlockSchema()}
+		}
 		root.Blocks[bt.Type] = b
 	}
 	return root, nil
+}
+
+// uxBlockSchema is the ux block of a repo or a lot (docs/ux.md), its
+// attributes described by docs/wave-file.md's ux table.
+func uxBlockSchema() *schema.BlockSchema {
+	attrs := map[string]*schema.AttributeSchema{}
+	for name, c := range map[string]schema.Constraint{"command": anyString, "url": anyString, "timeout": anyString, "paths": strList} {
+		doc, _ := spec.Doc("ux", name)
+		attrs[name] = &schema.AttributeSchema{Description: lang.Markdown(attrDoc(doc)), IsRequired: name == "url", IsOptional: name != "url", Constraint: c}
+	}
+	return &schema.BlockSchema{
+		Description: lang.Markdown("How the UX review of a visible lot starts and opens the application (docs/ux.md)."),
+		MaxItems:    1,
+		Body:        &schema.BodySchema{Attributes: attrs},
+	}
 }
 
 // addKindAttributes returns attrs with the attributes of every kind
