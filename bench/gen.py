@@ -7,7 +7,9 @@ SHAPE is wide (N independent lots), chain (L_i depends on L_{i-1}) or layered
 (layers of ceil(sqrt(N)) lots; every lot of a layer after the first depends on
 2 distinct random lots of the previous layer; random.Random(seed)).
 
-Writes into DIR: wave.hcl, Makefile, build.ninja, Taskfile.yml and dag.json
+Writes into DIR: wave.hcl, wave-nosandbox.hcl (the same lots with
+`sandbox = false`: their command steps outside cadence's step sandbox),
+Makefile, build.ninja, Taskfile.yml and dag.json
 (the edges, the critical path length in lots and the sinks). In --cmd,
 {lot} stands for the lot's name. Every tool gets
 the same lots, the same edges and the same command; the root target of
@@ -73,14 +75,16 @@ def main():
     roots = sinks(deps)
     cmds = [a.cmd.replace("{lot}", name(i)) for i in range(a.n)]
 
-    # cadence: command lots (no repo) run with sh -c in the wave file's folder.
-    out = ['wave "bench" {}\n']
-    for i, d in enumerate(deps):
-        out.append(f'lot "{name(i)}" {{\n  run = "{cmds[i]}"\n')
-        if d:
-            out.append("  depends_on = [" + ", ".join(f"lot.{name(j)}" for j in d) + "]\n")
-        out.append("}\n")
-    write(os.path.join(a.dir, "wave.hcl"), "".join(out))
+    # cadence: command lots (no repo) run with sh -c in the wave file's folder;
+    # wave-nosandbox.hcl runs them outside the step sandbox (docs/wave-file.md).
+    for fname, extra in (("wave.hcl", ""), ("wave-nosandbox.hcl", "  sandbox = false\n")):
+        out = ['wave "bench" {}\n']
+        for i, d in enumerate(deps):
+            out.append(f'lot "{name(i)}" {{\n  run = "{cmds[i]}"\n' + extra)
+            if d:
+                out.append("  depends_on = [" + ", ".join(f"lot.{name(j)}" for j in d) + "]\n")
+            out.append("}\n")
+        write(os.path.join(a.dir, fname), "".join(out))
 
     # GNU make: phony targets, silent recipes.
     out = [".PHONY: all " + " ".join(name(i) for i in range(a.n)) + "\n"]
