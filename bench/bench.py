@@ -18,7 +18,7 @@ bench/out/summary.md. Environment:
     GAP_N, GAP_RUNS  the gap step's chain length (200) and runs per tool (5)
     TASK         go-task binary (default bench/.tools/bin/task)
     SIZES        DAG sizes, e.g. "100 1000 5000" (default)
-    SHAPES       DAG shapes (default "wide chain layered")
+    SHAPES       DAG shapes (default "wide chain layered"; also layers10, gen.py)
     TOOLS        tools (default "cadence make ninja task"); also "before" (CADENCE_BEFORE)
                  and "cadence-nosandbox", "before-nosandbox": the same binary on
                  wave-nosandbox.hcl, whose lots say `sandbox = false`
@@ -548,7 +548,7 @@ def step_summary():
         w("| shape | N | tool | runs | wall s (median) | min–max s | per-lot ms | CPU ms/lot | max RSS MiB (largest process) | cadence ÷ tool |")
         w("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         verdicts = []
-        for (shape, n), g in sorted(groups.items(), key=lambda kv: (kv[0][1], ["wide", "chain", "layered"].index(kv[0][0]))):
+        for (shape, n), g in sorted(groups.items(), key=lambda kv: (kv[0][1], ["wide", "chain", "layered", "layers10"].index(kv[0][0]))):
             med = {}
             for t in tools:
                 rs = g.get(t, [])

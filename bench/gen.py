@@ -3,9 +3,10 @@
 
     python3 bench/gen.py SHAPE N DIR [--cmd CMD] [--seed S]
 
-SHAPE is wide (N independent lots), chain (L_i depends on L_{i-1}) or layered
+SHAPE is wide (N independent lots), chain (L_i depends on L_{i-1}), layered
 (layers of ceil(sqrt(N)) lots; every lot of a layer after the first depends on
-2 distinct random lots of the previous layer; random.Random(seed)).
+2 distinct random lots of the previous layer; random.Random(seed)) or layers10
+(the same with 10 layers of ceil(N/10) lots).
 
 Writes into DIR: wave.hcl, wave-nosandbox.hcl (the same lots with
 `sandbox = false`: their command steps outside cadence's step sandbox),
@@ -29,9 +30,9 @@ def build(shape, n, seed):
     elif shape == "chain":
         for i in range(1, n):
             deps[i] = [i - 1]
-    elif shape == "layered":
+    elif shape in ("layered", "layers10"):
         rng = random.Random(seed)
-        w = math.ceil(math.sqrt(n))
+        w = math.ceil(math.sqrt(n)) if shape == "layered" else math.ceil(n / 10)
         layers = [list(range(s, min(s + w, n))) for s in range(0, n, w)]
         for prev, cur in zip(layers, layers[1:]):
             for i in cur:
