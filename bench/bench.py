@@ -13,11 +13,17 @@ bench/out/summary.md. Environment:
     CADENCE      cadence binary (default bench/out/cadence)
     CADENCE_BEFORE  an older cadence binary: the tool "before" in TOOLS, and the
                  gitfloor step's third side
+                 (cadence-supervisor is looked for beside each cadence binary,
+                 so build each into a folder of its own: docs/running.md)
     GAP_N, GAP_RUNS  the gap step's chain length (200) and runs per tool (5)
     TASK         go-task binary (default bench/.tools/bin/task)
     SIZES        DAG sizes, e.g. "100 1000 5000" (default)
-    SHAPES       DAG shapes (default "wide chain layered")
-    TOOLS        tools (default "cadence make ninja task")
+    SHAPES       DAG shapes (default "wide chain layered"; also layers10, gen.py)
+    TOOLS        tools (default "cadence make ninja task"); also "before" (CADENCE_BEFORE)
+                 and "cadence-nosandbox", "before-nosandbox": the same binary on
+                 wave-nosandbox.hcl, whose lots say `sandbox = false`
+    SCHED_N, SCHED_RUNS, SCHED_JOBS   the sched step's lots (200), runs per tool (3)
+                 and -jobs (2)
     RUNS_100, RUNS_1000, RUNS_5000   timed runs per size (default 5, 5, 3)
     TASK_RUNS_5000  go-task runs at 5000 lots (default 1: ~20 s a run)
     TMPFS_SIZES, TMPFS_RUNS, TMPFS_TOOLS   the tmpfs step's sizes, runs and tools
@@ -57,6 +63,15 @@ CADENCE = os.environ.get("CADENCE", os.path.join(OUT, "cadence"))
 CADENCE_BEFORE = os.environ.get("CADENCE_BEFORE", "")
 TASK = os.environ.get("TASK", os.path.join(BENCH, ".tools", "bin", "task"))
 JOBS = 2
+
+
+def is_cadence(tool):
+    """cadence, before, and their -nosandbox variants: cadence binaries."""
+    return tool.split("-")[0] in ("cadence", "before")
+
+
+def wave_file(tool):
+    return "wave-nosandbox.hcl" if tool.endswith("-nosandbox") else "wave.hcl"
 
 
 def env_list(name, default):
@@ -119,12 +134,13 @@ def spawn(argv, cwd, logpath=None, timeout=None, env=None):
 
 def clean(tool, d):
     """Remove what a previous run left, so that the next run does all the work."""
+    state = wave_file(tool).replace(".hcl", ".state.json")
     names = {
-        "cadence": ["wave.state.json", "wave.state.json.journal", "wave.state.json.lock", ".cadence"],
+        "cadence": [state, state + ".journal", state + ".lock", ".cadence"],
         "ninja": [".ninja_log", ".ninja_deps"],
         "task": [".task"],
         "make": [],
-    }["cadence" if tool == "before" else tool]
+    }["cadence" if is_cadence(tool) else tool]
     for n in names + ["ran.txt"]:
         p = os.path.join(d, n)
         if os.path.isdir(p):
@@ -133,28 +149,29 @@ def clean(tool, d):
             os.remove(p)
 
 
-def argv_for(tool):
+def argv_for(tool, jobs=JOBS):
+    if is_cadence(tool):
+        b = CADENCE_BEFORE if tool.startswith("before") else CADENCE
+        return [b, "apply", "-auto-approve", "-jobs", str(jobs), wave_file(tool)]
     return {
-        "cadence": [CADENCE, "apply", "-auto-approve", "-jobs", str(JOBS), "wave.hcl"],
-        "before": [CADENCE_BEFORE, "apply", "-auto-approve", "-jobs", str(JOBS), "wave.hcl"],
-        "make": ["make", f"-j{JOBS}"],
-        "ninja": ["ninja", f"-j{JOBS}"],
-        "task": [TASK, "--concurrency", str(JOBS)],
+        "make": ["make", f"-j{jobs}"],
+        "ninja": ["ninja", f"-j{jobs}"],
+        "task": [TASK, "--concurrency", str(jobs)],
     }[tool]
 
 
-def run_tool(tool, d, logname, timeout=None):
+def run_tool(tool, d, logname, timeout=None, jobs=JOBS):
     clean(tool, d)
     # wait4's ru_maxrss of a child forked by python starts at python's own
     # size; /usr/bin/time is small, so its %M is the tool's (largest process).
     rssf = os.path.join(d, f".{tool}.rss")
-    r = spawn(["/usr/bin/time", "-f", "%M", "-o", rssf] + argv_for(tool), d,
+    r = spawn(["/usr/bin/time", "-f", "%M", "-o", rssf] + argv_for(tool, jobs), d,
               os.path.join(d, logname), timeout=timeout if tool == "task" else None)
     try:
         r["rss_kib"] = int(open(rssf).read().split()[-1])
     except (OSError, ValueError, IndexError):
         r["rss_kib"] = 0
-    if tool in ("cadence", "before") and r["rc"] == 0:
+    if is_cadence(tool) and r["rc"] == 0:
         n = json.load(open(os.path.join(d, "dag.json")))["n"]
         with open(os.path.join(d, logname), errors="replace") as f:
             text = f.read()
@@ -165,6 +182,7 @@ def run_tool(tool, d, logname, timeout=None):
 
 def gen(shape, n, d, cmd="true"):
     if not os.path.exists(os.path.join(d, "dag.json")) or \
+            not os.path.exists(os.path.join(d, "wave-nosandbox.hcl")) or \
             json.load(open(os.path.join(d, "dag.json"))).get("cmd") != cmd:
         subprocess.run([sys.executable, GEN, shape, str(n), d, "--cmd", cmd], check=True)
     return json.load(open(os.path.join(d, "dag.json")))
@@ -290,9 +308,9 @@ def lot_times(tool, d):
     """Each lot's (start, end) seconds, by name, from cadence's state file or
     ninja's log (1 ms resolution, from ninja's start)."""
     times = {}
-    if tool in ("cadence", "before"):
+    if is_cadence(tool):
         from datetime import datetime
-        st = json.load(open(os.path.join(d, "wave.state.json")))
+        st = json.load(open(os.path.join(d, wave_file(tool).replace(".hcl", ".state.json"))))
         ts = lambda x: datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
         for name, lot in st["lots"].items():
             step = lot["steps"][-1]
@@ -349,28 +367,29 @@ def analyse(iv, jobs):
 
 def step_sched():
     n, dur = int(os.environ.get("SCHED_N", "200")), 0.05
+    jobs = int(os.environ.get("SCHED_JOBS", str(JOBS)))
     d = os.path.join(OUT, "sched", f"layered-{n}")
     dag = gen("layered", n, d, cmd=f"sleep {dur}")
-    bound = max(dag["critical_path"] * dur, n * dur / JOBS)
+    bound = max(dag["critical_path"] * dur, n * dur / jobs)
     # What one lot really costs on this machine, outside any scheduler.
     lone = time_cmd(["sh", "-c", f"sleep {dur}"], 30, d)["median_ms"] / 1000
-    real_bound = max(dag["critical_path"] * lone, n * lone / JOBS)
+    real_bound = max(dag["critical_path"] * lone, n * lone / jobs)
     log(f"sched: bound {bound:.3f}s; a lone `sh -c 'sleep {dur}'` takes {lone * 1000:.1f}ms, "
         f"so the bound with that cost is {real_bound:.3f}s")
     res = []
     for i in range(int(os.environ.get("SCHED_RUNS", "3"))):
         for tool in env_list("TOOLS", "cadence make ninja task"):
-            r = run_tool(tool, d, f"{tool}.log", timeout=120)
+            r = run_tool(tool, d, f"{tool}.log", timeout=120, jobs=jobs)
             r.update(tool=tool, run=i)
             if r["rc"] == 0:
-                r["timeline"] = analyse(timeline(tool, d), JOBS)
+                r["timeline"] = analyse(timeline(tool, d), jobs)
             res.append(r)
             tl = r.get("timeline")
             log(f"sched {tool:8} run {i} {r['wall']:.3f}s (bound {bound:.2f}s, x{r['wall'] / bound:.3f}) rc={r['rc']}"
-                + (f"; lots {tl['mean_lot_ms']:.1f}ms, under {JOBS} running {tl['under_jobs_s']:.3f}s, "
+                + (f"; lots {tl['mean_lot_ms']:.1f}ms, under {jobs} running {tl['under_jobs_s']:.3f}s, "
                    f"end->next start {tl['gap_median_ms']:.2f}ms" if tl else ""))
     save("sched", {"results": res, "n": n, "dur": dur, "critical_path": dag["critical_path"],
-                   "bound": bound, "lone_s": lone, "real_bound": real_bound, "jobs": JOBS})
+                   "bound": bound, "lone_s": lone, "real_bound": real_bound, "jobs": jobs})
 
 
 def step_gap():
@@ -519,7 +538,7 @@ def step_summary():
         groups = {}
         for r in dags["results"]:
             groups.setdefault((r["shape"], r["n"]), {}).setdefault(r["tool"], []).append(r)
-        tools = [t for t in ("cadence", "make", "ninja", "task")
+        tools = [t for t in ("before", "before-nosandbox", "cadence", "cadence-nosandbox", "make", "ninja", "task")
                  if any(t in g for g in groups.values())]
         w(title + "\n")
         if note:
@@ -529,7 +548,7 @@ def step_summary():
         w("| shape | N | tool | runs | wall s (median) | min–max s | per-lot ms | CPU ms/lot | max RSS MiB (largest process) | cadence ÷ tool |")
         w("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         verdicts = []
-        for (shape, n), g in sorted(groups.items(), key=lambda kv: (kv[0][1], ["wide", "chain", "layered"].index(kv[0][0]))):
+        for (shape, n), g in sorted(groups.items(), key=lambda kv: (kv[0][1], ["wide", "chain", "layered", "layers10"].index(kv[0][0]))):
             med = {}
             for t in tools:
                 rs = g.get(t, [])
@@ -593,14 +612,14 @@ def step_summary():
     sched = load("sched")
     if sched:
         host = host or sched["host"]
-        w(f"### 2. Scheduling quality (layered, {sched['n']} lots of `sleep {sched['dur']}`, 2 jobs)\n")
+        w(f"### 2. Scheduling quality (layered, {sched['n']} lots of `sleep {sched['dur']}`, {sched['jobs']} jobs)\n")
         w(f"Critical path {sched['critical_path']} lots = {sched['critical_path'] * sched['dur']:.2f} s; "
-          f"total work / 2 = {sched['n'] * sched['dur'] / sched['jobs']:.2f} s; "
+          f"total work / {sched['jobs']} = {sched['n'] * sched['dur'] / sched['jobs']:.2f} s; "
           f"lower bound {sched['bound']:.2f} s. Target: cadence within 10 % (≤ {1.1 * sched['bound']:.2f} s).\n")
         w(f"A lone `sh -c 'sleep {sched['dur']}'` takes {sched['lone_s'] * 1000:.1f} ms here (median of 30), "
           f"so even a perfect scheduler that spawns a shell per lot needs about {sched['real_bound']:.2f} s "
           f"({sched['real_bound'] / sched['bound']:.3f}× the bound).\n")
-        w("| tool | runs | makespan s (median) | min–max s | ÷ bound | within 10 %? | mean lot ms | time < 2 running s | end → next start ms (median) |")
+        w(f"| tool | runs | makespan s (median) | min–max s | ÷ bound | within 10 %? | mean lot ms | time < {sched['jobs']} running s | end → next start ms (median) |")
         w("|---|---:|---:|---:|---:|---|---:|---:|---:|")
         by = {}
         for r in sched["results"]:

@@ -3,11 +3,14 @@
 
     python3 bench/gen.py SHAPE N DIR [--cmd CMD] [--seed S]
 
-SHAPE is wide (N independent lots), chain (L_i depends on L_{i-1}) or layered
+SHAPE is wide (N independent lots), chain (L_i depends on L_{i-1}), layered
 (layers of ceil(sqrt(N)) lots; every lot of a layer after the first depends on
-2 distinct random lots of the previous layer; random.Random(seed)).
+2 distinct random lots of the previous layer; random.Random(seed)) or layers10
+(the same with 10 layers of ceil(N/10) lots).
 
-Writes into DIR: wave.hcl, Makefile, build.ninja, Taskfile.yml and dag.json
+Writes into DIR: wave.hcl, wave-nosandbox.hcl (the same lots with
+`sandbox = false`: their command steps outside cadence's step sandbox),
+Makefile, build.ninja, Taskfile.yml and dag.json
 (the edges, the critical path length in lots and the sinks). In --cmd,
 {lot} stands for the lot's name. Every tool gets
 the same lots, the same edges and the same command; the root target of
@@ -27,9 +30,9 @@ def build(shape, n, seed):
     elif shape == "chain":
         for i in range(1, n):
             deps[i] = [i - 1]
-    elif shape == "layered":
+    elif shape in ("layered", "layers10"):
         rng = random.Random(seed)
-        w = math.ceil(math.sqrt(n))
+        w = math.ceil(math.sqrt(n)) if shape == "layered" else math.ceil(n / 10)
         layers = [list(range(s, min(s + w, n))) for s in range(0, n, w)]
         for prev, cur in zip(layers, layers[1:]):
             for i in cur:
@@ -73,14 +76,16 @@ def main():
     roots = sinks(deps)
     cmds = [a.cmd.replace("{lot}", name(i)) for i in range(a.n)]
 
-    # cadence: command lots (no repo) run with sh -c in the wave file's folder.
-    out = ['wave "bench" {}\n']
-    for i, d in enumerate(deps):
-        out.append(f'lot "{name(i)}" {{\n  run = "{cmds[i]}"\n')
-        if d:
-            out.append("  depends_on = [" + ", ".join(f"lot.{name(j)}" for j in d) + "]\n")
-        out.append("}\n")
-    write(os.path.join(a.dir, "wave.hcl"), "".join(out))
+    # cadence: command lots (no repo) run with sh -c in the wave file's folder;
+    # wave-nosandbox.hcl runs them outside the step sandbox (docs/wave-file.md).
+    for fname, extra in (("wave.hcl", ""), ("wave-nosandbox.hcl", "  sandbox = false\n")):
+        out = ['wave "bench" {}\n']
+        for i, d in enumerate(deps):
+            out.append(f'lot "{name(i)}" {{\n  run = "{cmds[i]}"\n' + extra)
+            if d:
+                out.append("  depends_on = [" + ", ".join(f"lot.{name(j)}" for j in d) + "]\n")
+            out.append("}\n")
+        write(os.path.join(a.dir, fname), "".join(out))
 
     # GNU make: phony targets, silent recipes.
     out = [".PHONY: all " + " ".join(name(i) for i in range(a.n)) + "\n"]
