@@ -16,6 +16,8 @@ import (
 	"github.com/cadence-run/cadence/internal/proc"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
+
+	"github.com/cadence-run/cadence/internal/httpready"
 )
 
 // runUX runs a UX review (docs/ux.md): the machine's session slot and the
@@ -106,7 +108,7 @@ func uxFolders(shots string) (string, string, error) {
 // when it answers).
 func (l *Local) startApp(ctx context.Context, req Request) (stop func(), why string) {
 	u := req.UX
-	ready := proc.Ready{URL: u.URL, Timeout: u.Timeout}
+	ready := proc.Ready{URL: u.URL, Answers: httpready.Answers, Timeout: u.Timeout}
 	if u.Command == "" {
 		if err := proc.WaitAnswer(ctx, ready); err != nil {
 			return func() {}, fmt.Sprintf("the application does not answer at %s within %s (it has no ux command: cadence does not start it)", u.URL, u.Timeout)

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/httpready"
 )
 
 // The test binary plays four parts, by its first argument: the tests; the
@@ -87,7 +89,7 @@ func serviceCadence(args []string) int {
 		return 1
 	}
 	s := StartService(context.Background(), Cmd{Supervisor: &Supervisor{Exe: exe, Argv0: "proc.test"}, Path: "/bin/sh", Args: []string{"-c", args[0]}, Dir: args[1],
-		Env: []string{"PATH=/usr/bin:/bin"}, Started: func(pid int) { fmt.Printf("step %d\n", pid) }}, Ready{URL: "http://127.0.0.1:1/", Timeout: time.Hour})
+		Env: []string{"PATH=/usr/bin:/bin"}, Started: func(pid int) { fmt.Printf("step %d\n", pid) }}, Ready{Answers: httpready.Answers, URL: "http://127.0.0.1:1/", Timeout: time.Hour})
 	fmt.Printf("end %v\n", s.WaitReady(context.Background()))
 	return 0
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -16,18 +15,15 @@ import (
 // caller's Stdout and Stderr, bounded there by the caller (the step log).
 const serviceTailBytes = 4 << 10
 
-// readyRequestTimeout bounds one readiness request (connect, headers and
-// body), so that a server that accepts and never answers costs one poll.
-const readyRequestTimeout = 2 * time.Second
-
-// readyBodyBytes is the most of a readiness answer's body that is read.
-const readyBodyBytes = 4 << 10
-
-// Ready says when a service answers: a GET of URL gets an HTTP status
-// below 500 (a redirect counts, unfollowed) before Timeout has passed since
-// WaitReady began. Interval is the pause between polls (200 ms if zero).
+// Ready says when a service answers: Answers(ctx, URL) is true (for an
+// HTTP application: internal/httpready.Answers) before Timeout has passed
+// since WaitReady began; a nil Answers never answers. Interval is the
+// pause between polls (200 ms if zero). The check is the caller's, so
+// that this package links no network code (the step supervisor is built
+// from it).
 type Ready struct {
 	URL      string
+	Answers  func(ctx context.Context, url string) bool
 	Timeout  time.Duration
 	Interval time.Duration
 }
@@ -142,12 +138,6 @@ func WaitAnswer(ctx context.Context, r Ready) error {
 // poll asks r.URL until it answers (nil), done closes first (exited),
 // r.Timeout passes (errNoAnswer) or ctx ends (ctx's error).
 func poll(ctx context.Context, r Ready, done <-chan struct{}) (exited bool, err error) {
-	client := &http.Client{
-		Timeout:       readyRequestTimeout,
-		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	defer client.CloseIdleConnections()
 	deadline := time.NewTimer(r.Timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(r.Interval)
@@ -158,7 +148,7 @@ func poll(ctx context.Context, r Ready, done <-chan struct{}) (exited bool, err 
 			return true, nil
 		default:
 		}
-		if answers(ctx, client, r.URL) {
+		if r.Answers != nil && r.Answers(ctx, r.URL) {
 			return false, nil
 		}
 		select {
@@ -180,21 +170,6 @@ func (s *Service) notReady(exited bool) error {
 		e.Output = s.tail.String() // complete once Run returned
 	}
 	return e
-}
-
-// answers reports whether a GET of url gets a status below 500.
-func answers(ctx context.Context, client *http.Client, url string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, readyBodyBytes))
-	_ = resp.Body.Close()
-	return resp.StatusCode < 500
 }
 
 // Stop ends the service's whole tree (SIGTERM, then SIGKILL after the

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cadence-run/cadence/internal/httpready"
 )
 
 // freeURL is a URL on 127.0.0.1 at a port nothing listens on (it was
@@ -40,7 +42,7 @@ func testServiceReady(t *testing.T) {
 	defer srv.Close()
 	pidFile := filepath.Join(t.TempDir(), "app.pid")
 	s := StartService(context.Background(), Cmd{Supervisor: testSupervisor.Load(), Path: "/bin/sh", Args: []string{"-c", "echo $$ > " + pidFile + "; exec sleep 60"}},
-		Ready{URL: srv.URL, Timeout: 30 * time.Second})
+		Ready{Answers: httpready.Answers, URL: srv.URL, Timeout: 30 * time.Second})
 	if err := s.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func testServiceReady(t *testing.T) {
 func TestServiceNeverReady(t *testing.T) {
 	url, _ := freeURL(t)
 	s := StartService(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "echo booting; exec sleep 60"}},
-		Ready{URL: url, Timeout: 500 * time.Millisecond, Interval: 50 * time.Millisecond})
+		Ready{Answers: httpready.Answers, URL: url, Timeout: 500 * time.Millisecond, Interval: 50 * time.Millisecond})
 	defer s.Stop()
 	err := s.WaitReady(context.Background())
 	var ne *NotReadyError
@@ -76,7 +78,7 @@ func TestServiceExitsEarly(t *testing.T) { bothWays(t, testServiceExitsEarly) }
 func testServiceExitsEarly(t *testing.T) {
 	url, _ := freeURL(t)
 	s := StartService(context.Background(), Cmd{Supervisor: testSupervisor.Load(), Path: "/bin/sh", Args: []string{"-c", "echo listen EADDRINUSE >&2; exit 3"}},
-		Ready{URL: url, Timeout: time.Minute})
+		Ready{Answers: httpready.Answers, URL: url, Timeout: time.Minute})
 	defer s.Stop()
 	start := time.Now()
 	err := s.WaitReady(context.Background())
@@ -105,7 +107,7 @@ func TestServiceStopTakesTree(t *testing.T) {
 	dir := t.TempDir()
 	url, _ := freeURL(t)
 	s := StartService(context.Background(), Cmd{Supervisor: testSupervisor.Load(), Path: "/bin/sh", Args: []string{"-c", treeScript}, Dir: dir},
-		Ready{URL: url, Timeout: time.Minute})
+		Ready{Answers: httpready.Answers, URL: url, Timeout: time.Minute})
 	pids := map[string]int{}
 	for _, f := range []string{"bg", "daemon", "daemon-child"} {
 		pids[f] = waitFile(t, filepath.Join(dir, f+".pid"))
@@ -122,7 +124,7 @@ func TestServiceStopTakesTree(t *testing.T) {
 func TestServiceOutputBounded(t *testing.T) {
 	url, _ := freeURL(t)
 	s := StartService(context.Background(), Cmd{Path: "/bin/sh", Args: []string{"-c", "i=0; while [ $i -lt 5000 ]; do echo line $i; i=$((i+1)); done; echo the-end; exit 1"}},
-		Ready{URL: url, Timeout: time.Minute})
+		Ready{Answers: httpready.Answers, URL: url, Timeout: time.Minute})
 	defer s.Stop()
 	err := s.WaitReady(context.Background())
 	var ne *NotReadyError
@@ -177,17 +179,17 @@ func TestServiceCadenceKilledTakesTree(t *testing.T) {
 func TestWaitAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))
 	defer srv.Close()
-	if err := WaitAnswer(context.Background(), Ready{URL: srv.URL, Timeout: 10 * time.Second}); err != nil {
+	if err := WaitAnswer(context.Background(), Ready{Answers: httpready.Answers, URL: srv.URL, Timeout: 10 * time.Second}); err != nil {
 		t.Errorf("a 404 is an answer: %v", err)
 	}
 	url, _ := freeURL(t)
 	var ne *NotReadyError
-	if err := WaitAnswer(context.Background(), Ready{URL: url, Timeout: 300 * time.Millisecond}); !errors.As(err, &ne) {
+	if err := WaitAnswer(context.Background(), Ready{Answers: httpready.Answers, URL: url, Timeout: 300 * time.Millisecond}); !errors.As(err, &ne) {
 		t.Errorf("nothing listens, yet %v", err)
 	}
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer failing.Close()
-	if err := WaitAnswer(context.Background(), Ready{URL: failing.URL, Timeout: 300 * time.Millisecond}); err == nil {
+	if err := WaitAnswer(context.Background(), Ready{Answers: httpready.Answers, URL: failing.URL, Timeout: 300 * time.Millisecond}); err == nil {
 		t.Error("a 503 is an answer")
 	}
 }
