@@ -111,6 +111,15 @@ func Start(opts Options) (*Engine, error) {
 		sopts.TLSConfig, sopts.TLS, sopts.TLSVerify = tc, true, opts.TLS.CA != ""
 		sopts.TLSTimeout = 2
 	}
+	if port > 0 {
+		// A port in use is refused at once with the OS's reason: the
+		// server would only fail to become ready within readyTimeout.
+		l, err := net.Listen("tcp", net.JoinHostPort(host, portText))
+		if err != nil {
+			return nil, fmt.Errorf("engine: cannot listen on %s: %w (stop what holds it, or choose another address with -listen)", listen, err)
+		}
+		l.Close()
+	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

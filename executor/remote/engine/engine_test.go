@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -40,4 +41,28 @@ func TestStartConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Close()
+}
+
+// A port another program holds is refused at once, naming the port and
+// what to do, never after the ready timeout with a guess (a new user's
+// first `cadence engine` on a machine where 4222 is taken waited 10s for
+// "not ready within 10s (port in use?)").
+func TestEnginePortInUseRefusedAtOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start := time.Now()
+	e, err := engine.Start(engine.Options{Listen: l.Addr().String(), StoreDir: t.TempDir()})
+	if err == nil {
+		e.Shutdown()
+		t.Fatal("engine started on a port in use")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("refused after %s, want at once", took)
+	}
+	if !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "-listen") {
+		t.Errorf("error %q: want the OS's reason and the -listen flag to choose another port", err)
+	}
 }
