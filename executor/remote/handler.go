@@ -145,8 +145,15 @@ func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr Work
 		files[name] = f
 	}
 	clone := filepath.Join(dir, "repos", keyToken(wr.Name))
-	if _, err := o.Transport.Checkout(ctx, clone, files[wr.Base], files[wr.Lot], branch); err != nil {
+	head, err := o.Transport.Checkout(ctx, clone, files[wr.Base], files[wr.Lot], branch)
+	if err != nil {
 		return "", err
+	}
+	if head != wr.Head {
+		// the store's lot bundle is not the one the lead made (any client
+		// that may write bundles could have replaced it): its commits
+		// would come back in this run's result as this worker's
+		return "", fmt.Errorf("the lot bundle %s is at %.12s, not at %.12s, the head the job names", wr.Lot, head, wr.Head)
 	}
 	base := strings.TrimPrefix(wr.Base, "base.")
 	if _, err := o.Transport.Repos.Run(ctx, clone, "branch", baseBranch, base); err != nil {

@@ -310,6 +310,12 @@ func (r *Runner) take(ctx context.Context, req step.Request, work Work, res queu
 		return step.Result{Status: state.StepInterrupted, Cause: "the result of worker " + res.Worker + " cannot be read: " + err.Error()}
 	}
 	out.ReportPath, out.Logged = "", false
+	// the lead's budget adds what a worker reports: never less than nothing
+	for _, n := range []*int64{&out.Usage.Input, &out.Usage.CacheWrite, &out.Usage.CacheRead, &out.Usage.Output, &out.CostMicros} {
+		if *n < 0 {
+			*n = 0
+		}
+	}
 	ctx = context.WithoutCancel(ctx)
 	for i, wr := range work.Repos {
 		// only the bundle of the delivery that wrote the result
