@@ -118,8 +118,8 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 	if attach {
 		key = req.Reattach
 	}
-	wreq, dirRepo := wireRequest(req, lot.Env.Vars)
-	work := Work{Request: wreq, DirRepo: dirRepo, Command: lot.Run != ""}
+	wreq, dirRepo, leftOut := wireRequest(req, lot.Env)
+	work := Work{Request: wreq, DirRepo: dirRepo, EnvLeftOut: leftOut, Command: lot.Run != ""}
 	if a := r.o.Config.Agent(req.Agent); a != nil {
 		work.AgentKind = a.Kind
 		if !work.Command {
