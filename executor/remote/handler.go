@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +31,14 @@ type WorkerOptions struct {
 	// worker's own agents' settings and kinds: internal/cli's loader).
 	Load func(path string) (*spec.Config, error)
 	// NewLocal makes the local step runner of a run's wave (step.Local
-	// with the worker's git, agents, slots, environment and supervisor).
-	NewLocal func(cfg *spec.Config) step.Runner
+	// with the worker's git, agents, slots, environment and supervisor),
+	// whose steps must not read denyRead (step.LocalOptions.DenyRead).
+	NewLocal func(cfg *spec.Config, denyRead []string) step.Runner
+	// DenyRead are the worker's files and folders no step may read (its
+	// credentials file, the machine's steering keys): each run's step
+	// runner gets them, with every entry of Dir but the run's own folder
+	// (other runs' clones, the base cache) as the run starts.
+	DenyRead []string
 	// MaxBundle bounds each bundle (0: DefaultMaxBundle); Poll is how
 	// often HEAD is read for a checkpoint (0: two seconds).
 	MaxBundle int64
@@ -112,7 +119,7 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 	}
 	ev := &collected{p: p}
 	stop := o.checkpoints(ctx, req.Branch, w, clones, p)
-	res, err := o.NewLocal(cfg).RunStep(ctx, req, ev)
+	res, err := o.NewLocal(cfg, o.denyRead(dir)).RunStep(ctx, req, ev)
 	stop()
 	if err != nil {
 		return queue.Result{}, err
@@ -169,6 +176,24 @@ func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr Work
 		}
 	}
 	return clone, nil
+}
+
+// denyRead is what the step of the run in folder run (Dir/runs/KEY) must
+// not read: o.DenyRead, and every entry of Dir and of Dir/runs but the
+// run's own folder, as they are now. A run that starts later on this
+// worker is not in the list (docs/remote.md, Security).
+func (o WorkerOptions) denyRead(run string) []string {
+	out := slices.Clone(o.DenyRead)
+	runs := filepath.Dir(run)
+	for _, d := range []string{o.Dir, runs} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if p := filepath.Join(d, e.Name()); p != run && p != runs {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func checkpointName(wr WorkRepo) string { return wr.Result + ".checkpoint" }

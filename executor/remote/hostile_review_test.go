@@ -171,7 +171,7 @@ func TestWorkerRunsOnlyTheHeadSent(t *testing.T) {
 				}
 				return cfg, nil
 			},
-			NewLocal: func(cfg *spec.Config) step.Runner {
+			NewLocal: func(cfg *spec.Config, _ []string) step.Runner {
 				return headRecorder{ran: ran, git: gitint.NewRepos(gittest.Env())}
 			}})
 		return h(c, job, p)
