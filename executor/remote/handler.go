@@ -85,7 +85,7 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 	req := w.Request
 	clones := make([]string, len(w.Repos))
 	for i, wr := range w.Repos {
-		clone, err := o.checkout(ctx, dir, req.Branch, wr)
+		clone, err := o.checkout(ctx, dir, req.Branch, wr, p)
 		if err != nil {
 			return queue.Result{}, fmt.Errorf("%s: %w", wr.Name, err)
 		}
@@ -140,9 +140,10 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 }
 
 // checkout fetches the repository's bundles into dir and checks the lot's
-// branch out in a clone, then fast-forwards it to the run's checkpoint
-// when an earlier delivery left one.
-func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr WorkRepo) (string, error) {
+// branch out in a clone, then resumes from the checkpoint of the delivery
+// whose owner record this one took over (p.Previous), when it left one
+// (resume).
+func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr WorkRepo, p *queue.Progress) (string, error) {
 	files := map[string]string{}
 	for _, name := range []string{wr.Base, wr.Lot} {
 		f := filepath.Join(dir, keyToken(name)+".bundle")
@@ -166,16 +167,34 @@ func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr Work
 	if _, err := o.Transport.Repos.Run(ctx, clone, "branch", baseBranch, base); err != nil {
 		return "", err
 	}
-	cp := filepath.Join(dir, keyToken(wr.Name)+".checkpoint.bundle")
-	if err := o.get(ctx, checkpointName(wr), cp); err == nil {
-		if _, err := o.Transport.Repos.Run(ctx, clone, "fetch", "--quiet", cp, "refs/heads/"+branch); err != nil {
-			return "", fmt.Errorf("checkpoint: %w", err)
-		}
-		if _, err := o.Transport.Repos.Run(ctx, clone, "merge", "--ff-only", "--quiet", "FETCH_HEAD"); err != nil {
-			return "", fmt.Errorf("checkpoint: %w", err)
-		}
-	}
+	o.resume(ctx, dir, clone, branch, wr, p)
 	return clone, nil
+}
+
+// resume fast-forwards the clone's branch to the checkpoint of the
+// previous delivery (p.Previous) when it stored one, verified as the lead
+// verifies a result (transport.Accept: within the size cap, only the
+// lot's branch, objects that pass git's checks, a descendant of the
+// job's head wr.Head), and stores it again under this delivery's own
+// checkpoint name, so a next delivery resumes from it even when this one
+// dies before it commits. A missing or refused checkpoint is not taken:
+// the run starts from the job's head, and the refused bundle stays in
+// the store, untouched.
+func (o WorkerOptions) resume(ctx context.Context, dir, clone, branch string, wr WorkRepo, p *queue.Progress) {
+	if p.Previous() == 0 {
+		return
+	}
+	cp := filepath.Join(dir, keyToken(wr.Name)+".checkpoint.bundle")
+	if err := o.get(ctx, checkpointName(wr, p.Previous()), cp); err != nil {
+		return
+	}
+	if _, err := o.Transport.Accept(ctx, clone, clone, cp, branch, wr.Head, o.MaxBundle); err != nil {
+		return
+	}
+	if fh, err := os.Open(cp); err == nil {
+		_ = p.Checkpoint(ctx, checkpointName(wr, p.Delivery()), fh)
+		fh.Close()
+	}
 }
 
 // denyRead is what the step of the run in folder run (Dir/runs/KEY) must
@@ -196,7 +215,12 @@ func (o WorkerOptions) denyRead(run string) []string {
 	return out
 }
 
-func checkpointName(wr WorkRepo) string { return wr.Result + ".checkpoint" }
+// checkpointName is the name of the checkpoint bundle of wr that
+// delivery stores: one per delivery, so a run resumes only from the
+// delivery whose owner record it took over.
+func checkpointName(wr WorkRepo, delivery uint64) string {
+	return wr.Result + ".checkpoint.d" + strconv.FormatUint(delivery, 10)
+}
 
 func (o WorkerOptions) get(ctx context.Context, name, file string) error {
 	var buf bytes.Buffer
@@ -251,7 +275,7 @@ func (o WorkerOptions) checkpoints(ctx context.Context, branch string, w Work, c
 					continue
 				}
 				if fh, err := os.Open(f); err == nil {
-					if p.Checkpoint(ctx, checkpointName(w.Repos[i]), fh) == nil {
+					if p.Checkpoint(ctx, checkpointName(w.Repos[i], p.Delivery()), fh) == nil {
 						last[i] = head
 					}
 					fh.Close()
