@@ -17,6 +17,11 @@ type Env struct {
 	// Vars are the variables env = { NAME = "value" } sets, by name. A
 	// value may be sensitive (Fields "env"): a plan shows names only.
 	Vars map[string]string
+	// Secret names the entries of Vars whose value (or name) derives
+	// from a sensitive value (env(), a variable declared sensitive =
+	// true), or all of them when the whole map does; nil when none. A
+	// remote step's job never carries them (docs/remote.md, Worker).
+	Secret map[string]bool
 	// PathPrepend are the entries path_prepend = [...] puts before PATH,
 	// in the order written, each absolute (a relative entry is relative to
 	// the wave file's folder).
@@ -48,11 +53,24 @@ func (e Env) over(base Env) Env {
 		for n, v := range e.Vars {
 			out.Vars[n] = v
 		}
+		for n := range out.Vars {
+			if (e.Secret[n] && hasKey(e.Vars, n)) || (base.Secret[n] && !hasKey(e.Vars, n)) {
+				if out.Secret == nil {
+					out.Secret = map[string]bool{}
+				}
+				out.Secret[n] = true
+			}
+		}
 	}
 	if len(e.PathPrepend)+len(base.PathPrepend) > 0 {
 		out.PathPrepend = append(slices.Clone(e.PathPrepend), base.PathPrepend...)
 	}
 	return out
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // envNamePattern is a POSIX environment variable name (IEEE Std 1003.1,
@@ -103,6 +121,10 @@ func (d *decoder) decodeEnv(attrs hcl.Attributes, what string, sens *Fields) Env
 		if d.sensitiveWhole[a] {
 			*sens = sens.add(EnvNames)
 		}
+		var secret func(string) bool
+		if d.sensitive[a] {
+			secret = d.secretEntries(a)
+		}
 		if ok {
 			for name, v := range val.AsValueMap() {
 				if v.IsNull() {
@@ -121,6 +143,12 @@ func (d *decoder) decodeEnv(attrs hcl.Attributes, what string, sens *Fields) Env
 					e.Vars = map[string]string{}
 				}
 				e.Vars[name] = v.AsString()
+				if secret != nil && secret(name) {
+					if e.Secret == nil {
+						e.Secret = map[string]bool{}
+					}
+					e.Secret[name] = true
+				}
 			}
 		}
 	}
@@ -136,6 +164,31 @@ func (d *decoder) decodeEnv(attrs hcl.Attributes, what string, sens *Fields) Env
 		}
 	}
 	return e
+}
+
+// secretEntries says which entries of the env attribute a, whose value
+// derives from a sensitive one, do: every entry when the whole value (or
+// a key) is marked, else those whose value is. It evaluates a again for
+// its marks (eval unmarks what it returns); what it cannot tell is
+// secret.
+func (d *decoder) secretEntries(a *hcl.Attribute) func(string) bool {
+	all := func(string) bool { return true }
+	raw, diags := a.Expr.Value(d.ctx)
+	if diags.HasErrors() || raw.HasMark(Sensitive) || !raw.IsWhollyKnown() || raw.IsNull() ||
+		!(raw.Type().IsObjectType() || raw.Type().IsMapType()) {
+		return all
+	}
+	names := map[string]bool{}
+	for it := raw.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		if k.ContainsMarked() {
+			return all // a sensitive name: no entry can be told apart
+		}
+		if _, marks := v.UnmarkDeep(); hasSensitive(marks) {
+			names[k.AsString()] = true
+		}
+	}
+	return func(name string) bool { return names[name] }
 }
 
 // envName quotes name for a message, unless a's value is sensitive.

@@ -136,3 +136,55 @@ lot "c" {
 		t.Errorf("lot c: env %v sensitive %v", c.Env.Vars, c.Sensitive)
 	}
 }
+
+// TestEnvSecretEntries: Env.Secret names each entry whose value derives
+// from a sensitive one (env(), a sensitive variable), every entry of a
+// sensitive map or of one with a sensitive name, and follows the merge:
+// a lot's plain value over its repository's secret one is not secret,
+// the repository's secret entry the lot does not set still is.
+func TestEnvSecretEntries(t *testing.T) {
+	lookup := func(name string) (string, bool) { return "s3cret", name == "TOKEN" || name == "KEY" }
+	cfg, diags := load(t, `wave "w" {}
+variable "all" {
+  sensitive = true
+  default   = { X = "1", Y = "2" }
+}
+repo "r" {
+  path = "."
+  env  = { TOKEN = env("TOKEN"), OTHER = env("KEY") }
+}
+lot "a" {
+  repo  = repo.r
+  brief = "x"
+  env   = { PLAIN = "1", OTHER = "plain", OWN = "k-${env("KEY")}" }
+}
+lot "b" {
+  run = "true"
+  env = var.all
+}
+lot "c" {
+  run = "true"
+  env = { (env("KEY")) = "v", P = "1" }
+}
+`, Options{LookupEnv: lookup})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	want := map[string]map[string]bool{
+		"a": {"TOKEN": true, "OWN": true},
+		"b": {"X": true, "Y": true},
+		"c": {"s3cret": true, "P": true},
+	}
+	for id, w := range want {
+		got := cfg.Lot(id).Env.Secret
+		if len(got) != len(w) {
+			t.Errorf("lot %s: secret entries %v, want %v", id, got, w)
+			continue
+		}
+		for n := range w {
+			if !got[n] {
+				t.Errorf("lot %s: secret entries %v, want %v", id, got, w)
+			}
+		}
+	}
+}

@@ -242,7 +242,7 @@ func checkpointed(t *testing.T, url string, d time.Duration) bool {
 		}
 		infos, _ := os.List(ctx)
 		for _, i := range infos {
-			if strings.HasSuffix(i.Name, ".checkpoint") {
+			if strings.Contains(i.Name, ".checkpoint.d") { // RUN_KEY.result.REPO.checkpoint.dN
 				return true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +31,14 @@ type WorkerOptions struct {
 	// worker's own agents' settings and kinds: internal/cli's loader).
 	Load func(path string) (*spec.Config, error)
 	// NewLocal makes the local step runner of a run's wave (step.Local
-	// with the worker's git, agents, slots, environment and supervisor).
-	NewLocal func(cfg *spec.Config) step.Runner
+	// with the worker's git, agents, slots, environment and supervisor),
+	// whose steps must not read denyRead (step.LocalOptions.DenyRead).
+	NewLocal func(cfg *spec.Config, denyRead []string) step.Runner
+	// DenyRead are the worker's files and folders no step may read (its
+	// credentials file, the machine's steering keys): each run's step
+	// runner gets them, with every entry of Dir but the run's own folder
+	// (other runs' clones, the base cache) as the run starts.
+	DenyRead []string
 	// MaxBundle bounds each bundle (0: DefaultMaxBundle); Poll is how
 	// often HEAD is read for a checkpoint (0: two seconds).
 	MaxBundle int64
@@ -78,7 +85,7 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 	req := w.Request
 	clones := make([]string, len(w.Repos))
 	for i, wr := range w.Repos {
-		clone, err := o.checkout(ctx, dir, req.Branch, wr)
+		clone, err := o.checkout(ctx, dir, req.Branch, wr, p)
 		if err != nil {
 			return queue.Result{}, fmt.Errorf("%s: %w", wr.Name, err)
 		}
@@ -112,7 +119,7 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 	}
 	ev := &collected{p: p}
 	stop := o.checkpoints(ctx, req.Branch, w, clones, p)
-	res, err := o.NewLocal(cfg).RunStep(ctx, req, ev)
+	res, err := o.NewLocal(cfg, o.denyRead(dir)).RunStep(ctx, req, ev)
 	stop()
 	if err != nil {
 		return queue.Result{}, err
@@ -133,9 +140,10 @@ func (o WorkerOptions) run(ctx context.Context, job queue.Job, w Work, dir strin
 }
 
 // checkout fetches the repository's bundles into dir and checks the lot's
-// branch out in a clone, then fast-forwards it to the run's checkpoint
-// when an earlier delivery left one.
-func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr WorkRepo) (string, error) {
+// branch out in a clone, then resumes from the checkpoint of the delivery
+// whose owner record this one took over (p.Previous), when it left one
+// (resume).
+func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr WorkRepo, p *queue.Progress) (string, error) {
 	files := map[string]string{}
 	for _, name := range []string{wr.Base, wr.Lot} {
 		f := filepath.Join(dir, keyToken(name)+".bundle")
@@ -145,26 +153,74 @@ func (o WorkerOptions) checkout(ctx context.Context, dir, branch string, wr Work
 		files[name] = f
 	}
 	clone := filepath.Join(dir, "repos", keyToken(wr.Name))
-	if _, err := o.Transport.Checkout(ctx, clone, files[wr.Base], files[wr.Lot], branch); err != nil {
+	head, err := o.Transport.Checkout(ctx, clone, files[wr.Base], files[wr.Lot], branch)
+	if err != nil {
 		return "", err
+	}
+	if head != wr.Head {
+		// the store's lot bundle is not the one the lead made (any client
+		// that may write bundles could have replaced it): its commits
+		// would come back in this run's result as this worker's
+		return "", fmt.Errorf("the lot bundle %s is at %.12s, not at %.12s, the head the job names", wr.Lot, head, wr.Head)
 	}
 	base := strings.TrimPrefix(wr.Base, "base.")
 	if _, err := o.Transport.Repos.Run(ctx, clone, "branch", baseBranch, base); err != nil {
 		return "", err
 	}
-	cp := filepath.Join(dir, keyToken(wr.Name)+".checkpoint.bundle")
-	if err := o.get(ctx, checkpointName(wr), cp); err == nil {
-		if _, err := o.Transport.Repos.Run(ctx, clone, "fetch", "--quiet", cp, "refs/heads/"+branch); err != nil {
-			return "", fmt.Errorf("checkpoint: %w", err)
-		}
-		if _, err := o.Transport.Repos.Run(ctx, clone, "merge", "--ff-only", "--quiet", "FETCH_HEAD"); err != nil {
-			return "", fmt.Errorf("checkpoint: %w", err)
-		}
-	}
+	o.resume(ctx, dir, clone, branch, wr, p)
 	return clone, nil
 }
 
-func checkpointName(wr WorkRepo) string { return wr.Result + ".checkpoint" }
+// resume fast-forwards the clone's branch to the checkpoint of the
+// previous delivery (p.Previous) when it stored one, verified as the lead
+// verifies a result (transport.Accept: within the size cap, only the
+// lot's branch, objects that pass git's checks, a descendant of the
+// job's head wr.Head), and stores it again under this delivery's own
+// checkpoint name, so a next delivery resumes from it even when this one
+// dies before it commits. A missing or refused checkpoint is not taken:
+// the run starts from the job's head, and the refused bundle stays in
+// the store, untouched.
+func (o WorkerOptions) resume(ctx context.Context, dir, clone, branch string, wr WorkRepo, p *queue.Progress) {
+	if p.Previous() == 0 {
+		return
+	}
+	cp := filepath.Join(dir, keyToken(wr.Name)+".checkpoint.bundle")
+	if err := o.get(ctx, checkpointName(wr, p.Previous()), cp); err != nil {
+		return
+	}
+	if _, err := o.Transport.Accept(ctx, clone, clone, cp, branch, wr.Head, o.MaxBundle); err != nil {
+		return
+	}
+	if fh, err := os.Open(cp); err == nil {
+		_ = p.Checkpoint(ctx, checkpointName(wr, p.Delivery()), fh)
+		fh.Close()
+	}
+}
+
+// denyRead is what the step of the run in folder run (Dir/runs/KEY) must
+// not read: o.DenyRead, and every entry of Dir and of Dir/runs but the
+// run's own folder, as they are now. A run that starts later on this
+// worker is not in the list (docs/remote.md, Security).
+func (o WorkerOptions) denyRead(run string) []string {
+	out := slices.Clone(o.DenyRead)
+	runs := filepath.Dir(run)
+	for _, d := range []string{o.Dir, runs} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if p := filepath.Join(d, e.Name()); p != run && p != runs {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// checkpointName is the name of the checkpoint bundle of wr that
+// delivery stores: one per delivery, so a run resumes only from the
+// delivery whose owner record it took over.
+func checkpointName(wr WorkRepo, delivery uint64) string {
+	return wr.Result + ".checkpoint.d" + strconv.FormatUint(delivery, 10)
+}
 
 func (o WorkerOptions) get(ctx context.Context, name, file string) error {
 	var buf bytes.Buffer
@@ -219,7 +275,7 @@ func (o WorkerOptions) checkpoints(ctx context.Context, branch string, w Work, c
 					continue
 				}
 				if fh, err := os.Open(f); err == nil {
-					if p.Checkpoint(ctx, checkpointName(w.Repos[i]), fh) == nil {
+					if p.Checkpoint(ctx, checkpointName(w.Repos[i], p.Delivery()), fh) == nil {
 						last[i] = head
 					}
 					fh.Close()

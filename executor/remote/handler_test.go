@@ -51,7 +51,7 @@ func (f *fixture) worker(t *testing.T, cache string) {
 			}
 			return cfg, nil
 		},
-		NewLocal: func(cfg *spec.Config) step.Runner {
+		NewLocal: func(cfg *spec.Config, _ []string) step.Runner {
 			return step.NewLocal(step.LocalOptions{Config: cfg, Git: gitint.NewRepos(gittest.Env()), Agent: commitAgent{},
 				Env: []string{"PATH=" + os.Getenv("PATH")}, NoSandbox: true, Home: t.TempDir()})
 		}}))

@@ -118,8 +118,8 @@ func (r *Runner) send(ctx context.Context, req step.Request) (queue.Job, Work, e
 	if attach {
 		key = req.Reattach
 	}
-	wreq, dirRepo := wireRequest(req, lot.Env.Vars)
-	work := Work{Request: wreq, DirRepo: dirRepo, Command: lot.Run != ""}
+	wreq, dirRepo, leftOut := wireRequest(req, lot.Env)
+	work := Work{Request: wreq, DirRepo: dirRepo, EnvLeftOut: leftOut, Command: lot.Run != ""}
 	if a := r.o.Config.Agent(req.Agent); a != nil {
 		work.AgentKind = a.Kind
 		if !work.Command {
@@ -305,11 +305,11 @@ func (r *Runner) take(ctx context.Context, req step.Request, work Work, res queu
 	case res.Error != "":
 		return step.Result{Status: state.StepInterrupted, Cause: "on worker " + res.Worker + ": " + res.Error}
 	}
-	var out step.Result
-	if err := json.Unmarshal(res.Result, &out); err != nil {
+	var claimed step.Result
+	if err := json.Unmarshal(res.Result, &claimed); err != nil {
 		return step.Result{Status: state.StepInterrupted, Cause: "the result of worker " + res.Worker + " cannot be read: " + err.Error()}
 	}
-	out.ReportPath, out.Logged = "", false
+	out := fromWorker(claimed)
 	ctx = context.WithoutCancel(ctx)
 	for i, wr := range work.Repos {
 		// only the bundle of the delivery that wrote the result
@@ -321,14 +321,16 @@ func (r *Runner) take(ctx context.Context, req step.Request, work Work, res queu
 			var refused *transport.Refused
 			if !errors.As(err, &refused) {
 				out.Status, out.Cause = state.StepInterrupted, fmt.Sprintf("the result of worker %s in %s could not be taken: %v", res.Worker, wr.Name, err)
-				return out
+			} else {
+				inc := fmt.Sprintf("incident: the result of worker %s for %s was refused and nothing of it applied: %v", res.Worker, wr.Name, err)
+				out.Status, out.Incident, out.Held = state.StepFailed, inc, inc
+				out.Cause = inc
 			}
-			inc := fmt.Sprintf("incident: the result of worker %s for %s was refused and nothing of it applied: %v", res.Worker, wr.Name, err)
-			out.Status, out.Incident, out.Held = state.StepFailed, inc, inc
-			out.Cause = inc
-			return out
+			break
 		}
 	}
+	// what reached the lot's branches, never what the worker says of them
+	r.onBranch(ctx, req, work, &out)
 	return out
 }
 

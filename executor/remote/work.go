@@ -8,6 +8,7 @@ package remote
 
 import (
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,10 @@ type Work struct {
 	// DirRepo names the repository whose worktree the step runs in
 	// (Request.Dir on the lead).
 	DirRepo string `json:"dir_repo"`
+	// EnvLeftOut names the lot's env variables whose values are secret
+	// (spec.Env.Secret): Request.Env leaves them out, and the step has
+	// the worker's own environment's value of each, if any.
+	EnvLeftOut []string `json:"env_left_out,omitempty"`
 	// Repos are the lot's repositories, own first, in Request.Repos order.
 	Repos []WorkRepo `json:"repos"`
 	// AgentKind is the kind of the step's agent (spec.Agent.Kind; ""
@@ -97,10 +102,10 @@ func RunKey(req step.Request, head string) string {
 
 // wireRequest is req as a job carries it: no path of the lead's machine,
 // and of the environment only the variables the wave sets for the lot
-// (names in lotEnv).
-func wireRequest(req step.Request, lotEnv map[string]string) (step.Request, string) {
-	out := req
-	dirRepo := ""
+// (lotEnv.Vars) whose values are not secret (lotEnv.Secret): those are
+// left out, named in leftOut, sorted.
+func wireRequest(req step.Request, lotEnv spec.Env) (out step.Request, dirRepo string, leftOut []string) {
+	out = req
 	out.Repos = make([]step.Repo, len(req.Repos))
 	for i, r := range req.Repos {
 		if req.Dir != "" && r.Worktree == req.Dir {
@@ -112,11 +117,17 @@ func wireRequest(req step.Request, lotEnv map[string]string) (step.Request, stri
 	out.Env = nil
 	for _, kv := range req.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, ok := lotEnv[name]; ok {
-			out.Env = append(out.Env, kv)
+		if _, ok := lotEnv.Vars[name]; !ok {
+			continue
 		}
+		if lotEnv.Secret[name] {
+			leftOut = append(leftOut, name)
+			continue
+		}
+		out.Env = append(out.Env, kv)
 	}
-	return out, dirRepo
+	sort.Strings(leftOut)
+	return out, dirRepo, leftOut
 }
 
 // ResultName is the name of the result bundle of wr that delivery

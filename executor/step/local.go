@@ -63,7 +63,8 @@ type LocalOptions struct {
 	// Git): the merge queue records cadence's own moves of the base in it,
 	// so the runner of a wave that integrates is given the queue's.
 	Guard *guard.Guard
-	// DenyRead are folders no agent session may read (agent.Session.DenyRead).
+	// DenyRead are files and folders no step may read: agent sessions
+	// (agent.Session.DenyRead) and boxed commands (box.Spec.Hidden).
 	DenyRead []string
 }
 

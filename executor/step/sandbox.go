@@ -33,7 +33,7 @@ func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []str
 		return c, false, nil
 	}
 	cache, cacheEnv := box.CacheEnv(env)
-	s := box.Spec{Branch: req.Branch, Dir: dir, Visible: visiblePaths(env, dir)}
+	s := box.Spec{Branch: req.Branch, Dir: dir, Visible: visiblePaths(env, dir), Hidden: l.denyRead}
 	if cache != "" {
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			return c, false, err

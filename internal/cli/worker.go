@@ -77,9 +77,11 @@ func runWorker(e *env, args []string) ExitCode {
 			}
 			return w.cfg, nil
 		},
-		NewLocal: func(cfg *spec.Config) step.Runner {
-			return step.NewLocal(step.LocalOptions{Config: cfg, Git: g, Agent: agentRunner, Slots: pool, Env: env, Supervisor: e.supervisor, Home: e.cadenceHome()})
-		}})
+		NewLocal: func(cfg *spec.Config, denyRead []string) step.Runner {
+			return step.NewLocal(step.LocalOptions{Config: cfg, Git: g, Agent: agentRunner, Slots: pool, Env: env, Supervisor: e.supervisor, Home: e.cadenceHome(),
+				DenyRead: denyRead})
+		},
+		DenyRead: workerSecrets(*creds, e.layoutOf("", "").KeysDir())})
 	fmt.Fprintf(e.stdout, "worker %s serving queue %s on %s (%d slots)\n", *id, *name, *url, *slots)
 	err = q.Serve(ctx, queue.WorkerOptions{ID: *id, Slots: *slots, Handler: handler, Agents: e.agentVersions()})
 	fmt.Fprintf(e.stdout, "worker %s stopped\n", *id)
@@ -88,6 +90,21 @@ func runWorker(e *env, args []string) ExitCode {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// workerSecrets are the worker's files no step may read: its credentials
+// file (its nkey seed) and the machine's steering keys, absolute.
+func workerSecrets(creds, keys string) []string {
+	var out []string
+	for _, p := range []string{creds, keys} {
+		if p == "" {
+			continue
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // remoteID makes s a worker id (queue.ValidRunKey): any character but

@@ -174,7 +174,11 @@ func sandboxSettings(s agent.Session, fileEdits bool, cache string) ([]byte, err
 	sb.Filesystem.AllowWrite, sb.Filesystem.DenyWrite = allow, deny
 	for _, p := range s.DenyRead {
 		sb.Filesystem.DenyRead = append(sb.Filesystem.DenyRead, p)
-		st.Permissions.Deny = append(st.Permissions.Deny, "Read(/"+p+"/**)")
+		rule := "Read(/" + p + "/**)"
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			rule = "Read(/" + p + ")" // a file (a worker's credentials)
+		}
+		st.Permissions.Deny = append(st.Permissions.Deny, rule)
 	}
 	return json.Marshal(st)
 }

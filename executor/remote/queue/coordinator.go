@@ -62,11 +62,41 @@ func (q *Queue) Await(ctx context.Context, runKey string) (Result, error) {
 			}
 			var r Result
 			if err := json.Unmarshal(e.Value(), &r); err != nil {
-				return Result{}, fmt.Errorf("queue %s: result of %s: %w", q.name, runKey, err)
+				// not a result a worker of cadence wrote: wait for the owner's
+				continue
+			}
+			if !q.ownersResult(ctx, runKey, r) {
+				// written by a client that does not own the run key (any
+				// worker's credentials may write results): the owner's
+				// result, when it comes, replaces it
+				continue
 			}
 			return r, nil
 		}
 	}
+}
+
+// ownersResult says whether r is the result of the delivery the runs
+// bucket names as runKey's owner: a record marked done by the delivery
+// (sequence, number, worker) that r names. A delivery marks its record
+// done before it writes its result (delivery.publish), so the owner's
+// result always passes; a result no delivery owned (written directly into
+// the results bucket) never does. An unreadable record fails.
+func (q *Queue) ownersResult(ctx context.Context, runKey string, r Result) bool {
+	if r.RunKey != runKey {
+		return false
+	}
+	gctx, cancel := context.WithTimeout(ctx, q.opTimeout())
+	defer cancel()
+	e, err := q.runs.Get(gctx, runKey)
+	if err != nil {
+		return false
+	}
+	var o Owner
+	if json.Unmarshal(e.Value(), &o) != nil {
+		return false
+	}
+	return o.State == Done && o.Sequence == r.Sequence && o.Delivery == r.Delivery && o.Worker == r.Worker
 }
 
 // Cancel asks the worker running runKey to stop it, for reason: the worker
@@ -185,7 +215,12 @@ func (q *Queue) lostAfter() time.Duration { return 2*q.lease + q.lease/2 }
 func (q *Queue) declareLost(ctx context.Context, runKey string) {
 	ctx, cancel := context.WithTimeout(ctx, q.opTimeout())
 	defer cancel()
-	if _, err := q.results.Get(ctx, runKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if e, err := q.results.Get(ctx, runKey); err == nil {
+		var r Result
+		if json.Unmarshal(e.Value(), &r) == nil && q.ownersResult(ctx, runKey, r) {
+			return
+		}
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return
 	}
 	e, err := q.runs.Get(ctx, runKey)

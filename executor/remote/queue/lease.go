@@ -72,8 +72,13 @@ func (d *delivery) claim(ctx context.Context) (claimOutcome, Owner, error) {
 	mine := Owner{Sequence: d.sequence, Delivery: d.number, Worker: d.worker, State: Running}
 	data, _ := json.Marshal(mine)
 	for {
-		if _, err := d.q.results.Get(ctx, d.runKey); err == nil {
-			return finished, Owner{}, nil
+		if e, err := d.q.results.Get(ctx, d.runKey); err == nil {
+			// only the owner's result finishes the run: one written by a
+			// client that never owned it is overwritten by this delivery's
+			var r Result
+			if json.Unmarshal(e.Value(), &r) == nil && d.q.ownersResult(ctx, d.runKey, r) {
+				return finished, Owner{}, nil
+			}
 		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return 0, Owner{}, fmt.Errorf("result of %s: %w", d.runKey, err)
 		}
@@ -185,8 +190,11 @@ func (d *delivery) write(ctx context.Context, o Owner) error {
 
 // publish writes the result if this delivery still owns the run key (the
 // owner's record marked done by compare-and-set, then the result), then
-// acknowledges the message. ErrNotOwner: refused, nothing written.
+// acknowledges the message. ErrNotOwner: refused, nothing written. The
+// result names this delivery (run key, sequence, number, worker), as its
+// owner's record does: what Await checks.
 func (d *delivery) publish(ctx context.Context, r Result) error {
+	r.RunKey, r.Sequence, r.Delivery, r.Worker = d.runKey, d.sequence, d.number, d.worker
 	o := d.owner
 	o.State, o.Tokens = Done, r.Tokens
 	if err := d.write(ctx, o); err != nil {

@@ -154,7 +154,7 @@ func (q *Queue) serveOne(ctx context.Context, opts WorkerOptions, msg jetstream.
 		q.answer(ctx, d, r)
 		return
 	}
-	r, stopped := q.run(ctx, opts, d, job)
+	r, stopped := q.run(ctx, opts, d, job, prev)
 	if stopped {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.opTimeout())
 		d.release(rctx)
@@ -182,7 +182,7 @@ func (q *Queue) answer(ctx context.Context, d *delivery, r Result) {
 
 // run runs the handler under the lease keeper and the cancel watcher;
 // stopped says Serve's context ended it (no result is written).
-func (q *Queue) run(ctx context.Context, opts WorkerOptions, d *delivery, job Job) (Result, bool) {
+func (q *Queue) run(ctx context.Context, opts WorkerOptions, d *delivery, job Job, prev Owner) (Result, bool) {
 	hctx, hcancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hcancel(nil)
 	if !job.Deadline.IsZero() {
@@ -193,6 +193,9 @@ func (q *Queue) run(ctx context.Context, opts WorkerOptions, d *delivery, job Jo
 	stop := context.AfterFunc(ctx, func() { hcancel(ErrStopped) })
 	defer stop()
 	p := &Progress{q: q, max: opts.MaxBundleBytes, delivery: d.number}
+	if prev.Sequence == d.sequence {
+		p.previous = prev.Delivery
+	}
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() { q.keepLease(done, d, p, hcancel) })
@@ -294,8 +297,15 @@ type Progress struct {
 	q        *Queue
 	max      int64
 	delivery uint64
+	previous uint64
 	tokens   atomic.Int64
 }
+
+// Previous is the number of the delivery of the same message whose owner
+// record this delivery took over (0: none; the run key was new, or held
+// by another message's delivery): the one whose checkpoints this run may
+// resume from.
+func (p *Progress) Previous() uint64 { return p.previous }
 
 // Delivery is the number of the delivery the handler runs (1: the first;
 // Result.Delivery of its result): a handler names what it stores by it,

@@ -49,6 +49,13 @@ type Spec struct {
 	// the worktrees' git paths) that stay read-only, bound on top: each
 	// must exist. A worktree or git path inside one is writable again.
 	Protected []string
+	// Hidden are files and folders the step must not read (a worker's
+	// credentials, the machine's steering keys, other runs' folders): a
+	// folder is an empty tmpfs in the box (what the step writes there is
+	// the box's, and gone with it), a file /dev/null. A worktree,
+	// writable or protected path inside a hidden folder is bound again
+	// on top (the deeper bind wins). Those that do not exist are left out.
+	Hidden []string
 	// Dir is the step's working folder.
 	Dir string
 	// TmpSize bounds the box's private /tmp, in bytes (0:
@@ -101,6 +108,15 @@ func Args(s Spec, argv []string) ([]string, error) {
 	for _, p := range s.Protected {
 		protect = append(protect, real(p))
 	}
+	var hide []bind
+	for _, h := range s.Hidden {
+		r := real(h)
+		fi, err := os.Lstat(r)
+		if r == "" || err != nil {
+			continue
+		}
+		hide = append(hide, bind{path: r, hidden: true, file: !fi.IsDir()})
+	}
 	var visible []string
 	for _, v := range s.Visible {
 		if r := real(v); r != "" && under(r, privateTmp) {
@@ -121,13 +137,18 @@ func Args(s Spec, argv []string) ([]string, error) {
 	for _, v := range sortedPaths(visible) {
 		args = append(args, "--ro-bind", v, v)
 	}
-	for _, b := range nested(rw, protect) {
-		if b.readOnly {
+	for _, b := range nested(rw, protect, hide) {
+		switch {
+		case b.hidden && b.file:
+			args = append(args, "--ro-bind", "/dev/null", b.path)
+		case b.hidden:
+			args = append(args, "--tmpfs", b.path)
+		case b.readOnly:
 			// -try: a protected entry may go between Args and the box's
 			// start (a lot's branch deleted, a state file replaced); the
 			// box then starts without it.
 			args = append(args, "--ro-bind-try", b.path, b.path)
-		} else {
+		default:
 			args = append(args, "--bind", b.path, b.path)
 		}
 	}
@@ -158,38 +179,47 @@ func under(p, dir string) bool {
 }
 
 // bind is one bind of a box: a host path at the same place, read-only or
-// not.
+// not, or hidden (an empty folder, or /dev/null for a file).
 type bind struct {
 	path     string
 	readOnly bool
+	hidden   bool
+	file     bool
 }
 
-// nested are the writable paths rw and the read-only ones ro as binds in
-// the order they must be made: a parent before what is inside it, and at
-// one path the read-only bind last; "" entries and repeats left out.
-func nested(rw, ro []string) []bind {
-	var out []bind
+// rank orders the binds of one path: writable, then read-only, then
+// hidden, so the safest one is made last and wins.
+func (b bind) rank() int {
+	switch {
+	case b.hidden:
+		return 2
+	case b.readOnly:
+		return 1
+	}
+	return 0
+}
+
+// nested are the writable paths rw, the read-only ones ro and the hidden
+// binds hide in the order they must be made: a parent before what is
+// inside it, and at one path the writable bind first and the hidden one
+// last; "" entries and repeats left out.
+func nested(rw, ro []string, hide []bind) []bind {
+	out := slices.Clone(hide)
 	for _, p := range rw {
 		if p != "" {
-			out = append(out, bind{p, false})
+			out = append(out, bind{path: p})
 		}
 	}
 	for _, p := range ro {
 		if p != "" {
-			out = append(out, bind{p, true})
+			out = append(out, bind{path: p, readOnly: true})
 		}
 	}
 	slices.SortFunc(out, func(a, b bind) int {
 		if c := strings.Compare(a.path, b.path); c != 0 {
 			return c
 		}
-		switch {
-		case a.readOnly == b.readOnly:
-			return 0
-		case a.readOnly:
-			return 1
-		}
-		return -1
+		return a.rank() - b.rank()
 	})
 	return slices.Compact(out)
 }
