@@ -34,7 +34,7 @@ func (r *runner) recount(n *node, i int, s state.Step) (agent.Spent, bool) {
 		dir, _, _ = r.worktreesOf(n.lot)
 	}
 	spent, ok, err := r.steps.Recount(context.Background(), step.RecountRequest{Agent: name, SessionID: s.SessionID, Dir: dir,
-		Log: r.o.Layout.StepFile(n.lot.ID, i, string(s.Kind), "")})
+		Log: r.o.Layout.StepFile(n.lot.ID, i, string(s.Kind), ""), Kind: s.Kind, WaveID: r.waveID()})
 	return spent, ok && err == nil
 }
 

@@ -366,6 +366,10 @@ const (
 	// folders outside their worktrees in the step sandbox
 	// (sandbox_writable).
 	WarnStepSandboxWritable WarningKind = "step-sandbox-writable"
+	// WarnNoBrowser: pending lots' UX reviews would get no browser on this
+	// machine (its pieces missing, or a review agent without one): they
+	// end not verified (docs/ux.md).
+	WarnNoBrowser WarningKind = "no-browser"
 	// WarnLongCommand: a pending lot's run or a repository's test is too
 	// long to be one argument of /bin/sh -c (spec.MaxArgBytes).
 	WarnLongCommand WarningKind = "long-command"

@@ -77,6 +77,7 @@ func (b *builder) preflight(m Machine) {
 	}
 	b.longCommands(used)
 	b.stepSandbox(m)
+	b.browsers(m)
 	if m == nil {
 		b.warn(Warning{Kind: WarnOffline, Message: "offline plan: repositories and the agent CLI were not checked"})
 		b.pushes(nil)

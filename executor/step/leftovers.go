@@ -47,12 +47,16 @@ type Leftover struct {
 
 // RecountRequest names a session that ran when its cadence was killed:
 // the lot's agent (by name, spec.Agent.Name), the session's id, the folder
-// it ran in and its log prefix.
+// it ran in and its log prefix; its step's Kind and the wave's WaveID
+// (its lineage): a session with a browser (state.Info(Kind).Browser, the
+// UX review) ran in its scratch folder (uxScratchDir), not in Dir.
 type RecountRequest struct {
 	Agent     string
 	SessionID string
 	Dir       string
 	Log       string
+	Kind      state.StepKind
+	WaveID    string
 }
 
 // Recounter is an Agent that can count what a session cost after the
@@ -72,7 +76,8 @@ type Tidier interface {
 // EndLeftovers ends every process an earlier apply of the wave (its id
 // waveID; "" none yet) left running: SIGTERM, then SIGKILL after the
 // grace, and it waits until they are gone; then the step cgroups killed
-// supervisors left go (proc.TidyStepCgroups). The caller holds the
+// supervisors left go (proc.TidyStepCgroups), and the scratch folders of
+// the wave's killed UX sessions (tidyUXScratch). The caller holds the
 // wave's lock, so no live apply owns them.
 func (l *Local) EndLeftovers(_ context.Context, waveID string) (Leftovers, error) {
 	var lo Leftovers
@@ -93,6 +98,13 @@ func (l *Local) EndLeftovers(_ context.Context, waveID string) (Leftovers, error
 		lo.Notes = append(lo.Notes, fmt.Sprintf("ended %d processes an earlier apply of this wave left running", n))
 	}
 	lo.Notes = append(lo.Notes, tidyCgroups(marks)...)
+	removed, err := tidyUXScratch(uxTempDir(), waveID)
+	if len(removed) > 0 {
+		lo.Notes = append(lo.Notes, fmt.Sprintf("removed %d UX scratch folders an earlier apply of this wave left", len(removed)))
+	}
+	if err != nil {
+		lo.Notes = append(lo.Notes, fmt.Sprintf("could not remove the UX scratch folders an earlier apply of this wave left: %v", err))
+	}
 	return lo, nil
 }
 
@@ -151,7 +163,11 @@ func (l *Local) Recount(_ context.Context, req RecountRequest) (spent agent.Spen
 	if !can || req.SessionID == "" || a == nil {
 		return agent.Spent{}, false, nil
 	}
-	spent, ok = rc.Recount(a, req.SessionID, req.Dir, req.Log)
+	dir := req.Dir
+	if info, _ := state.Info(req.Kind); info.Browser {
+		dir = uxScratchDir(uxTempDir(), req.WaveID, req.SessionID)
+	}
+	spent, ok = rc.Recount(a, req.SessionID, dir, req.Log)
 	return spent, ok, nil
 }
 

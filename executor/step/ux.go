@@ -24,7 +24,7 @@ import (
 // step's begin, then the application (req.UX.Command, in the step
 // sandbox, its output to req.Log+".app.log") until its URL answers, the
 // read-only session with a browser on it (agent.Browser: a scratch folder
-// in the machine's temporary folder, removed after), the application stopped with
+// in the machine's temporary folder, uxScratchDir, removed after), the application stopped with
 // its whole tree however the session ended, and the screenshots kept
 // (keepShots). An application that does not answer is no failure: the
 // step ends ok with UXResult.NotVerified saying why, and its last output.
@@ -45,7 +45,7 @@ func (l *Local) runUX(ctx context.Context, req Request, lot guard.Lot, a *spec.A
 	if cause := begin(events, kind); cause != "" {
 		return Result{Status: state.StepInterrupted, Cause: cause, Unstarted: true}
 	}
-	shots, scratch, err := uxFolders(req.UX.ShotsDir)
+	shots, scratch, err := uxFolders(req.UX.ShotsDir, uxScratchDir(uxTempDir(), req.WaveID, req.SessionID))
 	if err != nil {
 		return Result{Status: state.StepInterrupted, Cause: fmt.Sprintf("%s step: %s", kind, WriteFailure(err, req.UX.ShotsDir)), WriteFailed: true}
 	}
@@ -84,19 +84,17 @@ func (l *Local) runUX(ctx context.Context, req Request, lot guard.Lot, a *spec.A
 func notVerifiedCause(why string) string { return "UX not verified: " + why }
 
 // uxFolders makes the shots folder (what an earlier attempt left in it
-// removed) and an empty scratch folder (the caller removes it).
-func uxFolders(shots string) (string, string, error) {
+// removed) and the empty scratch folder scratch (uxScratchDir: in the
+// machine's temporary folder, not beside the shots, for chromium's
+// socket; the caller removes it).
+func uxFolders(shots, scratch string) (string, string, error) {
 	if err := os.RemoveAll(shots); err != nil {
 		return "", "", err
 	}
 	if err := os.MkdirAll(shots, 0o700); err != nil {
 		return "", "", err
 	}
-	// The scratch is in the machine's temporary folder, not beside the
-	// shots: chromium puts a socket in it, and a socket's path holds at
-	// most 107 bytes (sun_path), which a lot's log folder may exceed.
-	scratch, err := os.MkdirTemp("", "cadence-ux-")
-	if err != nil {
+	if err := makeUXScratch(scratch); err != nil {
 		return "", "", err
 	}
 	return shots, scratch, nil

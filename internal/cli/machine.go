@@ -75,6 +75,18 @@ func (m machine) StepSandboxMissing() string {
 	return missing
 }
 
+// BrowserMissing implements planner.BrowserMachine: why a UX session of a
+// would get no browser with this PATH (agent.BrowserMissing, its adapter's
+// answer); "" when it would, or when a's kind has no adapter (the plan
+// refuses it otherwise).
+func (m machine) BrowserMissing(a *spec.Agent) string {
+	ad, ok := m.agents.Lookup(a.Kind)
+	if !ok {
+		return ""
+	}
+	return agent.BrowserMissing(m.ctx, ad, a.Kind, []string{"PATH=" + m.getenv("PATH")})
+}
+
 // Limits implements planner.LimitsMachine: how this machine enforces the
 // step limits l sets (proc.Enforced).
 func (m machine) Limits(l proc.Limits) []proc.Enforcement {
