@@ -82,7 +82,11 @@ func runWorker(e *env, args []string) ExitCode {
 				DenyRead: denyRead})
 		},
 		DenyRead: workerSecrets(*creds, e.layoutOf("", "").KeysDir())})
-	fmt.Fprintf(e.stdout, "worker %s serving queue %s on %s (%d slots)\n", *id, *name, *url, *slots)
+	plural := "s"
+	if *slots == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(e.stdout, "worker %s serving queue %s on %s (%d slot%s)\n", *id, *name, *url, *slots, plural)
 	err = q.Serve(ctx, queue.WorkerOptions{ID: *id, Slots: *slots, Handler: handler, Agents: e.agentVersions()})
 	fmt.Fprintf(e.stdout, "worker %s stopped\n", *id)
 	if err != nil && ctx.Err() == nil {

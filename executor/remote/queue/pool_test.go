@@ -36,6 +36,22 @@ func TestWorkersPoolAndLive(t *testing.T) {
 	}
 }
 
+// TestStoppedWorkerNotLive: a worker that stops deletes its heartbeat:
+// Workers no longer lists it (a dead one's lasts until the bucket's TTL).
+func TestStoppedWorkerNotLive(t *testing.T) {
+	_, q := newQueue(t, 1, 1)
+	stop := serve(t, q, "w1", 1, func(ctx context.Context, job Job, p *Progress) (Result, error) { return Result{}, nil })
+	ctx := testCtx(t, 10*time.Second)
+	waitFor(t, 5*time.Second, func() bool {
+		hbs, err := q.Workers(ctx)
+		return err == nil && len(hbs) == 1
+	})
+	stop()
+	if hbs, err := q.Workers(ctx); err != nil || len(hbs) != 0 {
+		t.Errorf("after the worker stopped: Workers = %+v, %v", hbs, err)
+	}
+}
+
 func TestBundlesBounded(t *testing.T) {
 	_, q := newQueue(t, 1, 1)
 	ctx := testCtx(t, 10*time.Second)

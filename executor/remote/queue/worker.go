@@ -102,10 +102,18 @@ func (q *Queue) pull(ctx context.Context, opts WorkerOptions, busy *atomic.Int64
 	return nil
 }
 
-// heartbeats writes the worker's heartbeat every lease/3 until ctx ends.
+// heartbeats writes the worker's heartbeat every lease/3 until ctx ends,
+// then deletes it (bounded by the queue's operation timeout), so that a
+// worker that stops is no longer counted live; a worker that dies leaves
+// its heartbeat until the bucket's TTL.
 func (q *Queue) heartbeats(ctx context.Context, opts WorkerOptions, busy *atomic.Int64) {
 	tick := time.NewTicker(q.lease / 3)
 	defer tick.Stop()
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.opTimeout())
+		_ = q.workers.Delete(dctx, opts.ID)
+		cancel()
+	}()
 	for {
 		hb := Heartbeat{ID: opts.ID, Agents: opts.Agents, Toolchains: opts.Toolchains, Slots: opts.Slots,
 			Free: opts.Slots - int(busy.Load()), Time: time.Now().UTC()}
