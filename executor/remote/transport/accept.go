@@ -126,8 +126,8 @@ func (t *Transport) accept(ctx context.Context, repoDir, worktree, path, ref, se
 	}
 	incoming := IncomingRefPrefix + strings.TrimPrefix(ref, "refs/heads/")
 	defer t.dropIncoming(ctx, repoDir, incoming)
-	if err := t.fetch(ctx, repoDir, path, "+"+ref+":"+incoming, "-c", "fetch.fsckObjects=true"); err != nil {
-		return "", refusal(ReasonCorrupt, "git fetch: %v", err)
+	if err := t.unpack(ctx, repoDir, path, h.Size, incoming, head); err != nil {
+		return "", refusal(ReasonCorrupt, "%v", err)
 	}
 	if got, err := t.commit(ctx, repoDir, incoming); err != nil || got != head {
 		return "", refusal(ReasonCorrupt, "fetched %.12s, its header names %.12s", got, head)
@@ -192,7 +192,20 @@ func (t *Transport) verifyBundle(ctx context.Context, repoDir, path, ref, sentHe
 			return h, refusal(ReasonPrerequisites, "it needs %s, which is no commit of %s", p, repoDir)
 		}
 	}
-	if _, err := t.git(ctx, repoDir, "bundle", "verify", "-q", path); err != nil {
+	// Verified where only the prerequisites are refs (borrowing): they
+	// are commits of the lead's (checked above), so their history is
+	// complete there.
+	scratch, done, err := t.borrowing(ctx, repoDir, filepath.Dir(path))
+	if err != nil {
+		return h, err
+	}
+	defer done()
+	for i, p := range h.Prerequisites {
+		if _, err := t.git(ctx, scratch, "update-ref", fmt.Sprintf("refs/prerequisites/%d", i), p); err != nil {
+			return h, err
+		}
+	}
+	if _, err := t.git(ctx, scratch, "bundle", "verify", "-q", path); err != nil {
 		return h, refusal(ReasonCorrupt, "git bundle verify: %v", err)
 	}
 	for _, p := range h.Prerequisites {
@@ -266,26 +279,11 @@ func refusal(r Reason, format string, args ...any) error {
 // bundle itself only from git 2.46 (fetch.fsckObjects), which is why the
 // check is made here too.
 func (t *Transport) strictObjects(ctx context.Context, repoDir, path string, packAt int64) error {
-	common, err := t.git(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	scratch, done, err := t.borrowing(ctx, repoDir, filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(path), ".accept-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	scratch := filepath.Join(tmp, "check.git")
-	if _, err := t.git(ctx, tmp, "init", "-q", "--bare", "--template=", scratch); err != nil {
-		return err
-	}
-	alt := filepath.Join(scratch, "objects", "info", "alternates")
-	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(alt, []byte(filepath.Join(common, "objects")+"\n"), 0o644); err != nil {
-		return err
-	}
+	defer done()
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -298,6 +296,63 @@ func (t *Transport) strictObjects(ctx context.Context, repoDir, path string, pac
 		return fmt.Errorf("its objects fail git's checks: %w", err)
 	}
 	return nil
+}
+
+// unpack puts the objects of the pack of the bundle at path (from byte
+// offset packAt; strictObjects passed them) into the repository at
+// repoDir with `git index-pack --stdin --fix-thin`, and points ref at
+// head. Neither walks the repository's refs: a fetch from the bundle
+// would (its connectivity check, over every worktree's HEAD), and fail
+// while another lot's worktree is being made.
+func (t *Transport) unpack(ctx context.Context, repoDir, path string, packAt int64, ref, head string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(packAt, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := t.Repos.RunInput(ctx, repoDir, f, "index-pack", "--stdin", "--fix-thin"); err != nil {
+		return fmt.Errorf("git index-pack: %w", err)
+	}
+	if _, err := t.git(ctx, repoDir, "update-ref", ref, head); err != nil {
+		return fmt.Errorf("git update-ref: %w", err)
+	}
+	return nil
+}
+
+// borrowing makes an empty bare repository in a new folder under near
+// that borrows the objects of the repository at repoDir
+// (objects/info/alternates) and has no ref: git's checks of a bundle run
+// there see the lead's objects but none of its refs, worktree HEADs
+// among them (another lot's worktree being made has a HEAD that names
+// no object yet, which fails a check run in the lead's repository). done
+// removes it.
+func (t *Transport) borrowing(ctx context.Context, repoDir, near string) (scratch string, done func(), err error) {
+	common, err := t.git(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp(near, ".accept-*")
+	if err != nil {
+		return "", nil, err
+	}
+	done = func() { os.RemoveAll(tmp) }
+	scratch = filepath.Join(tmp, "check.git")
+	if _, err := t.git(ctx, tmp, "init", "-q", "--bare", "--template=", scratch); err != nil {
+		done()
+		return "", nil, err
+	}
+	alt := filepath.Join(scratch, "objects", "info", "alternates")
+	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err == nil {
+		err = os.WriteFile(alt, []byte(filepath.Join(common, "objects")+"\n"), 0o644)
+	}
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	return scratch, done, nil
 }
 
 // worktreeReady says why the worktree at dir cannot take a fast-forward
