@@ -1,0 +1,151 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadence-run/cadence/internal/fakeapi"
+	"github.com/cadence-run/cadence/internal/state"
+	"github.com/cadence-run/cadence/internal/testutil"
+)
+
+// freePortURL is a free port of 127.0.0.1 and its URL.
+func freePortURL(t *testing.T) (int, string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return port, fmt.Sprintf("http://127.0.0.1:%d/", port)
+}
+
+// nodeApp is a node app on port that exits by itself after a minute (so
+// that a test that finds it left running leaves nothing behind for long).
+func nodeApp(port int) string {
+	return fmt.Sprintf(`node -e 'setTimeout(() => process.exit(0), 60000); require("http").createServer((q, s) => s.end("<h1>app</h1>")).listen(%d, "127.0.0.1")'`, port)
+}
+
+// TestUXAppDaemonDoesNotOutliveStep: an application command that
+// daemonizes (setsid -f: a new session, its parent gone) is stopped with
+// the UX step all the same (docs/ux.md: "the application is stopped with
+// its whole process tree when the session ends"): its port is free after
+// apply.
+func TestUXAppDaemonDoesNotOutliveStep(t *testing.T) {
+	port, url := freePortURL(t)
+	cmd := "setsid -f " + nodeApp(port) + "; exec sleep 600"
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0":        {review("conform")},
+		"a-review0":    {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    command = %q\n    url = %q\n    timeout = \"30s\"\n  }", cmd, url)})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP=/nonexistent/server", "CADENCE_CHROMIUM=/nonexistent/chromium")
+	r := e.apply()
+	r.wantCode(t, 0)
+	a := e.lot(e.state(), "a")
+	if ux := stepsOf(a, state.StepUX); len(ux) != 1 || ux[0].NotVerified == "" {
+		t.Fatalf("steps %s", steps(a))
+	}
+	if !testutil.Eventually(5*time.Second, func() bool { return !answers(url) }) {
+		t.Errorf("the daemonized app still answers at %s after apply", url)
+	}
+	e.noneLeft()
+}
+
+// TestUXAppCannotWriteLeadRepository: the application's command runs in
+// the step sandbox with only the lot's worktree writable (docs/ux.md):
+// it can write neither the lead's checkout, nor a branch of the
+// repository (main, the base: "never written to their base behind
+// review"), nor a hook of the repository's git folder, which the lead's
+// own git commands would run outside any sandbox.
+func TestUXAppCannotWriteLeadRepository(t *testing.T) {
+	port, url := freePortURL(t)
+	attack := `C=$(git rev-parse --path-format=absolute --git-common-dir); ` +
+		`echo evil >> "$C/../README.md" && echo wrote-checkout; ` +
+		`git update-ref refs/heads/main $(git commit-tree "HEAD^{tree}" -p main -m evil-on-main) && echo wrote-main; ` +
+		`printf '#!/bin/sh\necho pwned\n' > "$C/hooks/post-merge" && chmod +x "$C/hooks/post-merge" && echo wrote-hook; `
+	cmd := attack + "exec " + nodeApp(port)
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0":        {review("conform")},
+		"a-review0":    {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    command = %q\n    url = %q\n    timeout = \"30s\"\n  }", cmd, url)})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP=/nonexistent/server", "CADENCE_CHROMIUM=/nonexistent/chromium")
+	r := e.apply()
+	t.Logf("apply: %s", r.out)
+	a := e.lot(e.state(), "a")
+	t.Logf("steps %s, status %s", steps(a), a.Status)
+	if log := e.git(e.repo, "log", "--format=%s", "main"); strings.Contains(log, "evil-on-main") {
+		t.Errorf("the app's command wrote a commit onto main:\n%s", log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.repo, "README.md")); strings.Contains(string(b), "evil") {
+		t.Errorf("the app's command wrote the lead's checkout: README.md %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(e.repo, ".git", "hooks", "post-merge")); err == nil {
+		t.Errorf("the app's command wrote a hook into the repository's git folder")
+	}
+	if !testutil.Eventually(5*time.Second, func() bool { return !answers(url) }) {
+		t.Errorf("the app still answers at %s after apply", url)
+	}
+	e.noneLeft()
+}
+
+// TestUXBrowserStaysOnAppOrigin: the session's browser is "limited to the
+// application's origin" (docs/ux.md). A hostile page of the app reaches
+// another local service (here a recorder on another port of 127.0.0.1,
+// standing for the fake API, an engine, another lot's app) neither by
+// a redirect of a page the session opens, nor by a WebSocket its script
+// opens, nor by an image or a fetch.
+func TestUXBrowserStaysOnAppOrigin(t *testing.T) {
+	server, chromium := fakeapi.FindBrowser(t)
+	var mu sync.Mutex
+	var hits []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "<h1>secret</h1>")
+	}))
+	defer other.Close()
+	ws := "ws" + strings.TrimPrefix(other.URL, "http")
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/go" {
+			http.Redirect(w, r, other.URL+"/redirect", http.StatusFound)
+			return
+		}
+		fmt.Fprintf(w, `<!doctype html><title>app</title><h1>app</h1><img src="%s/img">
+<script>fetch("%s/fetch").catch(() => {}); try { new WebSocket("%s/websocket") } catch (e) {}</script>`, other.URL, other.URL, ws)
+	}))
+	defer app.Close()
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0": {
+			fakeapi.ToolUse(fakeapi.BrowserNavigate, map[string]string{"url": fakeapi.PromptURL}),
+			fakeapi.ToolUse(fakeapi.BrowserNavigate, map[string]string{"url": fakeapi.PromptURL + "go"}),
+			fakeapi.ToolUse(fakeapi.BrowserScreenshot, map[string]any{}),
+			review("conform"),
+		},
+		"a-review0": {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    url = %q\n    timeout = \"20s\"\n  }", app.URL+"/")})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP="+server, "CADENCE_CHROMIUM="+chromium)
+	r := e.apply()
+	r.wantCode(t, 0)
+	mu.Lock()
+	got := slices.Clone(hits)
+	mu.Unlock()
+	if len(got) > 0 {
+		t.Errorf("the session's browser reached another origin (%s) from the app's pages: %q", other.URL, got)
+	}
+	e.noneLeft()
+}
