@@ -7,11 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"sync"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,6 +146,75 @@ func TestUXBrowserStaysOnAppOrigin(t *testing.T) {
 	mu.Unlock()
 	if len(got) > 0 {
 		t.Errorf("the session's browser reached another origin (%s) from the app's pages: %q", other.URL, got)
+	}
+	e.noneLeft()
+}
+
+// TestUXSessionWritesNoFileOutsideShots: the session asks the browser
+// server to save a screenshot, a page snapshot and the console messages
+// under absolute paths outside its screenshots folder (here the scenario's
+// folder, standing for the worktree or the lead's checkout): "writes are
+// refused" (docs/ux.md), and none of the files appears.
+func TestUXSessionWritesNoFileOutsideShots(t *testing.T) {
+	server, chromium := fakeapi.FindBrowser(t)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><title>app</title><h1>app</h1><script>console.log('#!/bin/sh echo pwned')</script>")
+	}))
+	defer app.Close()
+	out := t.TempDir()
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0": {
+			fakeapi.ToolUse(fakeapi.BrowserNavigate, map[string]string{"url": fakeapi.PromptURL}),
+			fakeapi.ToolUse(fakeapi.BrowserScreenshot, map[string]any{"filename": filepath.Join(out, "shot.png")}),
+			fakeapi.ToolUse(fakeapi.BrowserScreenshot, map[string]any{"filename": "../../../../../../../../" + filepath.Join(out, "rel.png")}),
+			fakeapi.ToolUse("mcp__playwright__browser_snapshot", map[string]any{"filename": filepath.Join(out, "snap.md")}),
+			fakeapi.ToolUse("mcp__playwright__browser_console_messages", map[string]any{"filename": filepath.Join(out, "hook.sh")}),
+			fakeapi.ToolUse(fakeapi.BrowserScreenshot, map[string]any{}),
+			review("conform"),
+		},
+		"a-review0": {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    url = %q\n    timeout = \"20s\"\n  }", app.URL+"/")})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP="+server, "CADENCE_CHROMIUM="+chromium)
+	r := e.apply()
+	r.wantCode(t, 0)
+	if got, _ := os.ReadDir(out); len(got) > 0 {
+		var names []string
+		for _, f := range got {
+			names = append(names, f.Name())
+		}
+		t.Errorf("the UX session's browser server wrote %q into %s", names, out)
+	}
+	e.noneLeft()
+}
+
+// TestUXReviewsTheAppItStarted: the port of the ux block's url is already
+// taken by another server (another lot's app, a stale one): the lot's
+// application exits at once (EADDRINUSE), so the UX review could not look
+// at it and is not verified; it must not review the other server's pages
+// and call the lot conform.
+func TestUXReviewsTheAppItStarted(t *testing.T) {
+	server, chromium := fakeapi.FindBrowser(t)
+	stale := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><title>other</title><h1>another lot's app</h1>")
+	}))
+	defer stale.Close()
+	port := stale.Listener.Addr().(*net.TCPAddr).Port
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0":        fakeapi.UXReview("conform"),
+		"a-review0":    {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    command = %q\n    url = %q\n    timeout = \"20s\"\n  }", nodeApp(port), stale.URL+"/")})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP="+server, "CADENCE_CHROMIUM="+chromium)
+	r := e.apply()
+	r.wantCode(t, 0)
+	a := e.lot(e.state(), "a")
+	ux := stepsOf(a, state.StepUX)
+	if len(ux) != 1 {
+		t.Fatalf("steps %s", steps(a))
+	}
+	if ux[0].NotVerified == "" || ux[0].Conform != nil {
+		t.Errorf("the lot's app could not listen (its port taken), yet the UX review is verified (conform %v, screenshots %v): it looked at another server", ux[0].Conform, ux[0].Screenshots)
 	}
 	e.noneLeft()
 }
