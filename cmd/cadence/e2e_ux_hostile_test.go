@@ -218,3 +218,60 @@ func TestUXReviewsTheAppItStarted(t *testing.T) {
 	}
 	e.noneLeft()
 }
+
+// TestUXAppWriteNeverReachesBase: the application's command changes a
+// committed file of the worktree (f.txt) when it starts: the UX review is
+// not trusted (docs/ux.md: "nothing in the worktree may change") and the
+// change never reaches main unreviewed.
+func TestUXAppWriteNeverReachesBase(t *testing.T) {
+	port, url := freePortURL(t)
+	cmd := "echo hacked-by-app >> f.txt; exec " + nodeApp(port)
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0":        {review("conform")},
+		"a-review0":    {review("conform")},
+		"a-fix1":       {writeDone("nothing to fix")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    command = %q\n    url = %q\n    timeout = \"30s\"\n  }", cmd, url)})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP=/nonexistent/server", "CADENCE_CHROMIUM=/nonexistent/chromium")
+	r := e.apply()
+	a := e.lot(e.state(), "a")
+	t.Logf("steps %s, status %s\n%s", steps(a), a.Status, r.out)
+	if show := e.git(e.repo, "log", "-p", "main"); strings.Contains(show, "hacked-by-app") {
+		t.Errorf("the app's write reached main")
+	}
+	if ux := stepsOf(a, state.StepUX); len(ux) == 0 || ux[0].Status == state.StepOK && a.Status == state.LotDone && len(a.Warnings) == 0 {
+		t.Errorf("the app changed the worktree during the UX step, yet nothing says so")
+	}
+	e.noneLeft()
+}
+
+// TestUXAppDeafToTermFloodingIsStoppedAndBounded: an application that
+// ignores SIGTERM and prints without end is stopped all the same when the
+// step ends (its port free, nothing left), and its log is bounded.
+func TestUXAppDeafToTermFloodingIsStoppedAndBounded(t *testing.T) {
+	port, url := freePortURL(t)
+	cmd := "trap '' TERM; (while :; do echo spam-spam-spam-spam-spam-spam; done) & exec " + nodeApp(port)
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0":        {review("conform")},
+		"a-review0":    {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    command = %q\n    url = %q\n    timeout = \"30s\"\n  }", cmd, url)})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP=/nonexistent/server", "CADENCE_CHROMIUM=/nonexistent/chromium")
+	start := time.Now()
+	r := e.apply()
+	r.wantCode(t, 0)
+	t.Logf("apply took %s", time.Since(start))
+	if !testutil.Eventually(5*time.Second, func() bool { return !answers(url) }) {
+		t.Errorf("the app that ignores SIGTERM still answers at %s", url)
+	}
+	logs, _ := filepath.Glob(filepath.Join(e.dir, ".cadence", "*", "a", "*ux.app.log"))
+	if len(logs) == 0 {
+		t.Fatalf("no app log")
+	}
+	for _, l := range logs {
+		if fi, err := os.Stat(l); err == nil && fi.Size() > 64<<20 {
+			t.Errorf("the app log %s is %d bytes", l, fi.Size())
+		}
+	}
+	e.noneLeft()
+}
