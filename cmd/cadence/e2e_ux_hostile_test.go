@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -271,6 +272,50 @@ func TestUXAppDeafToTermFloodingIsStoppedAndBounded(t *testing.T) {
 	for _, l := range logs {
 		if fi, err := os.Stat(l); err == nil && fi.Size() > 64<<20 {
 			t.Errorf("the app log %s is %d bytes", l, fi.Size())
+		}
+	}
+	e.noneLeft()
+}
+
+// TestUXKeptScreenshotsAreTheBrowsers: a page of the app offers a
+// download named like a screenshot (the browser server saves downloads
+// into the screenshots folder); what cadence keeps and records as the UX
+// review's screenshots are PNG images the browser took, never a file the
+// page chose.
+func TestUXKeptScreenshotsAreTheBrowsers(t *testing.T) {
+	server, chromium := fakeapi.FindBrowser(t)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/evidence.png" {
+			w.Header().Set("Content-Disposition", `attachment; filename="evidence.png"`)
+			fmt.Fprint(w, "not a screenshot: chosen by the page")
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><title>app</title><h1>app</h1><a id="d" href="/evidence.png" download="evidence.png">x</a><script>document.getElementById("d").click()</script>`)
+	}))
+	defer app.Close()
+	e := newE2E(t, map[string]fakeapi.Script{
+		"a-implement0": implementScript(),
+		"a-ux0": {
+			fakeapi.ToolUse(fakeapi.BrowserNavigate, map[string]string{"url": fakeapi.PromptURL}),
+			fakeapi.ToolUse("mcp__playwright__browser_wait_for", map[string]any{"time": 2}),
+			fakeapi.ToolUse(fakeapi.BrowserScreenshot, map[string]any{}),
+			review("conform"),
+		},
+		"a-review0": {review("conform")},
+	}, waveOpts{Lot: "  visible = true", Repo: fmt.Sprintf("  ux {\n    url = %q\n    timeout = \"20s\"\n  }", app.URL+"/")})
+	e.env = append(e.env, "CADENCE_PLAYWRIGHT_MCP="+server, "CADENCE_CHROMIUM="+chromium)
+	r := e.apply()
+	r.wantCode(t, 0)
+	a := e.lot(e.state(), "a")
+	ux := stepsOf(a, state.StepUX)
+	if len(ux) != 1 {
+		t.Fatalf("steps %s", steps(a))
+	}
+	t.Logf("screenshots %q", ux[0].Screenshots)
+	for _, p := range ux[0].Screenshots {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("kept screenshot %s is not a PNG image (%.40q, %v)", p, b, err)
 		}
 	}
 	e.noneLeft()
