@@ -113,6 +113,12 @@ func (l *Local) startApp(ctx context.Context, req Request) (stop func(), why str
 		}
 		return func() {}, ""
 	}
+	// Something that answers before the application is started is not
+	// it (its port taken by another lot's app, a stale server): the
+	// session would review that server's pages.
+	if httpready.Answers(ctx, u.URL) {
+		return func() {}, fmt.Sprintf("something already answers at %s before cadence starts the application (its port is taken): the session would not look at the lot's application", u.URL)
+	}
 	appReq := req
 	appReq.Command = u.Command
 	cmd, boxed, err := l.shellCmd(ctx, appReq, req.Dir, l.stepEnv(req))

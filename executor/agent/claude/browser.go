@@ -125,7 +125,10 @@ func (a *Adapter) browserSession(s agent.Session, env []string) (cause string) {
 		// chromium refuses to start as root with its own sandbox.
 		args = append(args, "--no-sandbox")
 	}
-	pw, _ := json.Marshal(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{"args": chromiumArgs}}})
+	// No downloads: the server would save a file the page names into the
+	// screenshots folder, where it would pass for a screenshot.
+	pw, _ := json.Marshal(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{"args": chromiumArgs},
+		"contextOptions": map[string]any{"acceptDownloads": false}}})
 	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{browserServer: map[string]any{
 		"type": "stdio", "command": server, "args": args,
 		"env": map[string]string{"TMPDIR": tmp, "XDG_CONFIG_HOME": filepath.Join(tmp, "config"), "XDG_CACHE_HOME": filepath.Join(tmp, "cache")},

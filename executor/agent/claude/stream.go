@@ -159,7 +159,9 @@ func (w *streamWatch) line(b []byte) {
 		}
 	case l.Type == "user" && l.Message != nil:
 		for _, c := range l.Message.Content {
-			if c.Type == "tool_result" && hasImage(c.Content) {
+			// Only an image a browser tool returned is a screenshot: one
+			// the Read tool returned (a PNG file) is none.
+			if c.Type == "tool_result" && hasImage(c.Content) && strings.HasPrefix(w.calls[c.ToolUseID].Tool, mcpTool("")) {
 				w.browser.screenshots++
 			}
 			if c.Type != "tool_result" || !c.IsError {
