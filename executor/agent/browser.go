@@ -23,6 +23,11 @@ type Browser struct {
 	// worktree is then an added directory, so that nothing the browser
 	// writes lands in it); the caller removes it after the session.
 	Scratch string
+	// Proxy, when set, is the address of an HTTP proxy that passes URL's
+	// origin only (internal/originproxy, run by the caller): the browser
+	// sends every request through it, loopback ones too, so that neither
+	// a redirect nor a WebSocket leaves the origin.
+	Proxy string
 }
 
 // BrowserEvidence is what the adapter saw of the browser in the session:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"github.com/cadence-run/cadence/spec"
 
 	"github.com/cadence-run/cadence/internal/httpready"
+	"github.com/cadence-run/cadence/internal/originproxy"
 )
 
 // runUX runs a UX review (docs/ux.md): the machine's session slot and the
@@ -66,6 +69,15 @@ func (l *Local) runUX(ctx context.Context, req Request, lot guard.Lot, a *spec.A
 			Changed: l.readOnlyChanges(ctx, lot, roHeads)}
 	}
 	sess.Browser = &agent.Browser{URL: req.UX.URL, Paths: req.UX.Paths, ShotsDir: shots, Scratch: scratch}
+	// The browser reaches the application's origin only, through a proxy
+	// of cadence's (a redirect or a WebSocket to another local service is
+	// refused); the session goes on without a browser when it cannot run.
+	if host, ok := originHost(req.UX.URL); ok {
+		if px, err := originproxy.Start(host); err == nil {
+			defer px.Close()
+			sess.Browser.Proxy = px.URL()
+		}
+	}
 	res := l.sessionBegun(ctx, req, lot, sess, events)
 	stop()
 	res.Changed = l.readOnlyChanges(ctx, lot, roHeads)
@@ -202,4 +214,24 @@ func keepShots(dir string) []string {
 	}
 	slices.Sort(kept)
 	return kept
+}
+
+// originHost is the host:port of an http(s) URL, the port given by the
+// scheme when the URL has none.
+func originHost(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "", false
+	}
+	port := u.Port()
+	switch {
+	case port != "":
+	case u.Scheme == "http":
+		port = "80"
+	case u.Scheme == "https":
+		port = "443"
+	default:
+		return "", false
+	}
+	return net.JoinHostPort(u.Hostname(), port), true
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadence-run/cadence/executor/agent"
@@ -127,7 +128,11 @@ func (a *Adapter) browserSession(s agent.Session, env []string) (cause string) {
 	}
 	// No downloads: the server would save a file the page names into the
 	// screenshots folder, where it would pass for a screenshot.
-	pw, _ := json.Marshal(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{"args": chromiumArgs},
+	launch := chromiumArgs
+	if b.Proxy != "" {
+		launch = append(slices.Clone(chromiumArgs), "--proxy-server="+b.Proxy, "--proxy-bypass-list=<-loopback>")
+	}
+	pw, _ := json.Marshal(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{"args": launch},
 		"contextOptions": map[string]any{"acceptDownloads": false}}})
 	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{browserServer: map[string]any{
 		"type": "stdio", "command": server, "args": args,
