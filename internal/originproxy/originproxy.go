@@ -30,7 +30,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	tunnels map[net.Conn]bool
 	closed  bool
-	// Refused counts the requests refused (for tests and notes).
+	// refused counts the requests refused (Refused).
 	refused int
 }
 
