@@ -19,7 +19,8 @@ const reapEvery = 250 * time.Millisecond
 // process" looks (Below, the lead-side hook's is_step). A reaper then
 // looks at /proc for children of this process that Run did not start
 // (kids): an adopted zombie is reaped, an adopted live process is killed
-// (SIGKILL) and reaped next time (logged at debug level). Such a process
+// (SIGKILL) once two looks found it (reapAdopted) and reaped next time
+// (logged at debug level). Such a process
 // is a step's that escaped its supervisor (or a daemon a direct process
 // left): nothing cadence starts may outlive its step.
 //
@@ -38,8 +39,14 @@ func AdoptOrphans(log hclog.Logger) error {
 		log = hclog.L().Named("proc")
 	}
 	go func() {
+		seen := map[adoptee]bool{}
 		for range childEnded {
-			for reapAdopted(log) {
+			for {
+				var found bool
+				found, seen = reapAdopted(log, seen)
+				if !found {
+					break
+				}
 				time.Sleep(reapEvery) // the killed ones are reaped, their orphans found
 			}
 			time.Sleep(reapEvery) // at most one look per reapEvery
@@ -48,10 +55,22 @@ func AdoptOrphans(log hclog.Logger) error {
 	return nil
 }
 
-// reapAdopted reaps or kills, once, the children of this process that Run
-// did not start, and reports whether it found any.
-func reapAdopted(log hclog.Logger) (found bool) {
+// adoptee is a live child of this process that Run did not start, by pid
+// and start time (a pid used again is another process).
+type adoptee struct {
+	pid   int
+	start uint64
+}
+
+// reapAdopted reaps, once, the zombie children of this process that Run
+// did not start, and kills those live ones that the look before (seen)
+// found too: a live process is killed only when two looks reapEvery apart
+// found it adopted, never on one reading of /proc that a start under way
+// could make. It reports whether it found any, and the live ones it left
+// for the next look.
+func reapAdopted(log hclog.Logger, seen map[adoptee]bool) (found bool, next map[adoptee]bool) {
 	self := os.Getpid()
+	next = map[adoptee]bool{}
 	for _, pid := range pids() {
 		s, ok := readStat(pid)
 		if !ok || s.ppid != self {
@@ -60,15 +79,19 @@ func reapAdopted(log hclog.Logger) (found bool) {
 		kids.mu.Lock()
 		if !kids.set[pid] {
 			found = true
-			if s.dead() {
+			a := adoptee{pid: pid, start: s.start}
+			switch {
+			case s.dead():
 				var ws syscall.WaitStatus
 				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-			} else {
+			case seen[a]:
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				log.Debug("ended an adopted process (its parent died)", "pid", pid)
+			default:
+				next[a] = true
 			}
 		}
 		kids.mu.Unlock()
 	}
-	return found
+	return found, next
 }

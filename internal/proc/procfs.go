@@ -8,11 +8,13 @@ import (
 )
 
 // stat is what /proc/<pid>/stat says of a process: its state letter, parent
-// and process group, and its kernel flags (PF_*).
+// and process group, its kernel flags (PF_*) and its start time (clock
+// ticks after boot: with the pid, the process's identity).
 type stat struct {
 	state      string
 	ppid, pgrp int
 	flags      uint64
+	start      uint64
 }
 
 // pfExiting is the kernel's PF_EXITING flag (linux/sched.h): the process
@@ -42,7 +44,11 @@ func readStat(pid int) (stat, bool) {
 	if len(f) > 6 {
 		flags, _ = strconv.ParseUint(f[6], 10, 64)
 	}
-	return stat{state: f[0], ppid: ppid, pgrp: pgrp, flags: flags}, true
+	var start uint64
+	if len(f) > 19 {
+		start, _ = strconv.ParseUint(f[19], 10, 64)
+	}
+	return stat{state: f[0], ppid: ppid, pgrp: pgrp, flags: flags, start: start}, true
 }
 
 // dead reports whether a stat state letter is a zombie or a dead process.
