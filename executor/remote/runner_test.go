@@ -16,6 +16,7 @@ import (
 	"github.com/cadence-run/cadence/executor/remote/queue"
 	"github.com/cadence-run/cadence/executor/remote/transport"
 	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/executor/step/steptest"
 	"github.com/cadence-run/cadence/gitint/gittest"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/spec"
@@ -132,7 +133,7 @@ func (f *fixture) putResult(t *testing.T, c context.Context, w Work, file string
 }
 
 func request(f *fixture, kind state.StepKind) step.Request {
-	return step.Request{Lot: step.Lot{Wave: "w", WaveID: "id1", ID: "a", Branch: branch, Repos: []step.Repo{{Name: "app", Worktree: f.wt}}},
+	return step.Request{Lot: step.Lot{Wave: "w", WaveID: steptest.WaveIDFor(f.wt), ID: "a", Branch: branch, Repos: []step.Repo{{Name: "app", Worktree: f.wt}}},
 		Kind: kind, Dir: f.wt, Log: filepath.Join(filepath.Dir(f.wt), "logs", "a.log"),
 		Env: []string{"ANTHROPIC_API_KEY=secret-key", "WAVE_VAR=1", "HOME=/home/lead"}}
 }

@@ -98,7 +98,7 @@ func newBoxWave(t testing.TB) *boxWave {
 
 // lot is lot id of app, in its worktree.
 func (w *boxWave) lot(id string) step.Lot {
-	return step.Lot{Wave: "w", WaveID: "boxtest", ID: id, Branch: "cadence/w/" + id,
+	return step.Lot{Wave: "w", WaveID: steptest.WaveIDFor(w.root), ID: id, Branch: "cadence/w/" + id,
 		Repos: []step.Repo{{Name: "app", Worktree: w.wt[id], Start: w.starts[id]}}}
 }
 
@@ -399,7 +399,7 @@ func TestSandboxLotWithoutRepository(t *testing.T) {
 	w := newBoxWave(t)
 	dir := filepath.Dir(w.wave.File())
 	run := func(command string) step.Result {
-		req := step.Request{Lot: step.Lot{Wave: "w", WaveID: "boxtest", ID: "n"}, Kind: state.StepRun, Dir: dir, Command: command,
+		req := step.Request{Lot: step.Lot{Wave: "w", WaveID: steptest.WaveIDFor(w.root), ID: "n"}, Kind: state.StepRun, Dir: dir, Command: command,
 			Timeout: time.Minute, Log: filepath.Join(w.root, "logs", "n.log"), OutsideSandbox: true}
 		res, err := w.local.RunStep(context.Background(), req, &steptest.Recorder{})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,7 +65,9 @@ func probeScriptOf(pid string) string {
 // TestLeftLoopCannotStopOtherSteps: a setsid loop that a step leaves
 // behind, sending SIGHUP, SIGTERM and SIGUSR1 to every supervisor it
 // finds, neither ends nor stops another step running meanwhile, and dies
-// with its own step's tree.
+// with its own step's tree. It looks only among this test process's
+// children (pgrep -P): other test binaries run supervisors meanwhile,
+// and one still starting (before it catches signals) would die of it.
 func TestLeftLoopCannotStopOtherSteps(t *testing.T) {
 	useSupervisor(t)
 	dir := t.TempDir()
@@ -88,7 +91,7 @@ func TestLeftLoopCannotStopOtherSteps(t *testing.T) {
 		t.Fatalf("the other step did not start: %+v, %v", r.res, r.err)
 	}
 	// The pattern's bracket keeps the loop's own command line from matching.
-	loop := `setsid sh -c 'while :; do for p in $(pgrep -f -- "__supervis[e]"); do kill -HUP $p; kill -TERM $p; kill -USR1 $p; echo $p >> sent; done; sleep 0.01; done' </dev/null >/dev/null 2>&1 &
+	loop := `setsid sh -c 'while :; do for p in $(pgrep -P ` + strconv.Itoa(os.Getpid()) + ` -f -- "__supervis[e]"); do kill -HUP $p; kill -TERM $p; kill -USR1 $p; echo $p >> sent; done; sleep 0.01; done' </dev/null >/dev/null 2>&1 &
 echo $! > loop.pid
 i=0; while [ $(wc -l < sent 2>/dev/null || echo 0) -lt 10 ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done
 exit 0`

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,7 +115,7 @@ func (f *fixture) prepare(t *testing.T) {
 // request is a step of lot a of kind in its worktree.
 func (f *fixture) request(kind state.StepKind, command string) step.Request {
 	return step.Request{
-		Lot:  step.Lot{Wave: "w", WaveID: "steptest", ID: "a", Branch: "cadence/w/a", Repos: []step.Repo{{Name: "app", Worktree: f.wt, Start: f.start}}},
+		Lot:  step.Lot{Wave: "w", WaveID: WaveIDFor(f.wt), ID: "a", Branch: "cadence/w/a", Repos: []step.Repo{{Name: "app", Worktree: f.wt, Start: f.start}}},
 		Kind: kind, Dir: f.wt, Command: command, Timeout: time.Minute,
 		Log: filepath.Join(f.wave.Dir, "logs", "0-"+string(kind)+".log"), OutsideSandbox: true,
 	}
@@ -338,7 +339,7 @@ func readOnlyChange(t *testing.T, f *fixture) {
 func prepareAndLook(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	wt := filepath.Join(f.wave.Dir, "worktrees", "b")
-	lot := step.Lot{Wave: "w", WaveID: "steptest", ID: "b", Branch: "cadence/w/b", Repos: []step.Repo{{Name: "app", Worktree: wt}}}
+	lot := step.Lot{Wave: "w", WaveID: WaveIDFor(f.wt), ID: "b", Branch: "cadence/w/b", Repos: []step.Repo{{Name: "app", Worktree: wt}}}
 	p, err := f.runner.Prepare(ctx, step.PrepareRequest{Lot: lot, Fresh: true})
 	if err != nil || p.Err != "" {
 		t.Fatalf("Prepare: %v %s", err, p.Err)
@@ -424,4 +425,14 @@ func (BriefAgent) Run(_ context.Context, s agent.Session) agent.Outcome {
 		}
 	}
 	return agent.Outcome{Status: state.StepOK, Report: &agent.Report{Summary: "done", Verdict: "fine"}}
+}
+
+// WaveIDFor is a wave id (step.Lot.WaveID) of its own for a test's
+// folder dir: the wave's mark on every step process, which cadence ends
+// by (proc.EndMarked), so tests running at once in other packages and
+// processes must never share one.
+func WaveIDFor(dir string) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(dir))
+	return fmt.Sprintf("test-%d-%x", os.Getpid(), h.Sum64())
 }
