@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,6 +35,14 @@ func (l *Local) shellCmd(ctx context.Context, req Request, dir string, env []str
 	}
 	cache, cacheEnv := box.CacheEnv(env)
 	s := box.Spec{Branch: req.Branch, Dir: dir, Visible: visiblePaths(env, dir), Hidden: l.denyRead}
+	if req.Branch != "" {
+		// Only the busy lots' branches are bound read-only; the guard
+		// puts back a move of an idle lot's (box.Spec.BusyOnly).
+		s.BusyOnly = true
+		for _, id := range l.guard.BusyLots(req.ID) {
+			s.Busy = append(s.Busy, path.Dir(req.Branch)+"/"+id)
+		}
+	}
 	if cache != "" {
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			return c, false, err

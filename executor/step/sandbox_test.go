@@ -415,3 +415,42 @@ func TestSandboxLotWithoutRepository(t *testing.T) {
 		t.Errorf("the journal: %s %q, journal %q; want refused, unchanged", res.Status, res.Output, read(t, w.wave.Journal()))
 	}
 }
+
+// TestSandboxOtherLotsBranches: in lot a's box, the branch of lot b is
+// read-only while b is busy (a step of b, or cadence's own work on it);
+// while b is idle its ref file is writable (one bind per busy lot, not
+// one per lot of the wave: box.Spec.BusyOnly), and a step that rewrites
+// it is caught after the step: an incident, b's branch put back, the
+// forged value under a's rescue ref.
+func TestSandboxOtherLotsBranches(t *testing.T) {
+	attack := func(w *boxWave) string {
+		gd := strings.TrimSpace(gittest.Git(t, w.app, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+		return fmt.Sprintf("c=$(git commit-tree -p main -m forged 'main^{tree}') && echo $c > %s/refs/heads/cadence/w/b", gd)
+	}
+	t.Run("busy", func(t *testing.T) {
+		w := newBoxWave(t)
+		done := w.local.Guard().Busy("b")
+		res := w.run(t, attack(w), false)
+		done()
+		if h := gittest.Git(t, w.app, "rev-parse", "cadence/w/b"); h != w.starts["b"] {
+			t.Errorf("lot b's branch moved to %s", h)
+		}
+		if res.Status != state.StepFailed || !containsAny(res.Output, refused) {
+			t.Errorf("status %s, output %q; want failed, refused by the file system", res.Status, res.Output)
+		}
+	})
+	t.Run("idle", func(t *testing.T) {
+		w := newBoxWave(t)
+		res := w.run(t, attack(w), false)
+		if h := gittest.Git(t, w.app, "rev-parse", "cadence/w/b"); h != w.starts["b"] {
+			t.Errorf("lot b's branch was left at %s", h)
+		}
+		if res.Incident == "" || !strings.Contains(strings.Join(res.Incidents, "\n"), "the branch of lot b, which had no step running") {
+			t.Errorf("incident %q, incidents %q; want lot b's branch put back", res.Incident, res.Incidents)
+		}
+		// The rescue ref is named after the lot whose step moved it.
+		if h, err := gittest.Try(w.app, "log", "-1", "--format=%s", "refs/cadence/rescue/w/a/1"); err != nil || strings.TrimSpace(h) != "forged" {
+			t.Errorf("the rescue ref holds %q (%v); want the forged commit", h, err)
+		}
+	})
+}

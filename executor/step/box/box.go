@@ -3,8 +3,8 @@
 // bubblewrap (docs/integration.md, Guards): the whole file system
 // read-only, but for the lot's worktrees and what git needs to commit on
 // the lot's own branch there (the worktree's git dir, the repository's
-// objects, the folder of the lot's branch and of its reflog, the other
-// refs in them bound read-only on top); a private /tmp; /dev and /proc of
+// objects, the folder of the lot's branch and of its reflog, the busy
+// lots' refs in them bound read-only on top); a private /tmp; /dev and /proc of
 // its own; its own user and PID namespaces (no capability, no nested user
 // namespace); the network as it is. What the step's tools need under
 // /tmp on the host (the repositories, the step's folder, HOME, the PATH
@@ -21,6 +21,7 @@ package box
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,6 +38,16 @@ type Spec struct {
 	// Branch is the lot's branch in each worktree, without refs/heads/
 	// ("" for none: the git paths of its ref are not made writable).
 	Branch string
+	// BusyOnly narrows the other lots' branches bound read-only in the
+	// folders of Branch's ref and reflog (GitPaths) to Busy (names
+	// without refs/heads/): the lots with a step, or cadence's own work
+	// on their branch, running when the box is made. The branches of idle
+	// lots stay writable, and a move of one is put back after the step
+	// (executor/step/guard, lot branches): one bind per busy lot keeps a
+	// box's start from growing with the wave (bwrap reads the mount table
+	// again for every read-only bind). false binds every other entry.
+	BusyOnly bool
+	Busy     []string
 	// Writable are other folders the step may write (the sandbox's build
 	// cache); each must exist.
 	Writable []string
@@ -95,7 +106,11 @@ var base = []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--d
 func Args(s Spec, argv []string) ([]string, error) {
 	var rw, protect []string
 	for _, wt := range s.Worktrees {
-		g, err := GitPaths(wt, s.Branch)
+		var busy []string
+		if s.BusyOnly {
+			busy = append([]string{}, s.Busy...)
+		}
+		g, err := GitPaths(wt, s.Branch, busy)
 		if err != nil {
 			return nil, err
 		}
@@ -243,11 +258,12 @@ type GitFolders struct {
 // branch's ref and of its reflog (git writes <ref>.lock there and renames
 // it onto the ref). The other entries of those two folders (the other
 // lots' branches of the wave and their reflogs, not their passing .lock
-// files) are Protected. The two
+// files) are Protected; when busy is not nil, only those of the branches
+// it names (without refs/heads/; Spec.BusyOnly). The two
 // folders are made when missing (git would make them on the first
 // commit). The rest of the git dir (config, hooks, packed-refs, other
 // refs, cadence's guard) stays read-only.
-func GitPaths(wt, branch string) (GitFolders, error) {
+func GitPaths(wt, branch string, busy []string) (GitFolders, error) {
 	wt = real(wt)
 	gitDir, common, err := gitdirs.Read(wt)
 	if err != nil {
@@ -286,7 +302,19 @@ func GitPaths(wt, branch string) (GitFolders, error) {
 			return GitFolders{}, fmt.Errorf("the sandbox of worktree %s: %w", wt, err)
 		}
 		own := filepath.Base(ref)
+		var bound map[string]bool
+		if busy != nil {
+			bound = map[string]bool{}
+			for _, b := range busy {
+				if path.Dir(b) == path.Dir(branch) {
+					bound[path.Base(b)] = true
+				}
+			}
+		}
 		for _, e := range entries {
+			if bound != nil && !bound[e.Name()] {
+				continue
+			}
 			// Another lot's <ref>.lock lives only while git updates its
 			// ref: it is not bound (the box's start would fail when it
 			// goes first), so a step could make or remove one and fail

@@ -11,6 +11,7 @@ package guard
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -166,6 +167,19 @@ func (g *Guard) OwnMoves(rp *spec.Repo) []OwnMove {
 func (g *Guard) Moving(lot string) (done func()) {
 	g.ForgetTips(lot)
 	return g.lots.busy(lot)
+}
+
+// BusyLots are the lots other than except that are active now (a step
+// running, or cadence's own work on their branch: Busy, Moving), sorted.
+func (g *Guard) BusyLots(except string) []string {
+	var out []string
+	for id, a := range g.lots.snapshot() {
+		if a.active && id != except {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Busy marks the lot active until done is called, keeping its tips.
