@@ -176,7 +176,7 @@ func (lr *lotRun) testGate(ctx context.Context, pos state.Position) (state.Outco
 			lr.comingUp()
 		}
 		began, tree := time.Now(), lr.treeOf(ctx, rp)
-		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, rp.TestTimeout, lr.dirs[rp], name)
+		green, msg, err := lr.shellIn(ctx, state.StepTest, pos.Pass, rp.Test, rp.TestTimeout, lr.dirs[rp], name, false)
 		if err == nil && ctx.Err() == nil {
 			lr.r.queue().NoteGate(rp, time.Since(began))
 			if green && tree != "" {

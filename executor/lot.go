@@ -325,7 +325,7 @@ func (lr *lotRun) logPath(i int, kind state.StepKind, ext string) string {
 // pass is the write pass a test gate follows (fix N: N), recorded on the
 // step so that a gate interrupted after fix N resumes into review pass N.
 func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration) (bool, string, error) {
-	return lr.shellIn(ctx, kind, pass, command, timeout, lr.dir, "")
+	return lr.shellIn(ctx, kind, pass, command, timeout, lr.dir, "", false)
 }
 
 // shellIn runs a shell command as a step in dir through the step runner
@@ -336,9 +336,9 @@ func (lr *lotRun) shell(ctx context.Context, kind state.StepKind, pass int, comm
 // state.Step.Repo). The error is an *interruptedErr (the machine's
 // error), an *incidentErr (a guard's incident: the step is failed) or
 // the journal's.
-func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration, dir, repo string) (bool, string, error) {
+func (lr *lotRun) shellIn(ctx context.Context, kind state.StepKind, pass int, command string, timeout time.Duration, dir, repo string, integrating bool) (bool, string, error) {
 	req := lr.request(kind, pass)
-	req.Dir, req.Repo, req.Command, req.Timeout = dir, repo, command, timeout
+	req.Dir, req.Repo, req.Command, req.Timeout, req.Integrating = dir, repo, command, timeout, integrating
 	req.Env = lr.childEnv(repo)
 	var idx int
 	lr.r.o.Store.View(func(st *state.State) {

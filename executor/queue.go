@@ -101,15 +101,16 @@ func (s *queueSide) lot(id string) *lotRun {
 	return s.lots[id]
 }
 
-// Test runs repo's test gate as a test step of lot (shellIn) and says how
-// it ended (mergequeue.Gates).
+// Test runs repo's test gate as a test step of lot (shellIn), a step of
+// the integration (step.Request.Integrating: never sent to a worker), and
+// says how it ended (mergequeue.Gates).
 func (s *queueSide) Test(ctx context.Context, lot string, repo mergequeue.Repo) (mergequeue.GateRun, error) {
 	lr := s.lot(lot)
 	if lr == nil {
 		return mergequeue.GateRun{}, fmt.Errorf("test gate of lot %s: the lot is not integrating", lot)
 	}
 	rp := repo.Spec
-	green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, rp.TestTimeout, repo.Worktree, repo.Label)
+	green, msg, err := lr.shellIn(ctx, state.StepTest, 0, rp.Test, rp.TestTimeout, repo.Worktree, repo.Label, true)
 	if o, ok := incidentOutcome(err); ok {
 		return mergequeue.GateRun{Status: mergequeue.GateIncident, Cause: o.Detail, Incident: o}, nil
 	}

@@ -77,8 +77,8 @@ func New(o Options) *Runner {
 	return &Runner{Runner: o.Local, o: o, sent: map[string]bool{}}
 }
 
-// RunStep runs a step of a remote kind on a worker, any other on the
-// lead's machine. A remote step: EventBegin, the lot's repositories sent as
+// RunStep runs a step of a remote kind on a worker, any other (and every
+// step of an integration: Request.Integrating) on the lead's machine. A remote step: EventBegin, the lot's repositories sent as
 // bundles, the job submitted (a run key a live delivery already runs is
 // awaited, not run again), EventStarted and EventProgress from its owner
 // while it runs, then each returned bundle accepted into the lot's branch
@@ -86,7 +86,7 @@ func New(o Options) *Runner {
 // the bundle kept beside the step's log, nothing of it applied. ctx ending
 // cancels the run on its worker.
 func (r *Runner) RunStep(ctx context.Context, req step.Request, events step.Events) (step.Result, error) {
-	if !Remote(r.o.Config.Executor, req.Kind) || len(req.Repos) == 0 {
+	if !Remote(r.o.Config.Executor, req.Kind) || len(req.Repos) == 0 || req.Integrating {
 		return r.Runner.RunStep(ctx, req, events)
 	}
 	if err := events.Emit(step.Event{Kind: step.EventBegin}); err != nil {

@@ -201,6 +201,40 @@ func TestRemoteSessionRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRemoteIntegrationGateRunsHere: with test gates sent away, a lot's
+// own gate goes to a worker, the merge queue's gate on a rebased tree
+// (Request.Integrating) runs with the local runner: integration never
+// leaves the lead's machine.
+func TestRemoteIntegrationGateRunsHere(t *testing.T) {
+	f := newFixture(t, `"tests"`)
+	jobs := 0
+	f.serve(t, func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
+		w, clone := f.checkout(t, c, job)
+		jobs++
+		out := filepath.Join(t.TempDir(), "result.bundle")
+		if err := f.tr.ResultBundle(c, clone, branch, w.Repos[0].Head, out, DefaultMaxBundle); err != nil {
+			t.Error(err)
+		}
+		f.putResult(t, c, w, out)
+		res, _ := json.Marshal(step.Result{Status: state.StepOK, HeadAfter: w.Repos[0].Head})
+		return queue.Result{Result: res, Bundles: []string{ResultName(w.Repos[0], 1)}}, nil
+	})
+	gate := request(f, state.StepTest)
+	gate.Integrating = true
+	if res, err := f.r.RunStep(ctx(t), gate, &recorder{}); err != nil || res.Status != state.StepOK {
+		t.Fatalf("integration gate: %+v, %v", res, err)
+	}
+	if len(f.local.kinds) != 1 || jobs != 0 {
+		t.Errorf("integration gate: local ran %v, worker ran %d; want it here", f.local.kinds, jobs)
+	}
+	if res, err := f.r.RunStep(ctx(t), request(f, state.StepTest), &recorder{}); err != nil || res.Status != state.StepOK {
+		t.Fatalf("lot's gate: %+v, %v", res, err)
+	}
+	if len(f.local.kinds) != 1 || jobs != 1 {
+		t.Errorf("lot's gate: local ran %v, worker ran %d; want it on the worker", f.local.kinds, jobs)
+	}
+}
+
 // TestRemoteHostileResultRefused: a worker's bundle that names another
 // ref (refs/heads/main) is refused: an incident that holds the lot, the
 // lot's branch and the base unchanged, the bundle kept beside the log.

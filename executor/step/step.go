@@ -232,6 +232,11 @@ type Request struct {
 	// at their start): a write session's first look at them reads no
 	// git status.
 	Pristine bool
+	// Integrating says the step is part of an integration: the merge
+	// queue's test gate on a rebased tree (executor/mergequeue). It runs
+	// where the repositories are: a remote runner runs it with the local
+	// one, whatever the executor block sends away.
+	Integrating bool
 	// Reattach is the run key (state.RemoteStep.RunKey) of this step,
 	// the same kind and pass, that an earlier apply left running on a
 	// worker when cadence stopped: a remote runner awaits that run (or
