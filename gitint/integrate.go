@@ -52,23 +52,23 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 			break
 		}
 		st, err := g.checkoutStatus(ctx, wt)
-		if (err != nil || st.head != baseRef) && attempt == 0 {
+		if (err != nil || st.Head != baseRef) && attempt == 0 {
 			continue // the remembered checkout is gone or elsewhere: list again
 		}
 		if err != nil {
 			return "", err
 		}
-		if st.head != baseRef {
+		if st.Head != baseRef {
 			return "", fmt.Errorf("%s no longer has %s checked out", wt, repo.Base)
 		}
-		if len(st.dirty) > 0 {
-			if g.isAncestor(ctx, repo.Path, tip, st.oid) {
-				return st.oid, nil // already in the base
+		if len(st.Changed) > 0 {
+			if g.isAncestor(ctx, repo.Path, tip, st.OID) {
+				return st.OID, nil // already in the base
 			}
-			if !g.isAncestor(ctx, repo.Path, st.oid, tip) {
+			if !g.isAncestor(ctx, repo.Path, st.OID, tip) {
 				return "", ErrNotFastForward
 			}
-			return "", fmt.Errorf("%s has %s checked out with uncommitted changes to %s: commit or stash them, then apply again", wt, repo.Base, strings.Join(st.dirty, ", "))
+			return "", fmt.Errorf("%s has %s checked out with uncommitted changes to %s: commit or stash them, then apply again", wt, repo.Base, strings.Join(st.Changed, ", "))
 		}
 		// Once begun, the fast-forward of the lead's checkout runs to its
 		// end (bounded by DefaultTimeout): git does not update a checkout
@@ -77,9 +77,9 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		// refused as a dirty checkout. (A kill -9 of cadence does not stop
 		// it either: git runs outside the supervisor.)
 		if _, err := g.Run(context.WithoutCancel(ctx), wt, "merge", "--ff-only", "--quiet", tip); err != nil {
-			if !g.isAncestor(ctx, repo.Path, st.oid, tip) {
-				if g.isAncestor(ctx, repo.Path, tip, st.oid) {
-					return st.oid, nil // already in the base
+			if !g.isAncestor(ctx, repo.Path, st.OID, tip) {
+				if g.isAncestor(ctx, repo.Path, tip, st.OID) {
+					return st.OID, nil // already in the base
 				}
 				return "", ErrNotFastForward
 			}
@@ -87,8 +87,8 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 		}
 		// "Already up to date" (the branch is in the base) leaves the
 		// base where it was.
-		if now, err := g.branchCommit(ctx, repo.Path, repo.Base); err == nil && now == st.oid {
-			return st.oid, nil
+		if now, err := g.branchCommit(ctx, repo.Path, repo.Base); err == nil && now == st.OID {
+			return st.OID, nil
 		}
 		return tip, nil
 	}
@@ -140,55 +140,14 @@ func (g *Repos) checkoutOf(ctx context.Context, repo, ref string, fresh bool) (s
 	return wt, nil
 }
 
-// checkout is what `git status --porcelain=v2 --branch` says of a worktree:
-// the ref checked out ("refs/heads/x"; "" when detached), its commit, and
-// the tracked files with changes.
-type checkout struct {
-	head, oid string
-	dirty     []string
-}
-
 // checkoutStatus reads the status of the worktree at wt (tracked files
 // only, submodules included, as Inspect).
-func (g Git) checkoutStatus(ctx context.Context, wt string) (checkout, error) {
+func (g Git) checkoutStatus(ctx context.Context, wt string) (StatusV2, error) {
 	out, err := g.Run(ctx, wt, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=no", "--ignore-submodules=none")
 	if err != nil {
-		return checkout{}, err
+		return StatusV2{}, err
 	}
-	return parseStatusV2(out), nil
-}
-
-// parseStatusV2 reads `git status --porcelain=v2 --branch -z`
-// (git-status(1) "Porcelain Format Version 2"): the branch headers and the
-// paths of changed entries (a rename names its new path).
-func parseStatusV2(out string) checkout {
-	var c checkout
-	fields := strings.Split(out, "\x00")
-	for i := 0; i < len(fields); i++ {
-		e := fields[i]
-		switch {
-		case strings.HasPrefix(e, "# branch.oid "):
-			c.oid = strings.TrimPrefix(e, "# branch.oid ")
-		case strings.HasPrefix(e, "# branch.head "):
-			if h := strings.TrimPrefix(e, "# branch.head "); h != "(detached)" {
-				c.head = "refs/heads/" + h
-			}
-		case strings.HasPrefix(e, "1 "):
-			if f := strings.SplitN(e, " ", 9); len(f) == 9 {
-				c.dirty = append(c.dirty, f[8])
-			}
-		case strings.HasPrefix(e, "2 "):
-			if f := strings.SplitN(e, " ", 10); len(f) == 10 {
-				c.dirty = append(c.dirty, f[9])
-			}
-			i++ // the source path follows
-		case strings.HasPrefix(e, "u "):
-			if f := strings.SplitN(e, " ", 11); len(f) == 11 {
-				c.dirty = append(c.dirty, f[10])
-			}
-		}
-	}
-	return c
+	return ParseStatusV2(out), nil
 }
 
 // Rewind puts the base back from sha to old with update-ref, only if it is

@@ -148,17 +148,19 @@ func TestHeadAndBranchFromFiles(t *testing.T) {
 func TestParseStatusV2(t *testing.T) {
 	for _, c := range []struct {
 		name, out string
-		want      checkout
+		want      StatusV2
 	}{
-		{"clean on main", "# branch.oid 0123\x00# branch.head main\x00", checkout{head: "refs/heads/main", oid: "0123"}},
-		{"detached", "# branch.oid 0123\x00# branch.head (detached)\x00", checkout{oid: "0123"}},
+		{"clean on main", "# branch.oid 0123\x00# branch.head main\x00", StatusV2{Head: "refs/heads/main", OID: "0123"}},
+		{"detached", "# branch.oid 0123\x00# branch.head (detached)\x00", StatusV2{OID: "0123"}},
 		{"changes", "# branch.oid 01\x00# branch.head main\x00" +
 			"1 .M N... 100644 100644 100644 aa bb a file.txt\x00" +
 			"2 R. N... 100644 100644 100644 aa bb R100 new name\x00old name\x00" +
 			"u UU N... 100644 100644 100644 100644 aa bb cc both.txt\x00",
-			checkout{head: "refs/heads/main", oid: "01", dirty: []string{"a file.txt", "new name", "both.txt"}}},
+			StatusV2{Head: "refs/heads/main", OID: "01", Changed: []string{"a file.txt", "new name", "both.txt"}}},
+		{"untracked and ignored", "# branch.oid 01\x00# branch.head main\x00? new file\x00! build/out\x00",
+			StatusV2{Head: "refs/heads/main", OID: "01", Untracked: []string{"new file", "build/out"}}},
 	} {
-		if got := parseStatusV2(c.out); !reflect.DeepEqual(got, c.want) {
+		if got := ParseStatusV2(c.out); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}

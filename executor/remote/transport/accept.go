@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cadence-run/cadence/gitint"
 )
 
 // IncomingRefPrefix is the quarantine of Accept in the lead's repository:
@@ -363,14 +365,14 @@ func (t *Transport) worktreeReady(ctx context.Context, dir, ref, sentHead string
 	if err != nil {
 		return "", fmt.Errorf("status of %s: %w", dir, err)
 	}
-	c := parseStatus(st)
+	c := gitint.ParseStatusV2(st)
 	switch {
-	case c.head != ref:
-		return fmt.Sprintf("%s has %s checked out, not %s", dir, orDetached(c.head), ref), nil
-	case c.oid != sentHead:
-		return fmt.Sprintf("%s is at %.12s, not at %.12s, the commit sent", dir, c.oid, sentHead), nil
-	case len(c.paths) > 0:
-		return fmt.Sprintf("%s has uncommitted changes or untracked files, left as they are: %s", dir, strings.Join(firstN(c.paths, 20), ", ")), nil
+	case c.Head != ref:
+		return fmt.Sprintf("%s has %s checked out, not %s", dir, orDetached(c.Head), ref), nil
+	case c.OID != sentHead:
+		return fmt.Sprintf("%s is at %.12s, not at %.12s, the commit sent", dir, c.OID, sentHead), nil
+	case len(c.Paths()) > 0:
+		return fmt.Sprintf("%s has uncommitted changes or untracked files, left as they are: %s", dir, strings.Join(firstN(c.Paths(), 20), ", ")), nil
 	}
 	return "", nil
 }
@@ -422,50 +424,7 @@ func (t *Transport) dropIncoming(ctx context.Context, repoDir, ref string) {
 	_, _ = t.git(context.WithoutCancel(ctx), repoDir, "update-ref", "-d", ref)
 }
 
-// status is what `git status --porcelain=v2 --branch -z` says of a
-// worktree: the ref checked out ("" when detached), its commit, and the
-// paths of every entry (changes, untracked files).
-type status struct {
-	head, oid string
-	paths     []string
-}
-
-// parseStatus reads `git status --porcelain=v2 --branch -z`
-// (git-status(1) "Porcelain Format Version 2").
-func parseStatus(out string) status {
-	var s status
-	fields := strings.Split(out, "\x00")
-	for i := 0; i < len(fields); i++ {
-		e := fields[i]
-		switch {
-		case strings.HasPrefix(e, "# branch.oid "):
-			s.oid = strings.TrimPrefix(e, "# branch.oid ")
-		case strings.HasPrefix(e, "# branch.head "):
-			if h := strings.TrimPrefix(e, "# branch.head "); h != "(detached)" {
-				s.head = "refs/heads/" + h
-			}
-		case strings.HasPrefix(e, "#"), e == "":
-		default:
-			if strings.HasPrefix(e, "2 ") {
-				i++ // the original path follows
-			}
-			s.paths = append(s.paths, lastField(e))
-		}
-	}
-	return s
-}
-
-// lastField is an entry's path: what follows its fixed fields (1: 8, 2: 9,
-// u: 10, ? and !: 1).
-func lastField(e string) string {
-	n := map[byte]int{'1': 8, '2': 9, 'u': 10}[e[0]]
-	if n == 0 {
-		n = 1
-	}
-	f := strings.SplitN(e, " ", n+1)
-	return f[len(f)-1]
-}
-
+// refNames are the names of refs, in their order.
 func refNames(refs []Ref) []string {
 	var names []string
 	for _, r := range refs {
