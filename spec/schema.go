@@ -80,3 +80,23 @@ func Doc(blockType, attr string) (AttributeDoc, bool) {
 	}
 	return AttributeDoc{}, false
 }
+
+// WithDocs are attrs, each with its entry of docs (by name) as Doc: an
+// agent adapter's Attributes (agent.SettingsDecoder).
+func WithDocs(attrs []KindAttribute, docs map[string]AttributeDoc) []KindAttribute {
+	out := append([]KindAttribute(nil), attrs...)
+	for i := range out {
+		out[i].Doc = docs[out[i].Name]
+	}
+	return out
+}
+
+// BodySchemaOf is the body schema of attrs, each optional: what an agent
+// adapter's DecodeSettings reads of a kind's block.
+func BodySchemaOf(attrs []KindAttribute) *hcl.BodySchema {
+	schema := &hcl.BodySchema{}
+	for _, a := range attrs {
+		schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: a.Name})
+	}
+	return schema
+}

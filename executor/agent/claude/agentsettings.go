@@ -78,11 +78,7 @@ var attributes = []spec.KindAttribute{
 // Attributes implements agent.SettingsDecoder, each with its docs
 // (attrdocs.go, generated from docs/wave-file.md).
 func (*Adapter) Attributes() []spec.KindAttribute {
-	out := append([]spec.KindAttribute(nil), attributes...)
-	for i := range out {
-		out[i].Doc = attributeDocs[out[i].Name]
-	}
-	return out
+	return spec.WithDocs(attributes, attributeDocs)
 }
 
 // DecodeSettings implements agent.SettingsDecoder: DefaultSettings, with
@@ -93,11 +89,7 @@ func (*Adapter) DecodeSettings(body hcl.Body, ectx *hcl.EvalContext) (agent.Sett
 	if body == nil {
 		return s, nil
 	}
-	schema := &hcl.BodySchema{}
-	for _, a := range attributes {
-		schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: a.Name})
-	}
-	c, diags := body.Content(schema)
+	c, diags := body.Content(spec.BodySchemaOf(attributes))
 	r := spec.NewBodyReader(ectx, "append_system_prompt")
 	r.Add(diags)
 	if v, ok := r.Enum(c.Attributes["permission_mode"], PermissionModes...); ok {
