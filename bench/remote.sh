@@ -3,13 +3,22 @@
 # lots in one repository, each lot one commit and a test gate, run with
 # `apply -executor local` and through an embedded engine (`cadence engine`)
 # with 3 workers (`cadence worker -slots S`, each its own CADENCE_HOME, as
-# three machines would be), alternating, R runs each; prints each run's
-# wall seconds and the medians' ratio. What leaves the machine is the
-# lots' test gates (remote = ["tests"]): a command lot's run step always
-# runs where the repositories are; so does the integration.
+# three machines would be), R rounds in ABBA order (local first in odd
+# rounds, remote first in even ones: a machine that slows down over a run
+# of waves favours neither); prints each run's wall seconds, how many of
+# its lot test gates ran on workers, and the medians' ratio. What leaves
+# the machine is the lots' own test gates (remote = ["tests"]): a command
+# lot's run step runs where the repositories are, and so does the
+# integration with the merge queue's gate.
 #
-#   bash bench/remote.sh [N] [R]       (defaults 1000 lots, 3 runs)
-#   QUICK=1 bash bench/remote.sh       (100 lots, 1 run)
+#   bash bench/remote.sh [N] [R]       (defaults 1000 lots, 3 rounds)
+#   QUICK=1 bash bench/remote.sh       (100 lots, 1 round)
+#   MERGE_QUEUE=false bash bench/remote.sh   (every lot runs its own gate:
+#                                             on a worker, in the remote run)
+#   TMPDIR=/mnt/tmpfs bash bench/remote.sh   (off the disk: ext4's inode
+#                                             allocation after a wave's
+#                                             worktrees were removed slows
+#                                             the next wave, kernel time)
 #
 # Needs a cadence binary (CADENCE, default: built from this tree into the
 # scratch folder). Everything it makes is under one mktemp folder, removed
@@ -21,6 +30,7 @@ N=${1:-1000}
 R=${2:-3}
 if [ "${QUICK:-}" = 1 ]; then N=100; R=1; fi
 JOBS=${JOBS:-4}
+MERGE_QUEUE=${MERGE_QUEUE:-true}
 SLOTS=${SLOTS:-2}
 scratch=$(mktemp -d)
 pids=()
@@ -66,7 +76,7 @@ wave() {
     if [ "$2" = remote ]; then
       printf 'executor "nats" {\n  url    = "%s"\n  queue  = "bench"\n  remote = ["tests"]\n}\n' "$url"
     fi
-    printf 'repo "app" {\n  path     = "app"\n  parallel = 4\n  test     = "test -n \\"$(git log -1 --format=%%s)\\""\n}\n'
+    printf 'repo "app" {\n  path        = "app"\n  parallel    = 4\n  merge_queue = %s\n  test        = "test -n \\"$(git log -1 --format=%%s)\\""\n}\n' "$MERGE_QUEUE"
     for i in $(seq 1 "$N"); do
       printf 'lot "l%d" {\n  repo = repo.app\n  run  = "echo %d > f%d && git add f%d && git commit -qm l%d"\n}\n' "$i" "$i" "$i" "$i" "$i"
     done
@@ -75,7 +85,9 @@ wave() {
 
 declare -A times
 for r in $(seq 1 "$R"); do
-  for mode in local remote; do
+  order="local remote"
+  [ $((r % 2)) = 0 ] && order="remote local"
+  for mode in $order; do
     d=$scratch/run-$mode-$r
     wave "$d" "$mode"
     flag=()
