@@ -33,7 +33,7 @@ type Local struct {
 	denyRead []string
 	// prober says whether command steps can run in the OS sandbox here
 	// (shellCmd).
-	prober box.Prober
+	prober *box.Prober
 	noBox  bool
 	home   string
 }
@@ -66,6 +66,10 @@ type LocalOptions struct {
 	// DenyRead are files and folders no step may read: agent sessions
 	// (agent.Session.DenyRead) and boxed commands (box.Spec.Hidden).
 	DenyRead []string
+	// Prober answers whether boxes run here (nil: one of the runner's
+	// own): runners made one after another on one machine (a worker's,
+	// one per job) share one, so the machine is probed once.
+	Prober *box.Prober
 }
 
 // Supervisor is a step's supervisor (proc.Supervisor): the program that
@@ -79,7 +83,11 @@ func NewLocal(o LocalOptions) *Local {
 	if g == nil {
 		g = guard.New(o.Git, o.Config.Wave.Name, o.Config.Repos)
 	}
-	return &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox, home: o.Home, guard: g, denyRead: o.DenyRead}
+	l := &Local{cfg: o.Config, git: o.Git, agent: o.Agent, slots: o.Slots, env: o.Env, sup: o.Supervisor, noBox: o.NoSandbox, home: o.Home, guard: g, denyRead: o.DenyRead, prober: o.Prober}
+	if l.prober == nil {
+		l.prober = new(box.Prober)
+	}
+	return l
 }
 
 // Guard is the wave's guard, shared by every step this runner runs: the

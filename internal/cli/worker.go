@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-run/cadence/executor/remote/queue"
 	"github.com/cadence-run/cadence/executor/remote/transport"
 	"github.com/cadence-run/cadence/executor/step"
+	"github.com/cadence-run/cadence/executor/step/box"
 	"github.com/cadence-run/cadence/gitint"
 	"github.com/cadence-run/cadence/spec"
 )
@@ -69,6 +70,8 @@ func runWorker(e *env, args []string) ExitCode {
 	}
 	defer pool.Close()
 	agentRunner := e.agentRunner(env)
+	// One answer to "do boxes run here" for every job of this worker.
+	prober := new(box.Prober)
 	handler := remote.Handler(remote.WorkerOptions{Queue: q, Transport: &transport.Transport{Repos: g, BaseCache: filepath.Join(*cache, "bases")}, Dir: *cache,
 		Load: func(path string) (*spec.Config, error) {
 			w, diags := e.loadWave(path, spec.Options{})
@@ -79,7 +82,7 @@ func runWorker(e *env, args []string) ExitCode {
 		},
 		NewLocal: func(cfg *spec.Config, denyRead []string) step.Runner {
 			return step.NewLocal(step.LocalOptions{Config: cfg, Git: g, Agent: agentRunner, Slots: pool, Env: env, Supervisor: e.supervisor, Home: e.cadenceHome(),
-				DenyRead: denyRead})
+				DenyRead: denyRead, Prober: prober})
 		},
 		DenyRead: workerSecrets(*creds, e.layoutOf("", "").KeysDir())})
 	plural := "s"
