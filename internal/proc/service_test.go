@@ -1,17 +1,13 @@
 package proc
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,29 +140,7 @@ func TestServiceCadenceKilledTakesTree(t *testing.T) {
 		t.Skip("no supervisor on this system")
 	}
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cad := exec.Command(exe, "service-cadence", treeScript, dir)
-	stdout, err := cad.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cad.Stderr = os.Stderr
-	if err := cad.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cad.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	step, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "step "))
-	if err != nil || step <= 0 {
-		t.Fatalf("service cadence said %q, %v", line, err)
-	}
-	pids := map[string]int{"service": step}
-	for _, f := range []string{"bg", "daemon", "daemon-child"} {
-		pids[f] = waitFile(t, filepath.Join(dir, f+".pid"))
-	}
+	cad, pids := startTreeCadence(t, "service-cadence", dir)
 	if err := cad.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

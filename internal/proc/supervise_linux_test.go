@@ -65,17 +65,19 @@ const treeScript = `sleep 60 & echo $! > bg.pid
 setsid sh -c 'sleep 60 & echo $! > daemon-child.pid; echo $$ > daemon.pid; wait' &
 wait`
 
-// TestCadenceKilledTakesTree: kill -9 of a cadence (the test binary as
-// fake-cadence) that runs a supervised step: within a generous deadline no
-// process of the step's tree is left, the setsid daemon and its child
-// included.
-func TestCadenceKilledTakesTree(t *testing.T) {
-	dir := t.TempDir()
+// startTreeCadence starts the test binary as command (fake-cadence,
+// service-cadence: a cadence that runs treeScript in dir under a
+// supervisor and prints "step PID") and waits for the step's tree: the
+// pids of the step ("step"), its background child and its setsid daemon
+// with the daemon's child, by name. The cadence is killed when the test
+// ends.
+func startTreeCadence(t *testing.T, command, dir string) (*exec.Cmd, map[string]int) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cad := exec.Command(exe, "fake-cadence", treeScript, dir)
+	cad := exec.Command(exe, command, treeScript, dir)
 	stdout, err := cad.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -84,16 +86,27 @@ func TestCadenceKilledTakesTree(t *testing.T) {
 	if err := cad.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cad.Process.Kill()
+	t.Cleanup(func() { _ = cad.Process.Kill(); _ = cad.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	step, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "step "))
 	if err != nil || step <= 0 {
-		t.Fatalf("fake cadence said %q, %v", line, err)
+		t.Fatalf("%s said %q, %v", command, line, err)
 	}
 	pids := map[string]int{"step": step}
 	for _, f := range []string{"bg", "daemon", "daemon-child"} {
 		pids[f] = waitFile(t, filepath.Join(dir, f+".pid"))
 	}
+	return cad, pids
+}
+
+// TestCadenceKilledTakesTree: kill -9 of a cadence (the test binary as
+// fake-cadence) that runs a supervised step: within a generous deadline no
+// process of the step's tree is left, the setsid daemon and its child
+// included.
+func TestCadenceKilledTakesTree(t *testing.T) {
+	dir := t.TempDir()
+	cad, pids := startTreeCadence(t, "fake-cadence", dir)
+	step := pids["step"]
 	sup := children(cad.Process.Pid)
 	if len(sup) != 1 {
 		t.Fatalf("fake cadence has children %v, want its one supervisor", sup)
