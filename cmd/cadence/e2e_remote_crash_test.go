@@ -12,7 +12,6 @@ import (
 	"github.com/cadence-run/cadence/internal/fakeapi"
 	"github.com/cadence-run/cadence/internal/state"
 	"github.com/cadence-run/cadence/internal/testutil"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -33,15 +32,7 @@ func (e *e2e) sessionsOf(marker string) int {
 // of a run key holding part.
 func resultWritten(t *testing.T, url, part string, d time.Duration) bool {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	return testutil.Eventually(d, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
+	return engineEventually(t, url, d, func(ctx context.Context, js jetstream.JetStream) bool {
 		kv, err := js.KeyValue(ctx, "CADENCE_team_results")
 		if err != nil {
 			return false

@@ -224,9 +224,10 @@ func TestE2ERemoteSIGINT(t *testing.T) {
 	}
 }
 
-// checkpointed waits up to d for a checkpoint bundle in the queue's bundle
-// store of the engine at url.
-func checkpointed(t *testing.T, url string, d time.Duration) bool {
+// engineEventually waits up to d for found to say yes about the engine
+// at url (a JetStream context, each look bounded by 5 s).
+func engineEventually(t *testing.T, url string, d time.Duration, found func(ctx context.Context, js jetstream.JetStream) bool) bool {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -236,11 +237,20 @@ func checkpointed(t *testing.T, url string, d time.Duration) bool {
 	return testutil.Eventually(d, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		os, err := js.ObjectStore(ctx, "CADENCE_team_bundles")
+		return found(ctx, js)
+	})
+}
+
+// checkpointed waits up to d for a checkpoint bundle in the queue's bundle
+// store of the engine at url.
+func checkpointed(t *testing.T, url string, d time.Duration) bool {
+	t.Helper()
+	return engineEventually(t, url, d, func(ctx context.Context, js jetstream.JetStream) bool {
+		store, err := js.ObjectStore(ctx, "CADENCE_team_bundles")
 		if err != nil {
 			return false
 		}
-		infos, _ := os.List(ctx)
+		infos, _ := store.List(ctx)
 		for _, i := range infos {
 			if strings.Contains(i.Name, ".checkpoint.d") { // RUN_KEY.result.REPO.checkpoint.dN
 				return true
