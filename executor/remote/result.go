@@ -104,3 +104,13 @@ func joinCause(cause, more string) string {
 	}
 	return cause + "; " + more
 }
+
+// onWorkerClone is the cause of a step whose guard found an incident on
+// the worker: the worker's words (a ref put back, "kept under
+// refs/cadence/rescue/…") are of its own clone of the lot's repositories,
+// removed when the run ended, so the cause says where they happened; the
+// lead's repositories were not touched (nothing but the lot's branch comes
+// back, through the checked bundle).
+func onWorkerClone(worker, cause string) string {
+	return "on worker " + worker + ", in its own clone of the lot's repositories (nothing of this machine's moved; its rescue refs went with the clone): " + cause
+}

@@ -310,6 +310,11 @@ func (r *Runner) take(ctx context.Context, req step.Request, work Work, res queu
 		return step.Result{Status: state.StepInterrupted, Cause: "the result of worker " + res.Worker + " cannot be read: " + err.Error()}
 	}
 	out := fromWorker(claimed)
+	if claimed.Incident != "" {
+		// the worker's guard found it in the worker's own clone, which is
+		// gone: its rescue ref and what it put back are not the lead's
+		out.Cause = onWorkerClone(res.Worker, out.Cause)
+	}
 	ctx = context.WithoutCancel(ctx)
 	for i, wr := range work.Repos {
 		// only the bundle of the delivery that wrote the result
