@@ -93,8 +93,12 @@ for r in $(seq 1 "$R"); do
     flag=()
     [ "$mode" = local ] && flag=(-executor local)
     start=$(date +%s.%N)
-    (cd "$d" && CADENCE_HOME=$scratch/lead-home "$CADENCE" apply -auto-approve -no-color -jobs "$JOBS" "${flag[@]}" > out 2>&1) \
-      || { echo "$mode run $r failed:"; tail -20 "$d/out"; exit 1; }
+    # In the background, so that the clean-up stops it too (SIGTERM: it
+    # stops its lots cleanly) when this script is stopped.
+    (cd "$d" && CADENCE_HOME=$scratch/lead-home exec "$CADENCE" apply -auto-approve -no-color -jobs "$JOBS" "${flag[@]}" > out 2>&1) &
+    apply=$!
+    pids+=($apply)
+    wait "$apply" || { echo "$mode run $r failed:"; tail -20 "$d/out"; exit 1; }
     end=$(date +%s.%N)
     t=$(python3 -c "print(f'{$end-$start:.2f}')")
     n=$(git -C "$d/app" log --format=%s main | grep -c '^l')
