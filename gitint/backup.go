@@ -170,7 +170,7 @@ func (g *Repos) SetAside(ctx context.Context, repo *spec.Repo, dir, branch, wave
 	}
 	_, _ = g.Run(ctx, repo.Path, "worktree", "prune")
 	if tip != "" {
-		if _, err := g.Run(ctx, repo.Path, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
+		if _, err := g.Run(ctx, repo.Path, "update-ref", "--no-deref", "-d", "refs/heads/"+branch, tip); err != nil {
 			return ref, fmt.Errorf("delete branch %s (kept under %s): %w", branch, ref, err)
 		}
 	}

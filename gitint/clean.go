@@ -231,7 +231,7 @@ func (g *Repos) removeBranch(ctx context.Context, repo *spec.Repo, branch string
 			return fmt.Errorf("branch %s is checked out in the worktree %s: kept", branch, e.Path)
 		}
 	}
-	if _, err := g.Run(ctx, repo.Path, "update-ref", "-d", ref, strings.TrimSpace(sha)); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "update-ref", "--no-deref", "-d", ref, strings.TrimSpace(sha)); err != nil {
 		return fmt.Errorf("delete branch %s: %w", branch, err)
 	}
 	return nil

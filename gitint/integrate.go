@@ -98,7 +98,7 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 	if !g.isAncestor(ctx, repo.Path, base, tip) {
 		return "", ErrNotFastForward
 	}
-	if _, err := g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: integrate "+branch, baseRef, tip, base); err != nil {
+	if _, err := g.Run(ctx, repo.Path, "update-ref", "--no-deref", "-m", "cadence: integrate "+branch, baseRef, tip, base); err != nil {
 		return "", fmt.Errorf("the base moved while integrating: %w", err)
 	}
 	return tip, nil
@@ -173,7 +173,7 @@ func (g *Repos) Rewind(ctx context.Context, repo *spec.Repo, sha, old string) er
 		_, err = g.Run(context.WithoutCancel(ctx), wt, "reset", "--keep", old)
 		return err
 	}
-	_, err = g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: undo integration", "refs/heads/"+repo.Base, old, sha)
+	_, err = g.Run(ctx, repo.Path, "update-ref", "--no-deref", "-m", "cadence: undo integration", "refs/heads/"+repo.Base, old, sha)
 	return err
 }
 

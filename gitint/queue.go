@@ -58,6 +58,6 @@ func (g *Repos) Unstack(ctx context.Context, repo *spec.Repo, dir, branch, wave,
 			return backup, err
 		}
 	}
-	_, err = g.Run(ctx, repo.Path, "update-ref", "-m", "cadence: batch not integrated", "refs/heads/"+branch, tip, cur)
+	_, err = g.Run(ctx, repo.Path, "update-ref", "--no-deref", "-m", "cadence: batch not integrated", "refs/heads/"+branch, tip, cur)
 	return backup, err
 }

@@ -363,13 +363,9 @@ func snapshotCommon(common string, prefixes []string) (Refs, error) {
 		}
 	}
 	for name, target := range symbolic {
-		sha, err := resolveRef(common, target)
-		if err != nil {
-			return nil, err
-		}
-		if sha != "" { // a dangling symbolic ref: for-each-ref leaves it out
-			refs[name] = sha
-		}
+		// Refs' value of a symbolic ref: the ref it names, never that
+		// ref's value (SymbolicPrefix).
+		refs[name] = SymbolicPrefix + target
 	}
 	return refs, nil
 }

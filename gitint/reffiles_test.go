@@ -18,7 +18,7 @@ import (
 // used to read them.
 func forEachRef(t *testing.T, repo string, prefixes ...string) Refs {
 	t.Helper()
-	out := gittest.Git(t, repo, append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, prefixes...)...)
+	out := gittest.Git(t, repo, append([]string{"for-each-ref", "--format=%(objectname) %(refname) %(symref)"}, prefixes...)...)
 	return parseRefs(out, "")
 }
 

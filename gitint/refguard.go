@@ -33,8 +33,16 @@ const CadenceRefs = "refs/cadence/"
 var watchedRefs = append(append([]string(nil), GuardedRefs...), strings.TrimSuffix(CadenceRefs, "/"))
 
 // Refs is a snapshot of a repository's guarded refs: ref name → the object
-// it points at (40 hex digits; for an annotated tag, the tag object).
+// it points at (40 hex digits; for an annotated tag, the tag object), or,
+// for a symbolic ref, SymbolicPrefix and the ref it names: a branch turned
+// into a pointer to another (a step writing "ref: refs/heads/main" into a
+// lot's ref file) is a change of its own, never the other ref's value, so
+// that neither the guard's check nor a write of cadence's ever follows it.
 type Refs map[string]string
+
+// SymbolicPrefix starts the value (Refs) of a symbolic ref: "ref: " and the
+// ref it names, as git writes it in the ref's file.
+const SymbolicPrefix = "ref: "
 
 // RefMove is a guarded ref that changed between two snapshots. Old is the
 // value before ("" when the ref was created), New the value after ("" when
@@ -55,7 +63,12 @@ func (m RefMove) String() string {
 	return fmt.Sprintf("%s moved from %s to %s", m.Ref, short12(m.Old), short12(m.New))
 }
 
+// short12 is sha's first 12 hex digits; a symbolic ref's value
+// (SymbolicPrefix) whole.
 func short12(sha string) string {
+	if strings.HasPrefix(sha, SymbolicPrefix) {
+		return "\"" + sha + "\""
+	}
 	if len(sha) > 12 {
 		return sha[:12]
 	}
@@ -77,7 +90,7 @@ func (g Git) SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) 
 		}
 		return refs, nil
 	}
-	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, watchedRefs...)
+	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname) %(symref)"}, watchedRefs...)
 	out, err := g.Run(ctx, repo, args...)
 	if err != nil {
 		return nil, err
@@ -85,13 +98,18 @@ func (g Git) SnapshotRefs(ctx context.Context, repo, skip string) (Refs, error) 
 	return parseRefs(out, skip), nil
 }
 
-// parseRefs reads "<sha> <ref>" lines, leaving out refs under skip.
+// parseRefs reads "<sha> <ref> [<target>]" lines (a symbolic ref names
+// its target: SymbolicPrefix), leaving out refs under skip.
 func parseRefs(out, skip string) Refs {
 	refs := Refs{}
 	for _, line := range strings.Split(out, "\n") {
-		sha, ref, ok := strings.Cut(line, " ")
+		sha, rest, ok := strings.Cut(line, " ")
+		ref, target, _ := strings.Cut(rest, " ")
 		if !ok || (skip != "" && strings.HasPrefix(ref, skip)) {
 			continue
+		}
+		if target != "" {
+			sha = SymbolicPrefix + target
 		}
 		refs[ref] = sha
 	}
@@ -148,15 +166,19 @@ func (p PutBack) String() string {
 // (RescuePrefix<wave>/<lot>/<n>, created, never overwritten), then the ref
 // is put back with a compare-and-swap: `update-ref <ref> <old> <new>` for a
 // moved ref, `update-ref -d <ref> <new>` for a created one, `update-ref
-// <ref> <old> ""` for a deleted one. A ref that moved again since (the swap
-// finds another value) is left as it is and said so in its Err: cadence
-// never forces a ref. Call it with the repository's write lock held.
+// <ref> <old> ""` for a deleted one, all with --no-deref. A ref that moved
+// again since (the swap finds another value) is left as it is and said so
+// in its Err: cadence never forces a ref. A ref made symbolic (its New a
+// SymbolicPrefix value) is put back without a swap (there is no object to
+// compare), one that was symbolic before with `git symbolic-ref`. Call it
+// with the repository's write lock held.
 func (g Git) RestoreRefs(ctx context.Context, repo, wave, lot string, moves []RefMove) []PutBack {
 	next := g.nextRescue(ctx, repo, wave, lot)
 	out := make([]PutBack, 0, len(moves))
 	for _, m := range moves {
 		p := PutBack{RefMove: m}
-		if m.New != "" {
+		// A symbolic value names a ref: nothing of it to keep.
+		if m.New != "" && !strings.HasPrefix(m.New, SymbolicPrefix) {
 			ref, err := g.keepRescue(ctx, repo, wave, lot, next, m.New, m.Ref+" moved")
 			next++
 			if err != nil {
@@ -167,12 +189,27 @@ func (g Git) RestoreRefs(ctx context.Context, repo, wave, lot string, moves []Re
 			p.Rescue = ref
 		}
 		msg := "cadence: put back " + m.Ref + " moved during lot " + lot
+		// --no-deref: the ref itself is written, never one it names
+		// (a symbolic ref: SymbolicPrefix), whose value a compare-and-swap
+		// would also read; a symbolic value is swapped without a check.
 		var err error
+		newVal := m.New
+		if strings.HasPrefix(newVal, SymbolicPrefix) {
+			newVal = ""
+		}
 		switch {
+		case m.Old == "" && newVal == "":
+			_, err = g.Run(ctx, repo, "update-ref", "--no-deref", "-m", msg, "-d", m.Ref)
 		case m.Old == "":
-			_, err = g.Run(ctx, repo, "update-ref", "-m", msg, "-d", m.Ref, m.New)
+			_, err = g.Run(ctx, repo, "update-ref", "--no-deref", "-m", msg, "-d", m.Ref, newVal)
+		case strings.HasPrefix(m.Old, SymbolicPrefix):
+			_, err = g.Run(ctx, repo, "symbolic-ref", "-m", msg, m.Ref, strings.TrimPrefix(m.Old, SymbolicPrefix))
+		case m.New == "":
+			_, err = g.Run(ctx, repo, "update-ref", "--no-deref", "-m", msg, m.Ref, m.Old, "")
+		case newVal == "":
+			_, err = g.Run(ctx, repo, "update-ref", "--no-deref", "-m", msg, m.Ref, m.Old)
 		default:
-			_, err = g.Run(ctx, repo, "update-ref", "-m", msg, m.Ref, m.Old, m.New)
+			_, err = g.Run(ctx, repo, "update-ref", "--no-deref", "-m", msg, m.Ref, m.Old, newVal)
 		}
 		if err != nil {
 			p.Err = g.casError(ctx, repo, m, err)

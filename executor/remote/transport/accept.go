@@ -140,7 +140,7 @@ func (t *Transport) accept(ctx context.Context, repoDir, worktree, path, ref, se
 		return "", refusal(ReasonNotDescendant, "%.12s does not descend from %.12s, the commit sent", head, sentHead)
 	}
 	if worktree == "" {
-		if _, err := t.git(ctx, repoDir, "update-ref", "-m", "cadence: remote result", ref, head, sentHead); err != nil {
+		if _, err := t.git(ctx, repoDir, "update-ref", "--no-deref", "-m", "cadence: remote result", ref, head, sentHead); err != nil {
 			return "", fmt.Errorf("fast-forward %s: %w", ref, err)
 		}
 		return head, nil
