@@ -126,7 +126,7 @@ func (g *fakeGit) TreeOf(_ context.Context, _ *spec.Repo, commit string) (string
 	return fmt.Sprintf("%x", sha1.Sum([]byte(commit))), nil // a tree per commit
 }
 func (g *fakeGit) IsAncestor(context.Context, *spec.Repo, string, string) bool { return true }
-func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch string) (string, error) {
+func (g *fakeGit) Advance(_ context.Context, _ *spec.Repo, branch, _ string) (string, error) {
 	if g.onAdvance != nil {
 		g.onAdvance()
 	}

@@ -46,7 +46,7 @@ func benchIntegrate(b *testing.B, moveBase bool) {
 		if _, err := g.Rebase(ctx, repo, dir); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := g.Advance(ctx, repo, "cadence/w/"+id); err != nil {
+		if _, err := g.Advance(ctx, repo, "cadence/w/"+id, ""); err != nil {
 			b.Fatal(err)
 		}
 		unlock()

@@ -14,8 +14,14 @@ import (
 // rebased onto it: the branch no longer contains it.
 var ErrNotFastForward = errors.New("the base moved meanwhile: the branch does not contain it")
 
+// ErrBranchMoved means the lot's branch is no longer at the commit cadence
+// rebased and tested (Advance's want): something else moved it; nothing
+// is integrated.
+var ErrBranchMoved = errors.New("the lot's branch moved after its rebase")
+
 // Advance moves the repo's base branch to the lot's branch, by fast-forward
-// only: `merge --ff-only` in the worktree that has the base checked out
+// only, when the branch is at want (the commit cadence rebased and tested;
+// "" for no check: ErrBranchMoved otherwise): `merge --ff-only` in the worktree that has the base checked out
 // (refused when its tracked files are dirty: nothing is touched), or
 // `update-ref` with the expected old value when none has, so a base that
 // someone else moved meanwhile is never overwritten. It returns the base's
@@ -27,7 +33,7 @@ var ErrNotFastForward = errors.New("the base moved meanwhile: the branch does no
 // `merge`; the refs are read from their files, the checkout of the base
 // is remembered from the last call (checkoutOf), and whether the base is
 // an ancestor of the branch is asked of git only when the merge refuses.
-func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error) {
+func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch, want string) (string, error) {
 	m := g.lock(repo.Path)
 	m.Lock()
 	defer m.Unlock()
@@ -39,6 +45,9 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch string) (st
 	tip, err := g.branchCommit(ctx, repo.Path, branch)
 	if err != nil {
 		return "", fmt.Errorf("lot branch %s: %w", branch, err)
+	}
+	if want != "" && tip != want {
+		return "", fmt.Errorf("%w: lot branch %s is at %.12s, not at %.12s, the commit cadence rebased and tested", ErrBranchMoved, branch, tip, want)
 	}
 	if tip == base {
 		return base, nil // already in the base

@@ -49,7 +49,7 @@ func integrate(t *testing.T, g *Repos, repo *spec.Repo, id, dir string) (string,
 	if _, err := g.Rebase(ctx, repo, dir); err != nil {
 		return "", err
 	}
-	return g.Advance(ctx, repo, "cadence/w/"+id)
+	return g.Advance(ctx, repo, "cadence/w/"+id, "")
 }
 
 func TestFastForwardAndRebase(t *testing.T) {
@@ -175,7 +175,7 @@ func TestUpdateRefRefusesMovedBase(t *testing.T) {
 	gittest.Git(t, path, "commit", "-q", "--allow-empty", "-m", "someone else")
 	gittest.Git(t, path, "update-ref", "refs/heads/main", "HEAD")
 	moved := gittest.Git(t, path, "rev-parse", "main")
-	if _, err := g.Advance(ctx, repo, "cadence/w/a"); !errors.Is(err, ErrNotFastForward) {
+	if _, err := g.Advance(ctx, repo, "cadence/w/a", ""); !errors.Is(err, ErrNotFastForward) {
 		t.Fatalf("err = %v", err)
 	}
 	if gittest.Git(t, path, "rev-parse", "main") != moved {
@@ -212,7 +212,7 @@ func TestParallelIntegrations(t *testing.T) {
 				errs <- err
 				return
 			}
-			_, err = g.Advance(ctx, repo, "cadence/w/"+id)
+			_, err = g.Advance(ctx, repo, "cadence/w/"+id, "")
 			errs <- err
 		}()
 	}
@@ -433,7 +433,7 @@ func TestAdvanceFinishesTheCheckout(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	got, err := g.Advance(ctx, repo, "cadence/w/a")
+	got, err := g.Advance(ctx, repo, "cadence/w/a", "")
 	if err != nil {
 		t.Fatalf("Advance: %v", err)
 	}
@@ -476,5 +476,28 @@ func TestWorktreeDropsRebaseKilledAtItsStart(t *testing.T) {
 	}
 	if got := gittest.Git(t, a, "symbolic-ref", "HEAD"); got != "refs/heads/cadence/w/a" {
 		t.Errorf("HEAD is %s", got)
+	}
+}
+
+// TestAdvanceOnlyWhatWasTested: Advance with want refuses a branch that is
+// no longer at it (ErrBranchMoved), the base untouched.
+func TestAdvanceOnlyWhatWasTested(t *testing.T) {
+	lotEnv(t)
+	path := gittest.NewRepo(t, nil)
+	repo := &spec.Repo{Name: "app", Path: path, Base: "main"}
+	g := trepos()
+	a := startLot(t, g, repo, "a", map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	tested := gittest.Git(t, a, "rev-parse", "HEAD")
+	forged := gittest.Commit(t, a, "forged", map[string]string{"evil.txt": "e\n"})
+	base := gittest.Git(t, path, "rev-parse", "main")
+	if _, err := g.Advance(ctx, repo, "cadence/w/a", tested); !errors.Is(err, ErrBranchMoved) {
+		t.Fatalf("Advance to a branch moved to %.12s: %v, want ErrBranchMoved", forged, err)
+	}
+	if now := gittest.Git(t, path, "rev-parse", "main"); now != base {
+		t.Errorf("main moved to %s", now)
+	}
+	if _, err := g.Advance(ctx, repo, "cadence/w/a", forged); err != nil {
+		t.Errorf("Advance to the branch at want: %v", err)
 	}
 }

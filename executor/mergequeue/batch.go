@@ -218,12 +218,13 @@ func (q *Queue) advanceOver(ctx context.Context, rp *spec.Repo, prefix []*queued
 		return &Result{Kind: Waits, Cause: "incident: " + msg}
 	}
 	// The base goes to the commit the gate passed, nothing else: the
-	// branch must still be there (Advance takes the branch's tip).
+	// branch must still be there (Advance takes the branch's tip, and
+	// checks it again).
 	if head, err := q.c.Git.Head(ctx, last.lot.own().Worktree); err != nil || head != last.tip {
 		res := stopped(ctx, fmt.Sprintf("lot %s's branch is at %.12s, not at %.12s, the tip the test gate passed: nothing integrated", last.lot.ID, head, last.tip))
 		return &res
 	}
-	before, sha, berr, err := q.advance(ctx, rp, last.lot.ID, last.lot.Branch)
+	before, sha, berr, err := q.advance(ctx, rp, last.lot.ID, last.lot.Branch, last.tip)
 	if err == nil {
 		err = berr
 	}

@@ -52,10 +52,15 @@ func (q *Queue) integrateAlone(ctx context.Context, lot Lot) (Result, error) {
 	}
 	q.c.Guard.CheckTips(ctx, lot.ID)
 	defer q.c.Guard.Moving(lot.ID)() // its rebase moves the lot's branch
-	for _, repo := range lot.Repos {
-		if res, stop, err := q.rebaseAndTest(ctx, lot, repo); stop || err != nil {
+	// The commit each branch was rebased to and tested at: the base
+	// advances to exactly it (a branch moved since is not integrated).
+	wants := make([]string, len(lot.Repos))
+	for k, repo := range lot.Repos {
+		rebased, res, stop, err := q.rebaseAndTest(ctx, lot, repo)
+		if stop || err != nil {
 			return res, err
 		}
+		wants[k] = rebased
 	}
 	// A push from a command or a test gate since the remotes were last
 	// compared stops the wave before anything is integrated; a lot whose
@@ -69,7 +74,7 @@ func (q *Queue) integrateAlone(ctx context.Context, lot Lot) (Result, error) {
 	if res, done := q.alreadyOn(ctx, lot); done {
 		return res, nil
 	}
-	return q.advanceAll(ctx, lot, specs)
+	return q.advanceAll(ctx, lot, specs, wants)
 }
 
 // lockAll takes the integration locks of repos, in name order; release
@@ -95,50 +100,54 @@ func (q *Queue) lockAll(ctx context.Context, repos []*spec.Repo) (release func()
 	return release, ""
 }
 
-// rebaseAndTest rebases the lot's branch in repo onto its base and, when
+// rebaseAndTest rebases the lot's branch in repo onto its base (rebased:
+// the commit it is then at) and, when
 // the tree it now holds was not tested (a rebase that rewrote the branch
 // but left its tree as it was keeps the tree's green result), runs the
 // repository's gate on it. stop says the integration ends with res (a conflict, a red
 // or stopped gate, an incident); err is a failure to record state.
-func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (res Result, stop bool, err error) {
+func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (rebased string, res Result, stop bool, err error) {
 	rp := repo.Spec
-	rebased, err := q.c.Git.Rebase(ctx, rp, repo.Worktree)
+	moved, err := q.c.Git.Rebase(ctx, rp, repo.Worktree)
 	var conflict RebaseConflict
 	switch {
 	case errors.As(err, &conflict):
-		return Result{Kind: Conflict, Repo: rp, Files: conflict.ConflictFiles()}, true, nil
+		return "", Result{Kind: Conflict, Repo: rp, Files: conflict.ConflictFiles()}, true, nil
 	case err != nil:
-		return Result{Kind: Waits, Cause: "rebase: " + err.Error()}, true, nil
+		return "", Result{Kind: Waits, Cause: "rebase: " + err.Error()}, true, nil
 	}
-	if rp.Test == "" || q.tested(ctx, lot.ID, repo, rebased) {
-		return Result{}, false, nil
+	if rebased, err = q.c.Git.Head(ctx, repo.Worktree); err != nil {
+		return "", Result{Kind: Waits, Cause: "cannot read the rebased branch: " + err.Error()}, true, nil
+	}
+	if rp.Test == "" || q.tested(ctx, lot.ID, repo, moved) {
+		return rebased, Result{}, false, nil
 	}
 	g, err := q.c.Gates.Test(ctx, lot.ID, repo)
 	if err != nil {
-		return Result{}, true, err
+		return "", Result{}, true, err
 	}
 	switch g.Status {
 	case GateIncident:
 		// The gate moved a guarded ref: the lot fails, nothing is
 		// integrated.
-		return Result{Kind: Incident, Incident: g.Incident}, true, nil
+		return "", Result{Kind: Incident, Incident: g.Incident}, true, nil
 	case GateInterrupted:
-		return Result{Kind: GateStopped, Cause: g.Cause}, true, nil
+		return "", Result{Kind: GateStopped, Cause: g.Cause}, true, nil
 	case GateHeld:
 		// The gate changed the lead's checkout: the lot is held, not
 		// integrated in this run.
-		return Result{Kind: Interrupted, Cause: g.Cause}, true, nil
+		return "", Result{Kind: Interrupted, Cause: g.Cause}, true, nil
 	case GateRed:
-		return Result{Kind: Red, Cause: fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, g.Cause)}, true, nil
+		return "", Result{Kind: Red, Cause: fmt.Sprintf("the test gate of repo %s is red on the rebased branch: %s", rp.Name, g.Cause)}, true, nil
 	}
 	// The green result is recorded for the tree it ran on (a gate that
 	// moves HEAD is red): completing an intent needs it (intent.go).
 	if tree, terr := q.c.Git.Tree(ctx, repo.Worktree); terr == nil {
 		if err := q.RecordGate(lot.ID, repo, tree, true, []string{lot.ID}); err != nil {
-			return Result{}, true, err
+			return "", Result{}, true, err
 		}
 	}
-	return Result{}, false, nil
+	return rebased, Result{}, false, nil
 }
 
 // advanceAll advances the base of every repository of the lot to its
@@ -146,7 +155,7 @@ func (q *Queue) rebaseAndTest(ctx context.Context, lot Lot, repo Repo) (res Resu
 // a cadence killed between two advances leaves it for the next apply to
 // complete (intent.go). A base that moved meanwhile, or one that cannot
 // advance, undoes the advances made; the lot waits at integrate.
-func (q *Queue) advanceAll(ctx context.Context, lot Lot, specs []*spec.Repo) (Result, error) {
+func (q *Queue) advanceAll(ctx context.Context, lot Lot, specs []*spec.Repo, wants []string) (Result, error) {
 	intent, cause, err := q.recordIntent(ctx, lot)
 	if err != nil {
 		return Result{}, err
@@ -160,7 +169,7 @@ func (q *Queue) advanceAll(ctx context.Context, lot Lot, specs []*spec.Repo) (Re
 	}
 	var done []moved
 	for k, rp := range specs {
-		before, sha, berr, err := q.advance(ctx, rp, lot.ID, lot.Branch)
+		before, sha, berr, err := q.advance(ctx, rp, lot.ID, lot.Branch, wants[k])
 		if err == nil && berr == nil && intent != nil && before != intent.Repos[k].Old {
 			// Moved by someone else since the intent was read: put back
 			// what the advance did on top of it.
@@ -249,10 +258,10 @@ func (q *Queue) startBase(lot string) string {
 // advance moves rp's base to lot's branch (Git.Advance), as cadence's own
 // move (Guard.OwnMove). It returns the base before and after, and the
 // errors of reading the base and of the advance.
-func (q *Queue) advance(ctx context.Context, rp *spec.Repo, lot, branch string) (before, sha string, berr, err error) {
+func (q *Queue) advance(ctx context.Context, rp *spec.Repo, lot, branch, want string) (before, sha string, berr, err error) {
 	q.c.Guard.OwnMove(rp, lot, func() gitint.RefMove {
 		before, berr = q.c.Git.Base(ctx, rp)
-		sha, err = q.c.Git.Advance(ctx, rp, branch)
+		sha, err = q.c.Git.Advance(ctx, rp, branch, want)
 		if berr != nil || err != nil {
 			return gitint.RefMove{}
 		}

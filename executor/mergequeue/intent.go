@@ -202,7 +202,7 @@ func (q *Queue) completeIntent(ctx context.Context, lot Lot, in *state.Integrati
 			return did, fmt.Sprintf("the lot's branch %s in repo %s is at %.12s, not at the commit the integration recorded (%.12s): put it back (git -C %s branch -f %s %s) and apply again, or apply with -replace %s to drop the integration",
 				lot.Branch, rp.Name, tip, m.New, rp.Path, lot.Branch, m.New, lot.ID)
 		}
-		before, sha, berr, err := q.advance(ctx, rp, lot.ID, lot.Branch)
+		before, sha, berr, err := q.advance(ctx, rp, lot.ID, lot.Branch, m.New)
 		if err == nil {
 			err = berr
 		}

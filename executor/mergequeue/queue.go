@@ -75,7 +75,7 @@ type Git interface {
 	IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bool
 	// Advance moves the base to the branch by fast-forward only and
 	// returns the new base commit.
-	Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error)
+	Advance(ctx context.Context, repo *spec.Repo, branch, want string) (string, error)
 	// Rewind moves the base from sha back to old.
 	Rewind(ctx context.Context, repo *spec.Repo, sha, old string) error
 	// PatchID identifies the change from..to, rebased or not.

@@ -2,6 +2,7 @@ package mergequeue
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -307,5 +308,35 @@ func TestAloneRebasedSameTreeNotGatedAgain(t *testing.T) {
 		if got := len(w.gates.runs()) - before; got != c.gated {
 			t.Errorf("lot %s: %d gate runs at integration, want %d (gate runs %v)", c.id, got, c.gated, w.gates.runs())
 		}
+	}
+}
+
+// TestAloneAdvancesOnlyWhatWasTested: a lot integrated alone (a repo
+// without a test, merge_queue = false, a multi-repo or a replaced lot) is
+// rebased and gated, then the base advances to its branch. A step of
+// another lot whose box was made while this lot was idle may write this
+// lot's branch file (only busy lots' branches are bound read-only), and
+// the guard after that step takes the move for cadence's own (the lot is
+// Moving). A branch moved between the gate and the advance must not be
+// what the base gets: the base goes to the rebased, gated tip or nowhere.
+func TestAloneAdvancesOnlyWhatWasTested(t *testing.T) {
+	w := newWorld(t, false)
+	b := w.lot("b")
+	app := w.repo("app").Path
+	gittest.Commit(t, app, "moved on", map[string]string{"m.txt": "m\n"}) // b is rebased
+	var forged string
+	w.guard.remotes = func() {
+		// After b's rebase and gate: a forged child of main, not of b.
+		scratch := filepath.Join(w.dir, "scratch")
+		gittest.Git(t, app, "worktree", "add", "-q", "--detach", scratch, "main")
+		forged = gittest.Commit(t, scratch, "forged", map[string]string{"evil.txt": "evil\n"})
+		gittest.Git(t, app, "update-ref", "refs/heads/cadence/w/b", forged)
+	}
+	res, err := w.q.Integrate(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if main := w.main(); main == forged || strings.Contains(w.files("main"), "evil.txt") {
+		t.Errorf("main went to the forged branch %.12s (%+v): files %q, b's commit lost", main, res, w.files("main"))
 	}
 }

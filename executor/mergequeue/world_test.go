@@ -203,6 +203,9 @@ type fakeGuard struct {
 	moves  []gitint.RefMove
 	moving map[string]int
 	active map[string]int
+	// remotes, when set, runs at each CheckRemotes: after the lot's
+	// rebase and gate, before the base advances.
+	remotes func()
 }
 
 func (g *fakeGuard) OwnMove(repo *spec.Repo, lot string, move func() gitint.RefMove) {
@@ -234,5 +237,8 @@ func (g *fakeGuard) Moving(lot string) func() {
 func (g *fakeGuard) CheckTips(context.Context, string) {}
 
 func (g *fakeGuard) CheckRemotes(context.Context, string, []*spec.Repo) (string, []string) {
+	if g.remotes != nil {
+		g.remotes()
+	}
 	return "", nil
 }

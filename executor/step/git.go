@@ -62,9 +62,9 @@ type Git interface {
 	// IsAncestor says whether commit a is b or an ancestor of it (false
 	// when git cannot say).
 	IsAncestor(ctx context.Context, repo *spec.Repo, a, b string) bool
-	// Advance moves the base to the branch by fast-forward only and returns
-	// the new base commit.
-	Advance(ctx context.Context, repo *spec.Repo, branch string) (string, error)
+	// Advance moves the base to the branch by fast-forward only, when the
+	// branch is at want ("" for no check), and returns the new base commit.
+	Advance(ctx context.Context, repo *spec.Repo, branch, want string) (string, error)
 	// Rewind undoes an Advance (base from sha back to old) when a
 	// neighbour repository of the lot could not be integrated.
 	Rewind(ctx context.Context, repo *spec.Repo, sha, old string) error
