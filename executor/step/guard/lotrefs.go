@@ -178,7 +178,7 @@ func (g *Guard) checkLotRefs(ctx context.Context, w *Watch, r Repo, after gitint
 		}
 		var what string
 		if id, ok := lots[p.Ref]; ok {
-			what = fmt.Sprintf("in repo %s, the branch of lot %s, which had no step running, %s", rp.Name, id, p.String())
+			what = fmt.Sprintf("in repo %s, the branch of lot %s, which had no step running, %s (%s)", rp.Name, id, p.String(), running)
 		} else {
 			what = fmt.Sprintf("in repo %s, the lot's own branch moved other than by git in its worktree (%s): %s", rp.Name, running, p.String())
 		}
