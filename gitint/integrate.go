@@ -21,7 +21,8 @@ var ErrBranchMoved = errors.New("the lot's branch moved after its rebase")
 
 // Advance moves the repo's base branch to the lot's branch, by fast-forward
 // only, when the branch is at want (the commit cadence rebased and tested;
-// "" for no check: ErrBranchMoved otherwise): `merge --ff-only` in the worktree that has the base checked out
+// "" for no check: ErrBranchMoved otherwise) and the objects it brings
+// hash to their names (ErrForgedObjects otherwise): `merge --ff-only` in the worktree that has the base checked out
 // (refused when its tracked files are dirty: nothing is touched), or
 // `update-ref` with the expected old value when none has, so a base that
 // someone else moved meanwhile is never overwritten. It returns the base's
@@ -51,6 +52,10 @@ func (g *Repos) Advance(ctx context.Context, repo *spec.Repo, branch, want strin
 	}
 	if tip == base {
 		return base, nil // already in the base
+	}
+	// What the base gets is what its names say (ErrForgedObjects).
+	if err := g.verifyObjects(ctx, repo.Path, base, tip); err != nil {
+		return "", err
 	}
 	for attempt := 0; ; attempt++ {
 		wt, err := g.checkoutOf(ctx, repo.Path, baseRef, attempt > 0)
