@@ -78,8 +78,9 @@ func New(o Options) *Runner {
 }
 
 // RunStep runs a step of a remote kind on a worker, any other (and every
-// step of an integration: Request.Integrating) on the lead's machine. A remote step: EventBegin, the lot's repositories sent as
-// bundles, the job submitted (a run key a live delivery already runs is
+// step of an integration: Request.Integrating) on the lead's machine. A
+// remote step: EventBegin, the lot's repositories sent as bundles, the
+// job submitted (a run key a live delivery already runs is
 // awaited, not run again), EventStarted and EventProgress from its owner
 // while it runs, then each returned bundle accepted into the lot's branch
 // and worktree. A refused bundle is the step's incident: the lot is held,
