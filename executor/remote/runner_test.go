@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,10 +208,10 @@ func TestRemoteSessionRoundTrip(t *testing.T) {
 // leaves the lead's machine.
 func TestRemoteIntegrationGateRunsHere(t *testing.T) {
 	f := newFixture(t, `"tests"`)
-	jobs := 0
+	var jobs atomic.Int32
 	f.serve(t, func(c context.Context, job queue.Job, p *queue.Progress) (queue.Result, error) {
 		w, clone := f.checkout(t, c, job)
-		jobs++
+		jobs.Add(1)
 		out := filepath.Join(t.TempDir(), "result.bundle")
 		if err := f.tr.ResultBundle(c, clone, branch, w.Repos[0].Head, out, DefaultMaxBundle); err != nil {
 			t.Error(err)
@@ -224,14 +225,14 @@ func TestRemoteIntegrationGateRunsHere(t *testing.T) {
 	if res, err := f.r.RunStep(ctx(t), gate, &recorder{}); err != nil || res.Status != state.StepOK {
 		t.Fatalf("integration gate: %+v, %v", res, err)
 	}
-	if len(f.local.kinds) != 1 || jobs != 0 {
-		t.Errorf("integration gate: local ran %v, worker ran %d; want it here", f.local.kinds, jobs)
+	if len(f.local.kinds) != 1 || jobs.Load() != 0 {
+		t.Errorf("integration gate: local ran %v, worker ran %d; want it here", f.local.kinds, jobs.Load())
 	}
 	if res, err := f.r.RunStep(ctx(t), request(f, state.StepTest), &recorder{}); err != nil || res.Status != state.StepOK {
 		t.Fatalf("lot's gate: %+v, %v", res, err)
 	}
-	if len(f.local.kinds) != 1 || jobs != 1 {
-		t.Errorf("lot's gate: local ran %v, worker ran %d; want it on the worker", f.local.kinds, jobs)
+	if len(f.local.kinds) != 1 || jobs.Load() != 1 {
+		t.Errorf("lot's gate: local ran %v, worker ran %d; want it on the worker", f.local.kinds, jobs.Load())
 	}
 }
 
