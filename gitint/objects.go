@@ -20,10 +20,26 @@ var ErrForgedObjects = errors.New("an object of the lot's commits does not hash 
 // pack-objects` packs them as they are stored, under the names the
 // repository gives them, into a scratch folder, and `git verify-pack`
 // computes each packed object's name from its content again. Any
-// mismatch is ErrForgedObjects, with git's words; the scratch folder is
-// removed. Its cost is the lot's change, not the repository.
+// mismatch is ErrForgedObjects, with git's words. The scratch folder is
+// in the repository's <common>/cadence (cadence's own, read-only in every
+// step sandbox; on the repository's disk, whose space the lot's change
+// already takes), the system's temporary folder when that cannot be
+// found, and removed after; one a killed cadence left there is removed
+// first (the caller holds the repository's integration lock, beside it in
+// that folder, so no other check runs). Its cost is the lot's change, not
+// the repository.
 func (g Git) verifyObjects(ctx context.Context, repo, base, tip string) error {
-	dir, err := os.MkdirTemp("", "cadence-objects-")
+	parent := ""
+	if _, common, ok := gitDirs(repo); ok {
+		if own := filepath.Join(common, "cadence"); os.MkdirAll(own, 0o755) == nil {
+			parent = own
+			left, _ := filepath.Glob(filepath.Join(own, "objects-check-*"))
+			for _, l := range left {
+				_ = os.RemoveAll(l)
+			}
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "objects-check-")
 	if err != nil {
 		return fmt.Errorf("check the lot's objects: %w", err)
 	}
